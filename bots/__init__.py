@@ -1,0 +1,53 @@
+"""cardroom's built-in bots.
+
+Each bot is one standalone protocol-v1 program in this folder (a starter kit a
+bot author can copy) whose ``choose(observation, legal, rng)`` function the
+platform also calls in-process for ``builtin:NAME``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any, Callable
+
+HERE = Path(__file__).resolve().parent
+
+# name -> {game id -> module in this package}; "*" serves every game.
+BUILTINS: dict[str, dict[str, str]] = {
+    "random": {"*": "random_bot"},
+    "greedy": {"allegory": "allegory_greedy", "allegra": "allegra_greedy"},
+}
+
+DESCRIPTIONS = {
+    "random": "plays a uniformly random legal action",
+    "greedy": "a one-move-lookahead heuristic for the game",
+}
+
+
+class UnknownBuiltinError(ValueError):
+    pass
+
+
+def builtin_names() -> list[str]:
+    return sorted(BUILTINS)
+
+
+def _module_name(name: str, game_id: str) -> str:
+    games = BUILTINS.get(name)
+    if games is None:
+        raise UnknownBuiltinError(f"unknown built-in bot {name!r} (built-ins: {', '.join(builtin_names())})")
+    module = games.get(game_id) or games.get("*")
+    if module is None:
+        raise UnknownBuiltinError(f"the built-in bot {name!r} does not play {game_id}")
+    return module
+
+
+def builtin_chooser(name: str, game_id: str) -> Callable[..., dict[str, Any]]:
+    """The bot's ``choose(observation, legal, rng)`` function."""
+    return importlib.import_module(f"bots.{_module_name(name, game_id)}").choose
+
+
+def builtin_program(name: str, game_id: str) -> Path:
+    """The bot's standalone protocol-v1 program file."""
+    return HERE / f"{_module_name(name, game_id)}.py"

@@ -1,0 +1,5 @@
+import sys
+
+from cardroom.cli import main
+
+sys.exit(main())

@@ -1,0 +1,173 @@
+"""The ``cardroom`` command line (contract section 3).
+
+    cardroom play GAME BOT BOT… [--seed N] [--replay FILE] [--logs DIR] [--option K=V…]
+    cardroom verify FILE…
+    cardroom games
+    cardroom bench [--games N] [--players 2,4,6]
+
+Every expected failure (bad bot argument, unknown game or option, wrong player
+count, unreadable or invalid replay) is one line on stderr and a non-zero exit
+status, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+EXIT_OK = 0
+EXIT_FAILED = 1  # verify: the replay does not check out
+EXIT_USAGE = 2  # bad arguments
+
+
+class CliError(Exception):
+    """An expected failure: printed as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, not argparse's usage dump
+        raise CliError(message)
+
+
+def _parse_options(game_id: str, pairs: Sequence[str]) -> dict[str, Any]:
+    from engine import get_game_class
+
+    cls = get_game_class(game_id)
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise CliError(f"--option takes KEY=VALUE, not {pair!r}")
+        options[key] = cls.parse_option(key, value)
+    return options
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    from cardroom.players import TimeControl
+    from cardroom.runner import run_match
+
+    options = _parse_options(args.game, args.option)
+    time = TimeControl(
+        startup_ms=args.startup_ms, per_move_ms=args.per_move_ms, overage_ms=args.overage_ms, total_ms=args.total_ms
+    )
+    record = run_match(args.game, args.bots, seed=args.seed, options=options, time=time)
+    if args.replay:
+        Path(args.replay).write_text(json.dumps(record.replay, separators=(",", ":")) + "\n", encoding="utf-8")
+    if args.logs:
+        logs = Path(args.logs)
+        logs.mkdir(parents=True, exist_ok=True)
+        for seat, text in record.logs.items():
+            (logs / f"seat-{seat}.log").write_text(text, encoding="utf-8")
+    _print_result(record, args)
+    return EXIT_OK
+
+
+def _print_result(record, args) -> None:
+    replay = record.replay
+    forfeits = {f.seat: f for f in record.forfeits}
+    print(f"{replay['game']}, {replay['num_players']} players, seed {replay['seed']}, {len(replay['events'])} events")
+    width = max(len(p["bot"]) for p in record.players)
+    print(f"{'seat':>4}  {'bot':<{width}}  {'score':>6}  {'rank':>4}  forfeit")
+    for seat, player in enumerate(record.players):
+        forfeit = forfeits.get(seat)
+        note = f"{forfeit.reason} at event {forfeit.event}: {forfeit.detail}" if forfeit else ""
+        print(f"{seat:>4}  {player['bot']:<{width}}  {record.result.scores[seat]:>6}  {record.result.ranks[seat]:>4}  {note}")
+    if args.replay:
+        print(f"replay written to {args.replay}")
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from engine.replay import ReplayError, load, verify
+
+    status = EXIT_OK
+    for path in args.files:
+        try:
+            report = verify(load(path))
+        except ReplayError as exc:
+            print(f"{path}: INVALID: {exc}", file=sys.stderr)
+            status = EXIT_FAILED
+            continue
+        forfeits = ", ".join(f"seat {f['seat']} ({f['reason']})" for f in report.forfeits) or "none"
+        print(
+            f"{path}: OK: {report.game}, {report.num_players} players, {report.events} events, "
+            f"scores {report.result.scores}, ranks {report.result.ranks}, forfeits: {forfeits}"
+        )
+    return status
+
+
+def cmd_games(args: argparse.Namespace) -> int:
+    from engine import game_ids, get_game_class
+
+    for game_id in game_ids():
+        cls = get_game_class(game_id)
+        opts = ", ".join(f"{k}={d!r}".replace("False", "false").replace("True", "true") for k, (_t, d) in cls.option_specs.items())
+        print(f"{game_id:<10} {cls.name}, {cls.min_players}-{cls.max_players} players; options: {opts or 'none'}")
+    return EXIT_OK
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from cardroom.bench import run_bench
+
+    counts = [int(x) for x in args.players.split(",")]
+    games = args.game or None
+    run_bench(games=games, player_counts=counts, seconds=args.seconds)
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="cardroom", description="cardroom: bot matches for Allegory and Allegra")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    play = sub.add_parser("play", help="play one match and print the result")
+    play.add_argument("game", metavar="GAME", help="allegory or allegra")
+    play.add_argument("bots", metavar="BOT", nargs="+", help="a bot file, folder, .zip/.tar.gz, or builtin:NAME")
+    play.add_argument("--seed", type=int, help="the match seed (random if left out)")
+    play.add_argument("--replay", metavar="FILE", help="write the replay (format v1) to FILE")
+    play.add_argument("--logs", metavar="DIR", help="write each seat's stderr to DIR/seat-<n>.log")
+    play.add_argument("--option", metavar="K=V", action="append", default=[], help="a game option (repeatable)")
+    play.add_argument("--startup-ms", type=int, default=10_000, help="time to answer 'start' (default 10000)")
+    play.add_argument("--per-move-ms", type=int, default=1_000, help="time per decision (default 1000)")
+    play.add_argument("--overage-ms", type=int, default=10_000, help="overage bank per match (default 10000)")
+    play.add_argument("--total-ms", type=int, default=300_000, help="total thinking time (default 300000)")
+    play.set_defaults(func=cmd_play)
+
+    ver = sub.add_parser("verify", help="re-play replays through the engine and check their results")
+    ver.add_argument("files", metavar="FILE", nargs="+")
+    ver.set_defaults(func=cmd_verify)
+
+    games = sub.add_parser("games", help="list the games and their options")
+    games.set_defaults(func=cmd_games)
+
+    bench = sub.add_parser("bench", help="measure engine speed with in-process random bots")
+    bench.add_argument("--game", action="append", help="only this game (repeatable)")
+    bench.add_argument("--players", default="2,4,6", help="player counts (default 2,4,6)")
+    bench.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default 3)")
+    bench.set_defaults(func=cmd_bench)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from cardroom.runner import BotSpecError
+    from engine.core import EngineError
+
+    try:
+        args = build_parser().parse_args(argv)
+        return args.func(args)
+    except (CliError, BotSpecError, EngineError) as exc:
+        print(f"cardroom: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("cardroom: interrupted", file=sys.stderr)
+        return 130
+    except OSError as exc:
+        # e.g. the replay or log path cannot be written
+        print(f"cardroom: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""Starting a bot program: the seam where the sandbox wraps the process.
+
+The match runner never calls ``subprocess`` itself: it asks a ``Launcher`` for
+a ``BotProcess`` and talks to its pipes. ``PlainLauncher`` starts the program
+directly (local development only); ``cardroom.sandbox.BwrapLauncher`` starts
+it inside bubblewrap. Both hand back the same ``BotProcess`` interface, so the
+runner does not change with the isolation.
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+
+def bot_python() -> str:
+    """The interpreter bots run on: world-readable so that an unprivileged
+    sandboxed user can execute it (the default python3 here may live under a
+    0700 home directory)."""
+    configured = os.environ.get("CARDROOM_BOT_PYTHON")
+    if configured:
+        return configured
+    if os.access("/usr/bin/python3", os.X_OK):
+        return "/usr/bin/python3"
+    return sys.executable
+
+
+@dataclass(frozen=True)
+class BotLimits:
+    """Resource limits for one bot process (enforced by the sandbox; the plain
+    launcher applies only what it can without isolation)."""
+
+    memory_bytes: int = 512 * 1024 * 1024
+    cpu_seconds: int = 120
+    max_processes: int = 32
+    file_size_bytes: int = 16 * 1024 * 1024
+    open_files: int = 64
+    tmp_bytes: int = 16 * 1024 * 1024
+    shm_bytes: int = 1024 * 1024
+
+
+class BotProcess(abc.ABC):
+    """A running bot: its pipes, and a way to end it and everything it started."""
+
+    stdin: IO[bytes]
+    stdout_fd: int
+    stderr_fd: int
+    pid: int
+
+    @abc.abstractmethod
+    def poll(self) -> int | None:
+        """The exit status once the bot's main process has ended, else None."""
+
+    @abc.abstractmethod
+    def kill(self) -> None:
+        """Kill the bot and every process it started, reap them, and remove
+        its temporary files. Idempotent."""
+
+
+class Launcher(abc.ABC):
+    """Starts bot programs. ``name`` is what ``CARDROOM_SANDBOX`` calls it."""
+
+    name: str
+    isolated: bool
+
+    @abc.abstractmethod
+    def spawn(self, root: Path, argv: list[str], limits: BotLimits) -> BotProcess:
+        """Start ``argv`` with working directory ``root`` (the bot's own
+        files); argv[0] is the interpreter, the rest relative to root."""
+
+
+class PlainProcess(BotProcess):
+    def __init__(self, popen: subprocess.Popen):
+        self._popen = popen
+        assert popen.stdin is not None and popen.stdout is not None and popen.stderr is not None
+        self.stdin = popen.stdin
+        self.stdout_fd = popen.stdout.fileno()
+        self.stderr_fd = popen.stderr.fileno()
+        self.pid = popen.pid
+        self._killed = False
+
+    def poll(self) -> int | None:
+        return self._popen.poll()
+
+    def kill(self) -> None:
+        if self._killed:
+            return
+        self._killed = True
+        try:
+            # The bot leads its own process group: take its children too.
+            os.killpg(self._popen.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self._popen.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not wait
+            pass
+        for stream in (self._popen.stdin, self._popen.stdout, self._popen.stderr):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+
+class PlainLauncher(Launcher):
+    """No isolation at all: the bot runs as this user with this user's rights.
+    For local development with bots you wrote yourself."""
+
+    name = "none"
+    isolated = False
+
+    def spawn(self, root: Path, argv: list[str], limits: BotLimits) -> BotProcess:
+        env = {"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", "LANG": "C.UTF-8"}
+
+        def limit_self() -> None:  # runs in the child before exec
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+            resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
+
+        popen = subprocess.Popen(
+            argv,
+            cwd=root,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            preexec_fn=limit_self,
+            close_fds=True,
+        )
+        return PlainProcess(popen)
+
+
+def which(program: str) -> str | None:
+    return shutil.which(program)

@@ -1,0 +1,303 @@
+"""The seats' decision makers: built-in bots in-process, bot programs over
+protocol v1.
+
+A ``Player`` raises ``BotFault`` when its bot fails (crash, exit, timeout, a
+line that is not JSON, a reply that is not an action); the runner turns that
+into a forfeit. Everything else that goes wrong is the platform's problem and
+propagates as an ordinary exception.
+"""
+
+from __future__ import annotations
+
+import abc
+import errno
+import json
+import os
+import random
+import select
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from cardroom.launch import BotLimits, BotProcess, Launcher
+from engine.core import Action, State
+
+# Why a forfeit happened (the replay's ``reason``).
+TIMEOUT = "timeout"
+CRASH = "crash"
+EXIT = "exit"
+INVALID_JSON = "invalid_json"
+INVALID_MESSAGE = "invalid_message"
+ILLEGAL_ACTION = "illegal_action"
+OUTPUT_LIMIT = "output_limit"
+FORFEIT_REASONS = (TIMEOUT, CRASH, EXIT, INVALID_JSON, INVALID_MESSAGE, ILLEGAL_ACTION, OUTPUT_LIMIT)
+
+MAX_LINE_BYTES = 1024 * 1024  # one stdout line of a bot
+MAX_LOG_BYTES = 256 * 1024  # what is kept of a bot's stderr
+
+
+class BotFault(Exception):
+    """The bot failed in a way that forfeits its seat."""
+
+    def __init__(self, reason: str, detail: str):
+        self.reason = reason
+        self.detail = detail
+        super().__init__(f"{reason}: {detail}")
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """Time limits of a match, in milliseconds (Kaggle-style: a move may run
+    over ``per_move_ms`` by drawing on the seat's ``overage_ms`` bank)."""
+
+    startup_ms: int = 10_000
+    per_move_ms: int = 1_000
+    overage_ms: int = 10_000
+    total_ms: int = 300_000
+    end_grace_ms: int = 500
+
+    def as_protocol(self) -> dict[str, int]:
+        return {"per_move_ms": self.per_move_ms, "total_ms": self.total_ms, "overage_ms": self.overage_ms}
+
+
+@dataclass(frozen=True)
+class StartInfo:
+    game: str
+    seat: int
+    num_players: int
+    match_id: str
+    options: dict[str, Any]
+    time: TimeControl
+    seed: int
+
+
+class Player(abc.ABC):
+    name: str
+    spec: str
+
+    def start(self, info: StartInfo) -> None:  # noqa: B027 - optional hook
+        """Called once before the first decision."""
+
+    @abc.abstractmethod
+    def act(self, state: State, seat: int, legal: list[Action]) -> Action:
+        """Choose an action for ``seat``; may raise BotFault."""
+
+    def end(self, observation: dict[str, Any], result: dict[str, Any]) -> None:  # noqa: B027
+        """Called once when the match is over."""
+
+    def close(self) -> None:  # noqa: B027
+        """Release everything (always called)."""
+
+    def log(self) -> str:
+        return ""
+
+    @property
+    def elapsed_ms(self) -> int:
+        return 0
+
+
+Chooser = Callable[[dict[str, Any], list[Action], random.Random], Action]
+
+
+class InProcessPlayer(Player):
+    """A trusted built-in bot: a ``choose(observation, legal, rng)`` function
+    (the same function its standalone starter-kit file runs)."""
+
+    def __init__(self, name: str, choose: Chooser | None):
+        self.name = name
+        self.spec = f"builtin:{name}"
+        self._choose = choose
+        self._rng = random.Random()
+
+    def start(self, info: StartInfo) -> None:
+        # Seeded from the match seed, so a match of built-in bots is reproducible.
+        self._rng.seed(f"{info.seed}:{info.seat}:{self.name}")
+
+    def act(self, state: State, seat: int, legal: list[Action]) -> Action:
+        if self._choose is None:  # the random bot: the engine's fast path
+            return state.random_action(seat, self._rng)
+        return self._choose(state.observation(seat), legal, self._rng)
+
+
+class _LogDrain(threading.Thread):
+    """Reads a bot's stderr until it closes, keeping the first MAX_LOG_BYTES
+    (reading on after that, so the bot never blocks on a full pipe)."""
+
+    def __init__(self, fd: int, cap: int = MAX_LOG_BYTES):
+        super().__init__(daemon=True)
+        self._fd = fd
+        self._cap = cap
+        self._chunks: list[bytes] = []
+        self._kept = 0
+        self.dropped = 0
+
+    def run(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self._fd, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            room = self._cap - self._kept
+            if room > 0:
+                self._chunks.append(chunk[:room])
+                self._kept += min(room, len(chunk))
+            self.dropped += max(0, len(chunk) - max(room, 0))
+
+    def text(self) -> str:
+        out = b"".join(self._chunks).decode("utf-8", errors="replace")
+        if self.dropped:
+            out += f"\n[cardroom: log truncated, {self.dropped} more bytes dropped]\n"
+        return out
+
+
+class ProtocolPlayer(Player):
+    """A bot program speaking protocol v1 over its stdin/stdout."""
+
+    def __init__(self, name: str, spec: str, root, argv: list[str], launcher: Launcher, limits: BotLimits):
+        self.name = name
+        self.spec = spec
+        self._root = root
+        self._argv = argv
+        self._launcher = launcher
+        self._limits = limits
+        self._proc: BotProcess | None = None
+        self._drain: _LogDrain | None = None
+        self._buffer = bytearray()
+        self._time: TimeControl = TimeControl()
+        self._used_ms = 0.0
+        self._bank_ms = 0.0
+
+    @property
+    def elapsed_ms(self) -> int:
+        return int(self._used_ms)
+
+    # -- wire --------------------------------------------------------------
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self._proc is not None
+        data = (json.dumps(message, separators=(",", ":")) + "\n").encode()
+        try:
+            self._proc.stdin.write(data)
+            self._proc.stdin.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            raise self._died("stopped reading its input") from None
+
+    def _died(self, what: str) -> BotFault:
+        assert self._proc is not None
+        status = None
+        for _ in range(50):  # the process may need a moment to be reaped
+            status = self._proc.poll()
+            if status is not None:
+                break
+            time.sleep(0.002)
+        if status is None:
+            return BotFault(EXIT, f"the bot {what} (its process is still running)")
+        if status == 0:
+            return BotFault(EXIT, f"the bot {what}: it exited with status 0")
+        if status < 0:
+            return BotFault(CRASH, f"the bot {what}: it was killed by signal {-status}")
+        return BotFault(CRASH, f"the bot {what}: it exited with status {status}")
+
+    def _read_line(self, timeout_ms: float, what: str) -> bytes:
+        assert self._proc is not None
+        deadline = time.monotonic() + timeout_ms / 1000
+        fd = self._proc.stdout_fd
+        while True:
+            newline = self._buffer.find(b"\n")
+            if newline >= 0:
+                line = bytes(self._buffer[:newline])
+                del self._buffer[: newline + 1]
+                if len(line) > MAX_LINE_BYTES:
+                    raise BotFault(OUTPUT_LIMIT, f"a line of {len(line)} bytes (the limit is {MAX_LINE_BYTES})")
+                return line
+            if len(self._buffer) > MAX_LINE_BYTES:
+                raise BotFault(OUTPUT_LIMIT, f"a line longer than {MAX_LINE_BYTES} bytes")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise BotFault(TIMEOUT, f"no {what} within {timeout_ms:.0f} ms")
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(fd, 1 << 20)
+            except OSError as exc:
+                if exc.errno == errno.EAGAIN:
+                    continue
+                raise self._died("closed its output") from None
+            if not chunk:
+                raise self._died("closed its output")
+            self._buffer += chunk
+
+    def _parse(self, line: bytes, expected: str) -> dict[str, Any]:
+        try:
+            message = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            shown = line[:80].decode("utf-8", errors="replace")
+            raise BotFault(INVALID_JSON, f"expected a JSON line, got {shown!r}") from None
+        if not isinstance(message, dict) or message.get("type") != expected:
+            raise BotFault(INVALID_MESSAGE, f"expected a message of type {expected!r}, got {str(message)[:120]}")
+        return message
+
+    # -- Player ------------------------------------------------------------
+    def start(self, info: StartInfo) -> None:
+        self._time = info.time
+        self._bank_ms = info.time.overage_ms
+        try:
+            self._proc = self._launcher.spawn(self._root, self._argv, self._limits)
+        except OSError as exc:
+            raise BotFault(CRASH, f"the bot could not be started: {exc}") from None
+        self._drain = _LogDrain(self._proc.stderr_fd)
+        self._drain.start()
+        self._send(
+            {
+                "type": "start",
+                "protocol": 1,
+                "game": info.game,
+                "seat": info.seat,
+                "num_players": info.num_players,
+                "match_id": info.match_id,
+                "options": info.options,
+                "time": info.time.as_protocol(),
+            }
+        )
+        self._parse(self._read_line(info.time.startup_ms, "ready reply"), "ready")
+
+    def act(self, state: State, seat: int, legal: list[Action]) -> Action:
+        total_left = self._time.total_ms - self._used_ms
+        budget = min(self._time.per_move_ms + self._bank_ms, total_left)
+        started = time.monotonic()
+        self._send(
+            {"type": "act", "observation": state.observation(seat), "legal": legal, "time_left_ms": int(total_left)}
+        )
+        try:
+            line = self._read_line(max(budget, 0), "action")
+        finally:
+            used = (time.monotonic() - started) * 1000
+            self._used_ms += used
+            self._bank_ms -= max(0.0, used - self._time.per_move_ms)
+        message = self._parse(line, "action")
+        if set(message) != {"type", "action"} or not isinstance(message["action"], dict):
+            raise BotFault(INVALID_MESSAGE, f"an action reply is {{\"type\": \"action\", \"action\": {{…}}}}, got {line[:120]!r}")
+        return message["action"]
+
+    def end(self, observation: dict[str, Any], result: dict[str, Any]) -> None:
+        if self._proc is None or self._proc.poll() is not None:
+            return
+        try:
+            self._send({"type": "end", "observation": observation, "result": result})
+        except BotFault:
+            return
+        deadline = time.monotonic() + self._time.end_grace_ms / 1000
+        while time.monotonic() < deadline and self._proc.poll() is None:
+            time.sleep(0.005)
+
+    def close(self) -> None:
+        if self._proc is not None:
+            self._proc.kill()
+        if self._drain is not None:
+            self._drain.join(timeout=2)
+
+    def log(self) -> str:
+        return self._drain.text() if self._drain is not None else ""

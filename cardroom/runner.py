@@ -1,0 +1,218 @@
+"""The match runner: plays one match to its end and writes its replay.
+
+The runner owns the chance RNG (seeded per match), asks each seat's Player
+for decisions, turns a bot's failure into a forfeit (the seat is then played
+by the game's default policy so the others' match finishes), and records
+everything as replay format v1. The same code serves ``cardroom play`` and
+the ladder's workers; only the Launcher (sandbox or not) differs.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import tempfile
+import time as _time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from cardroom.launch import BotLimits, Launcher
+from cardroom.players import (
+    ILLEGAL_ACTION,
+    BotFault,
+    InProcessPlayer,
+    Player,
+    ProtocolPlayer,
+    StartInfo,
+    TimeControl,
+)
+from engine import new_game
+from engine.core import CHANCE, IllegalActionError, Result
+from engine.replay import FORMAT, VERSION
+
+__all__ = ["BotSpecError", "MatchRecord", "TimeControl", "make_player", "run_match"]
+
+
+class BotSpecError(ValueError):
+    """A BOT argument that names no usable bot (one-line message)."""
+
+
+@dataclass
+class Forfeit:
+    seat: int
+    reason: str
+    detail: str
+    event: int  # first event played by the default policy (or len(events))
+
+    def as_replay(self) -> dict[str, Any]:
+        return {"seat": self.seat, "reason": self.reason, "event": self.event}
+
+
+@dataclass
+class MatchRecord:
+    replay: dict[str, Any]
+    result: Result
+    forfeits: list[Forfeit]
+    logs: dict[int, str]
+    players: list[dict[str, Any]]
+    elapsed_ms: int
+    decision_ms: dict[int, int] = field(default_factory=dict)
+
+
+def make_player(spec: str, game_id: str, workdir: Path, launcher_factory: Callable[[], Launcher], limits: BotLimits) -> Player:
+    """Build the Player for a BOT argument: ``builtin:NAME`` or a bot file,
+    folder, zip or tar.gz (a package, run through the launcher)."""
+    from bots import UnknownBuiltinError, builtin_chooser
+
+    if spec.startswith("builtin:"):
+        name = spec.split(":", 1)[1]
+        try:
+            chooser = builtin_chooser(name, game_id)
+        except UnknownBuiltinError as exc:
+            raise BotSpecError(str(exc)) from None
+        return InProcessPlayer(name, None if name == "random" else chooser)
+    from cardroom.packages import PackageError, load_bot_package, package_argv
+
+    path = Path(spec)
+    if not path.exists():
+        raise BotSpecError(f"bot {spec!r}: no such file or folder (use a bot file, folder, .zip, .tar.gz or builtin:NAME)")
+    try:
+        package = load_bot_package(path, workdir)
+    except PackageError as exc:
+        raise BotSpecError(f"bot {spec!r}: {exc}") from None
+    name = package.name or path.stem
+    return ProtocolPlayer(name, f"{path.name} sha256:{package.sha256[:12]}", package.root, package_argv(package), launcher_factory(), limits)
+
+
+def _default_launcher() -> Launcher:
+    from cardroom.sandbox import get_launcher
+
+    return get_launcher()
+
+
+def run_match(
+    game_id: str,
+    bots: Sequence[str | Player],
+    *,
+    seed: int | None = None,
+    options: dict[str, Any] | None = None,
+    time: TimeControl = TimeControl(),
+    launcher: Launcher | Callable[[], Launcher] | None = None,
+    limits: BotLimits = BotLimits(),
+    match_id: str | None = None,
+    names: Sequence[str] | None = None,
+    on_event: Callable[[int, dict[str, Any]], None] | None = None,
+) -> MatchRecord:
+    """Play one match; seats follow the order of ``bots``.
+
+    Raises engine errors for a bad game, player count or option, BotSpecError
+    for a bad bot argument; a bot's own failure is a forfeit, never an error.
+    """
+    game = new_game(game_id, len(bots), options)
+    seed = secrets.randbelow(2**31) if seed is None else seed
+    match_id = match_id or f"local-{seed}"
+    if launcher is None:
+        launcher_factory: Callable[[], Launcher] = _default_launcher
+    elif isinstance(launcher, Launcher):
+        launcher_factory = lambda: launcher  # noqa: E731
+    else:
+        launcher_factory = launcher
+    started = _time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="cardroom-match-") as tmp:
+        players = [
+            bot if isinstance(bot, Player) else make_player(bot, game.id, Path(tmp) / f"seat-{seat}", launcher_factory, limits)
+            for seat, bot in enumerate(bots)
+        ]
+        try:
+            return _play(game, players, seed, match_id, time, names, on_event, started)
+        finally:
+            for player in players:
+                player.close()
+
+
+def _play(game, players: list[Player], seed: int, match_id: str, time: TimeControl, names, on_event, started) -> MatchRecord:
+    state = game.new_initial_state()
+    chance_rng = random.Random(seed)
+    events: list[dict[str, Any]] = []
+    faults: dict[int, BotFault] = {}
+    first_default: dict[int, int] = {}
+    decision_ms = {seat: 0 for seat in range(game.num_players)}
+
+    def record(event: dict[str, Any]) -> None:
+        events.append(event)
+        if on_event is not None:
+            on_event(len(events) - 1, event)
+
+    for seat, player in enumerate(players):
+        info = StartInfo(game.id, seat, game.num_players, match_id, dict(game.options), time, seed)
+        try:
+            player.start(info)
+        except BotFault as fault:
+            faults[seat] = fault
+            player.close()
+
+    while not state.is_terminal():
+        if state.is_chance_node():
+            action = state.sample_chance(chance_rng)
+            state.apply_chance(action)
+            record({"by": CHANCE, "action": action})
+            continue
+        seat = state.to_act()[0]
+        if seat not in faults:
+            legal = state.legal_actions(seat)
+            t0 = _time.monotonic()
+            try:
+                action = players[seat].act(state, seat, legal)
+                ms = int((_time.monotonic() - t0) * 1000)
+                try:
+                    state.apply(seat, action)
+                except IllegalActionError as exc:
+                    raise BotFault(ILLEGAL_ACTION, exc.reason) from None
+                decision_ms[seat] += ms
+                record({"by": seat, "action": action, "ms": ms})
+                continue
+            except BotFault as fault:
+                faults[seat] = fault
+                players[seat].close()  # free its CPU and memory now, not at the end
+        action = state.default_action(seat)
+        state.apply(seat, action)
+        first_default.setdefault(seat, len(events))
+        record({"by": seat, "action": action, "ms": 0, "forfeit": True})
+
+    forfeits = [
+        Forfeit(seat, fault.reason, fault.detail, first_default.get(seat, len(events)))
+        for seat, fault in sorted(faults.items())
+    ]
+    result = state.result(frozenset(faults))
+    result_doc = {**result.as_dict(), "forfeits": [f.as_replay() for f in forfeits]}
+    for seat, player in enumerate(players):
+        if seat not in faults:
+            player.end(state.observation(seat), result_doc)
+    player_docs = [
+        {"seat": seat, "name": names[seat] if names else player.name, "bot": player.spec}
+        for seat, player in enumerate(players)
+    ]
+    replay = {
+        "format": FORMAT,
+        "version": VERSION,
+        "game": game.id,
+        "options": dict(game.options),
+        "num_players": game.num_players,
+        "seed": seed,
+        "players": player_docs,
+        "events": events,
+        "result": result_doc,
+    }
+    logs = {seat: player.log() for seat, player in enumerate(players)}
+    for forfeit in forfeits:
+        logs[forfeit.seat] += f"\n[cardroom: seat {forfeit.seat} forfeited at event {forfeit.event}: {forfeit.reason}: {forfeit.detail}]\n"
+    return MatchRecord(
+        replay=replay,
+        result=result,
+        forfeits=forfeits,
+        logs=logs,
+        players=player_docs,
+        elapsed_ms=int((_time.monotonic() - started) * 1000),
+        decision_ms=decision_ms,
+    )

@@ -1,0 +1,11 @@
+"""Settings for the test suite: the real settings, with a fixed test secret
+and the test var directory. DATABASE_URL and CELERY_BROKER_URL still come
+from the environment (PostgreSQL and Redis in CI)."""
+
+import os
+from pathlib import Path
+
+os.environ.setdefault("SECRET_KEY", "tests-only-not-a-secret")
+os.environ.setdefault("CARDROOM_VAR_DIR", str(Path(__file__).resolve().parent.parent / "var" / "test"))
+
+from config.settings import *  # noqa: E402,F403

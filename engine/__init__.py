@@ -1,0 +1,65 @@
+"""cardroom's rules engine: Allegory and Allegra in pure Python.
+
+Use ``engine.new_game("allegra", 4)`` (or ``engine.get_game_class``) and the
+state API in ``engine.core``. Nothing here imports Django.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from engine.core import (
+    CHANCE,
+    Action,
+    EngineError,
+    Game,
+    GameNotFoundError,
+    GameOptionError,
+    IllegalActionError,
+    PlayerCountError,
+    Result,
+    State,
+    competition_ranks,
+)
+
+
+def _registry() -> dict[str, type[Game]]:
+    # Imported lazily so that importing ``engine.core`` alone stays cheap.
+    from engine.allegory import AllegoryGame
+    from engine.allegra import AllegraGame
+
+    return {AllegoryGame.id: AllegoryGame, AllegraGame.id: AllegraGame}
+
+
+def game_ids() -> list[str]:
+    return sorted(_registry())
+
+
+def get_game_class(game_id: str) -> type[Game]:
+    games = _registry()
+    try:
+        return games[game_id]
+    except (KeyError, TypeError):
+        raise GameNotFoundError(f"unknown game {game_id!r} (games: {', '.join(sorted(games))})") from None
+
+
+def new_game(game_id: str, num_players: int, options: Mapping[str, Any] | None = None) -> Game:
+    return get_game_class(game_id)(num_players, options)
+
+
+__all__ = [
+    "CHANCE",
+    "Action",
+    "EngineError",
+    "Game",
+    "GameNotFoundError",
+    "GameOptionError",
+    "IllegalActionError",
+    "PlayerCountError",
+    "Result",
+    "State",
+    "competition_ranks",
+    "game_ids",
+    "get_game_class",
+    "new_game",
+]

@@ -1,0 +1,71 @@
+"""Errors are JSON with a clear message (and the field at fault); never a 500
+page, never a traceback."""
+
+from __future__ import annotations
+
+import logging
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_handler
+
+from ladder.api.serializers import ErrorOutput
+from ladder.services.bots import ServiceError
+
+log = logging.getLogger("cardroom.api")
+
+ERRORS = {
+    400: OpenApiResponse(ErrorOutput, description="bad input"),
+    401: OpenApiResponse(ErrorOutput, description="not signed in"),
+    403: OpenApiResponse(ErrorOutput, description="not allowed"),
+    404: OpenApiResponse(ErrorOutput, description="no such thing"),
+    409: OpenApiResponse(ErrorOutput, description="conflict"),
+    413: OpenApiResponse(ErrorOutput, description="too large"),
+    429: OpenApiResponse(ErrorOutput, description="too many requests"),
+}
+
+
+def error_response(message: str, field: str | None, code: int) -> Response:
+    body = {"error": message}
+    if field:
+        body["field"] = field
+    return Response(body, status=code)
+
+
+def _first_message(detail, path: str = "") -> tuple[str, str | None]:
+    """Flatten DRF's nested validation errors into (message, field)."""
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            name = key if key != "non_field_errors" else ""
+            sub = f"{path}.{name}" if path and name else (name or path)
+            message, field = _first_message(value, sub)
+            return message, field
+    if isinstance(detail, list) and detail:
+        return _first_message(detail[0], path)
+    text = str(detail)
+    return (f"{path}: {text}" if path else text), (path or None)
+
+
+def exception_handler(exc, context):
+    from ladder.api.views import FilterError
+
+    if isinstance(exc, ServiceError):
+        return error_response(exc.message, exc.field, exc.status)
+    if isinstance(exc, FilterError):
+        return error_response(exc.message, exc.field, 400)
+    if isinstance(exc, Http404):
+        return error_response("not found", None, 404)
+    if isinstance(exc, PermissionDenied):
+        return error_response("not allowed", None, 403)
+    response = drf_handler(exc, context)
+    if response is None:
+        log.exception("unhandled API error", exc_info=exc)
+        return error_response("internal error: the problem was logged", None, status.HTTP_500_INTERNAL_SERVER_ERROR)
+    if isinstance(exc, exceptions.ValidationError):
+        message, field = _first_message(exc.detail)
+        return error_response(message, field, response.status_code)
+    detail = response.data.get("detail", response.data) if isinstance(response.data, dict) else response.data
+    return error_response(str(detail), None, response.status_code)

@@ -1,0 +1,22 @@
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from ladder.api import views
+
+urlpatterns = [
+    path("auth/register/", views.RegisterView.as_view(), name="api-register"),
+    path("auth/token/", views.TokenView.as_view(), name="api-token"),
+    path("games/", views.GamesView.as_view(), name="api-games"),
+    path("ladders/", views.LadderList.as_view(), name="api-ladders"),
+    path("ladders/<int:pk>/", views.LadderDetail.as_view(), name="api-ladder"),
+    path("ladders/<int:pk>/standings/", views.StandingsView.as_view(), name="api-standings"),
+    path("bots/", views.BotList.as_view(), name="api-bots"),
+    path("bots/<int:pk>/", views.BotDetail.as_view(), name="api-bot"),
+    path("bots/<int:pk>/versions/", views.VersionList.as_view(), name="api-versions"),
+    path("matches/", views.MatchList.as_view(), name="api-matches"),
+    path("matches/<int:pk>/", views.MatchDetail.as_view(), name="api-match"),
+    path("matches/<int:pk>/replay/", views.ReplayView.as_view(), name="api-replay"),
+    path("matches/<int:pk>/logs/<int:seat>/", views.LogView.as_view(), name="api-logs"),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+]

@@ -1,0 +1,233 @@
+"""The REST API (contract section 4): thin views over selectors and services."""
+
+from __future__ import annotations
+
+from django.contrib.auth import authenticate, get_user_model
+from django.db import IntegrityError, transaction
+from django.http import Http404, HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import generics, permissions, status
+from rest_framework.authtoken.models import Token
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
+
+from engine import game_ids, get_game_class
+from ladder import selectors
+from ladder.api import serializers as s
+from ladder.api.errors import ERRORS, error_response
+from ladder.api.pagination import MatchCursorPagination
+from ladder.models import Bot, Ladder, Match
+from ladder.services import bots as bot_services
+
+
+class RegisterView(APIView):
+    permission_classes = [permissions.AllowAny]
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "register"
+
+    @extend_schema(request=s.RegisterInput, responses={201: s.TokenOutput, **ERRORS}, auth=[])
+    def post(self, request):
+        data = s.RegisterInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            with transaction.atomic():
+                user = get_user_model().objects.create_user(data.validated_data["username"], password=data.validated_data["password"])
+        except IntegrityError:
+            return error_response(f"the username {data.validated_data['username']!r} is taken", "username", 400)
+        token, _ = Token.objects.get_or_create(user=user)
+        return Response({"token": token.key}, status=status.HTTP_201_CREATED)
+
+
+class TokenView(APIView):
+    permission_classes = [permissions.AllowAny]
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "login"
+
+    @extend_schema(request=s.LoginInput, responses={200: s.TokenOutput, **ERRORS}, auth=[])
+    def post(self, request):
+        data = s.LoginInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        user = authenticate(request, username=data.validated_data["username"], password=data.validated_data["password"])
+        if user is None:
+            return error_response("wrong username or password", None, 400)
+        token, _ = Token.objects.get_or_create(user=user)
+        return Response({"token": token.key})
+
+
+class GamesView(APIView):
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(responses={200: s.GameOutput(many=True)})
+    def get(self, request):
+        out = []
+        for game_id in game_ids():
+            cls = get_game_class(game_id)
+            out.append({
+                "id": game_id, "name": cls.name, "min_players": cls.min_players, "max_players": cls.max_players,
+                "options": {k: d for k, (_t, d) in cls.option_specs.items()},
+            })
+        return Response(s.GameOutput(out, many=True).data)
+
+
+class LadderList(generics.ListAPIView):
+    serializer_class = s.LadderOutput
+    queryset = Ladder.objects.none()
+    pagination_class = None
+
+    def get_queryset(self):
+        return selectors.ladders()
+
+
+class LadderDetail(generics.RetrieveAPIView):
+    serializer_class = s.LadderOutput
+
+    def get_queryset(self):
+        return selectors.ladders()
+
+
+class StandingsView(generics.ListAPIView):
+    serializer_class = s.StandingOutput
+
+    def get_queryset(self):
+        ladder = generics.get_object_or_404(Ladder, pk=self.kwargs["pk"])
+        return selectors.standings(ladder)
+
+    def paginate_queryset(self, queryset):
+        page = super().paginate_queryset(queryset)
+        offset = (self.paginator.page.number - 1) * self.paginator.get_page_size(self.request)
+        for i, rating in enumerate(page, start=1):
+            rating.rank = offset + i
+            rating.win_rate = round(rating.wins / rating.games, 4) if rating.games else None
+        return page
+
+
+class BotList(generics.ListCreateAPIView):
+    serializer_class = s.BotOutput
+
+    @extend_schema(parameters=[
+        OpenApiParameter("game", str, enum=["allegory", "allegra"]),
+        OpenApiParameter("owner", str, description="a username"),
+    ])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        return selectors.bots(self.request.query_params.get("game"), self.request.query_params.get("owner"))
+
+    @extend_schema(request=s.BotInput, responses={201: s.BotOutput, **ERRORS})
+    def post(self, request, *args, **kwargs):
+        data = s.BotInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        bot = bot_services.create_bot(owner=request.user, **data.validated_data)
+        return Response(s.BotOutput(bot, context={"request": request}).data, status=status.HTTP_201_CREATED)
+
+
+class BotDetail(generics.RetrieveAPIView):
+    serializer_class = s.BotOutput
+
+    def get_queryset(self):
+        return selectors.bots()
+
+
+class VersionList(generics.ListAPIView):
+    serializer_class = s.VersionOutput
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    throttle_scope = "upload"
+
+    def get_throttles(self):
+        return [ScopedRateThrottle()] if self.request.method == "POST" else []
+
+    def get_bot(self) -> Bot:
+        return generics.get_object_or_404(Bot.objects.select_related("owner"), pk=self.kwargs["pk"])
+
+    def get_queryset(self):
+        return selectors.versions(self.get_bot()).select_related("bot")
+
+    @extend_schema(request={"multipart/form-data": s.VersionInput}, responses={201: s.VersionOutput, **ERRORS})
+    def post(self, request, *args, **kwargs):
+        bot = self.get_bot()
+        if bot.owner_id != request.user.pk:
+            return error_response("only the bot's owner may upload versions of it", None, 403)
+        upload = request.FILES.get("file")
+        if upload is None:
+            return error_response("send the bot package as the multipart field 'file'", "file", 400)
+        data = upload.read(bot_services.settings.CARDROOM_MAX_UPLOAD_BYTES + 1)
+        version = bot_services.upload_version(bot=bot, filename=upload.name or "bot.py", data=data)
+        return Response(s.VersionOutput(version, context={"request": request}).data, status=status.HTTP_201_CREATED)
+
+
+MATCH_FILTERS = [
+    OpenApiParameter("ladder", int, description="a ladder id"),
+    OpenApiParameter("bot", int, description="a bot id"),
+    OpenApiParameter("status", str, enum=[c for c, _ in Match.Status.choices]),
+]
+
+
+class MatchList(generics.ListAPIView):
+    serializer_class = s.MatchOutput
+    pagination_class = MatchCursorPagination
+
+    @extend_schema(parameters=MATCH_FILTERS, responses={200: s.MatchOutput(many=True), **ERRORS})
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        params = self.request.query_params
+        filters = {}
+        for name in ("ladder", "bot"):
+            if params.get(name) not in (None, ""):
+                try:
+                    filters[name] = int(params[name])
+                except ValueError:
+                    raise FilterError(f"the filter {name!r} takes an id (a whole number), not {params[name]!r}", name) from None
+        status_value = params.get("status") or None
+        if status_value and status_value not in Match.Status.values:
+            raise FilterError(f"status must be one of {', '.join(Match.Status.values)}, not {status_value!r}", "status")
+        return selectors.matches(filters.get("ladder"), filters.get("bot"), status_value)
+
+
+class FilterError(Exception):
+    def __init__(self, message, field):
+        self.message, self.field = message, field
+
+
+class MatchDetail(generics.RetrieveAPIView):
+    serializer_class = s.MatchOutput
+
+    def get_queryset(self):
+        return selectors.matches()
+
+
+class ReplayView(APIView):
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(responses={(200, "application/json"): OpenApiResponse(OpenApiTypes.OBJECT, description="replay format v1"), **ERRORS})
+    def get(self, request, pk: int):
+        match = Match.objects.filter(pk=pk).first()
+        if match is None:
+            raise Http404
+        data = selectors.replay_bytes(match)
+        if data is None:
+            return error_response(f"match {pk} has no replay yet (status: {match.status})", None, 404)
+        response = HttpResponse(data, content_type="application/json")
+        response["Content-Disposition"] = f'attachment; filename="cardroom-match-{pk}.json"'
+        return response
+
+
+class LogView(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(responses={(200, "text/plain"): OpenApiResponse(OpenApiTypes.STR, description="the bot's stderr"), **ERRORS})
+    def get(self, request, pk: int, seat: int):
+        match = Match.objects.filter(pk=pk).first()
+        if match is None:
+            raise Http404
+        participant = match.participants.select_related("bot").filter(seat=seat).first()
+        if participant is None:
+            return error_response(f"match {pk} has no seat {seat}", None, 404)
+        if participant.bot.owner_id != request.user.pk:
+            return error_response("only the bot's owner may read its logs", None, 403)
+        return HttpResponse(selectors.log_text(participant), content_type="text/plain; charset=utf-8")

@@ -1,0 +1,205 @@
+"""The ladder's data. Writes go through ladder.services, reads through
+ladder.selectors; models hold fields, constraints and tiny helpers only."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+GAME_CHOICES = [("allegory", "Allegory"), ("allegra", "Allegra")]
+
+ELO_START = Decimal("1500.00")
+
+
+class Bot(models.Model):
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="bots")
+    game = models.CharField(max_length=16, choices=GAME_CHOICES)
+    name = models.CharField(max_length=40)
+    description = models.TextField(blank=True, max_length=2000)
+    builtin = models.BooleanField(default=False, help_text="one of cardroom's own bots")
+    # The version that plays on the ladders now (the newest active one).
+    current_version = models.ForeignKey(
+        "BotVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["game", "name"], name="bot_name_unique_per_game")]
+        ordering = ["game", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.game})"
+
+
+class BotVersion(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        VALIDATING = "validating"
+        ACTIVE = "active"
+        FAILED = "failed"
+        RETIRED = "retired"
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    package = models.FileField(upload_to="bots/%Y/%m/")
+    filename = models.CharField(max_length=200)
+    sha256 = models.CharField(max_length=64, db_index=True)
+    size = models.PositiveIntegerField()
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING, db_index=True)
+    validation_log = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    activated = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["bot", "number"], name="version_number_unique_per_bot")]
+        ordering = ["bot", "-number"]
+
+    def __str__(self) -> str:
+        return f"{self.bot.name} v{self.number}"
+
+
+class Ladder(models.Model):
+    name = models.CharField(max_length=80, unique=True)
+    game = models.CharField(max_length=16, choices=GAME_CHOICES)
+    players_per_match = models.PositiveSmallIntegerField()
+    options = models.JSONField(default=dict, blank=True)
+    startup_ms = models.PositiveIntegerField(default=10_000)
+    per_move_ms = models.PositiveIntegerField(default=1_000)
+    overage_ms = models.PositiveIntegerField(default=10_000)
+    total_ms = models.PositiveIntegerField(default=300_000)
+    active = models.BooleanField(default=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["game", "players_per_match", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Rating(models.Model):
+    """A bot's standing on one ladder (across its versions)."""
+
+    ladder = models.ForeignKey(Ladder, on_delete=models.CASCADE, related_name="ratings")
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="ratings")
+    elo = models.DecimalField(max_digits=9, decimal_places=2, default=ELO_START)
+    mu = models.FloatField()
+    sigma = models.FloatField()
+    ordinal = models.FloatField(db_index=True, help_text="OpenSkill's conservative estimate, mu - 3 sigma")
+    games = models.PositiveIntegerField(default=0)
+    wins = models.PositiveIntegerField(default=0)
+    forfeits = models.PositiveIntegerField(default=0)
+    provisional = models.BooleanField(default=True)
+    # The version that played this bot's last rated game here; a different
+    # version in the next game takes over (see ladder.services.ratings).
+    version = models.ForeignKey("BotVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # Games since the current version took over (provisional K counts these).
+    version_games = models.PositiveIntegerField(default=0)
+    last_played = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["ladder", "bot"], name="one_rating_per_ladder_and_bot")]
+        indexes = [models.Index(fields=["ladder", "-elo"], name="rating_ladder_elo")]
+
+
+class Match(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        FINISHED = "finished"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    class Kind(models.TextChoices):
+        LADDER = "ladder"
+        VALIDATION = "validation"
+
+    ladder = models.ForeignKey(Ladder, null=True, blank=True, on_delete=models.PROTECT, related_name="matches")
+    kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.LADDER)
+    game = models.CharField(max_length=16, choices=GAME_CHOICES)
+    options = models.JSONField(default=dict, blank=True)
+    num_players = models.PositiveSmallIntegerField()
+    seed = models.BigIntegerField()
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    # Who runs it now and until when: the lease is renewed while it runs; a
+    # lapsed lease means the worker is gone and the reaper re-queues the match.
+    lease_token = models.CharField(max_length=64, blank=True)
+    lease_expires = models.DateTimeField(null=True, blank=True)
+    worker = models.CharField(max_length=200, blank=True)
+    error = models.TextField(blank=True, help_text="the last platform failure (never a bot's)")
+    replay = models.FileField(upload_to="replays/%Y/%m/", blank=True)
+    num_events = models.PositiveIntegerField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True, db_index=True)
+    # When a task message for it was last sent: a queued match whose message
+    # was lost (a broker restart) is sent again after a while.
+    enqueued = models.DateTimeField(null=True, blank=True)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True, db_index=True)
+    validation_of = models.ForeignKey(
+        BotVersion, null=True, blank=True, on_delete=models.CASCADE, related_name="validation_matches"
+    )
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["status", "lease_expires"], name="match_status_lease"),
+            models.Index(fields=["ladder", "status", "-id"], name="match_ladder_status"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind="validation") | Q(ladder__isnull=False), name="ladder_match_has_ladder"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"match {self.pk} ({self.game}, {self.status})"
+
+
+class Participant(models.Model):
+    match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="participants")
+    seat = models.PositiveSmallIntegerField()
+    bot = models.ForeignKey(Bot, on_delete=models.PROTECT, related_name="participations")
+    version = models.ForeignKey(BotVersion, on_delete=models.PROTECT, related_name="participations")
+    score = models.IntegerField(null=True, blank=True)
+    rank = models.PositiveSmallIntegerField(null=True, blank=True)
+    forfeit_reason = models.CharField(max_length=32, blank=True)
+    forfeit_event = models.PositiveIntegerField(null=True, blank=True)
+    forfeit_detail = models.TextField(blank=True)
+    log = models.FileField(upload_to="logs/%Y/%m/", blank=True)
+    log_size = models.PositiveIntegerField(default=0)
+    elo_before = models.DecimalField(max_digits=9, decimal_places=2, null=True, blank=True)
+    elo_after = models.DecimalField(max_digits=9, decimal_places=2, null=True, blank=True)
+    mu_before = models.FloatField(null=True, blank=True)
+    mu_after = models.FloatField(null=True, blank=True)
+    sigma_before = models.FloatField(null=True, blank=True)
+    sigma_after = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["match", "seat"]
+        constraints = [models.UniqueConstraint(fields=["match", "seat"], name="one_participant_per_seat")]
+        indexes = [models.Index(fields=["bot", "-match"], name="participant_bot_match")]
+
+
+class RatingChange(models.Model):
+    """Append-only history: one row per rated participant, in the order the
+    results were committed (``id``). recompute_ratings replays it."""
+
+    rating = models.ForeignKey(Rating, on_delete=models.CASCADE, related_name="changes")
+    match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="rating_changes")
+    participant = models.OneToOneField(Participant, on_delete=models.CASCADE, related_name="rating_change")
+    version = models.ForeignKey(BotVersion, on_delete=models.PROTECT, related_name="+")
+    elo_before = models.DecimalField(max_digits=9, decimal_places=2)
+    elo_after = models.DecimalField(max_digits=9, decimal_places=2)
+    mu_before = models.FloatField()
+    mu_after = models.FloatField()
+    sigma_before = models.FloatField()
+    sigma_after = models.FloatField()
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["rating", "id"], name="ratingchange_rating")]

@@ -1,0 +1,1 @@
+"""Every write of the ladder goes through a service here (HackSoft style)."""

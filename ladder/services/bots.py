@@ -1,0 +1,165 @@
+"""Bots and their versions: creation, upload (checked as a package before
+anything is stored), activation, and cardroom's own built-in bots."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tempfile
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.files.base import ContentFile
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from ladder.models import Bot, BotVersion, Ladder
+from ladder.services.ratings import ensure_ratings
+
+SYSTEM_USERNAME = "cardroom"
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{1,39}$")
+PACKAGE_SUFFIXES = (".py", ".zip", ".tar.gz", ".tgz")
+
+
+class ServiceError(Exception):
+    """A request the service refuses; ``field`` names the input at fault."""
+
+    def __init__(self, message: str, field: str | None = None, status: int = 400):
+        self.message = message
+        self.field = field
+        self.status = status
+        super().__init__(message)
+
+
+def create_bot(*, owner, game: str, name: str, description: str = "") -> Bot:
+    from engine import game_ids
+
+    if game not in game_ids():
+        raise ServiceError(f"unknown game {game!r} (games: {', '.join(game_ids())})", "game")
+    if not NAME_RE.match(name or ""):
+        raise ServiceError(
+            "a bot name is 2-40 characters: letters, digits, '_', '.', '-', starting with a letter or digit", "name"
+        )
+    try:
+        with transaction.atomic():
+            return Bot.objects.create(owner=owner, game=game, name=name, description=description or "")
+    except IntegrityError:
+        raise ServiceError(f"there is already a {game} bot named {name!r}", "name") from None
+
+
+def _package_suffix(filename: str) -> str:
+    lower = filename.lower()
+    for suffix in PACKAGE_SUFFIXES:
+        if lower.endswith(suffix):
+            return suffix
+    raise ServiceError(
+        f"{filename!r} is not a bot package: upload a .py file, a .zip or a .tar.gz", "file"
+    )
+
+
+def check_package(filename: str, data: bytes) -> str:
+    """Check an upload as the sandbox will load it; returns its sha256."""
+    from cardroom.packages import PackageError, load_bot_package
+
+    suffix = _package_suffix(filename)
+    with tempfile.TemporaryDirectory(prefix="cardroom-upload-") as tmp:
+        path = Path(tmp) / f"upload{suffix}"
+        path.write_bytes(data)
+        try:
+            package = load_bot_package(path, Path(tmp) / "unpacked")
+        except PackageError as exc:
+            raise ServiceError(f"{filename}: {exc}", "file") from None
+    return package.sha256
+
+
+def upload_version(*, bot: Bot, filename: str, data: bytes) -> BotVersion:
+    """Store a new version (status pending) and queue its validation."""
+    limit = settings.CARDROOM_MAX_UPLOAD_BYTES
+    if len(data) > limit:
+        raise ServiceError(f"{filename}: the package is {len(data)} bytes; the limit is {limit} bytes", "file", 413)
+    if not data:
+        raise ServiceError(f"{filename}: the file is empty", "file")
+    safe_name = Path(filename.replace("\\", "/")).name or "bot.py"
+    sha256 = check_package(safe_name, data)
+    with transaction.atomic():
+        Bot.objects.select_for_update().get(pk=bot.pk)  # serialises version numbers
+        same = bot.versions.filter(sha256=sha256).exclude(status=BotVersion.Status.FAILED).first()
+        if same is not None:
+            raise ServiceError(f"{safe_name}: this exact package is already version {same.number} of {bot.name}", "file", 409)
+        number = (bot.versions.aggregate(n=Max("number"))["n"] or 0) + 1
+        version = BotVersion(bot=bot, number=number, filename=safe_name, sha256=sha256, size=len(data))
+        version.package.save(f"{bot.game}-{bot.name}-v{number}-{safe_name}", ContentFile(data), save=False)
+        version.save()
+        transaction.on_commit(lambda: _queue_validation(version.pk))
+    return version
+
+
+def _queue_validation(version_id: int) -> None:
+    from ladder.tasks import validate_version
+
+    validate_version.delay(version_id)
+
+
+def activate_version(version: BotVersion) -> None:
+    """The version takes over its bot on every ladder of its game; the
+    previous active version retires (its rating carries over)."""
+    with transaction.atomic():
+        bot = Bot.objects.select_for_update().get(pk=version.bot_id)
+        bot.versions.filter(status=BotVersion.Status.ACTIVE).exclude(pk=version.pk).update(status=BotVersion.Status.RETIRED)
+        BotVersion.objects.filter(pk=version.pk).update(status=BotVersion.Status.ACTIVE, activated=timezone.now())
+        bot.current_version_id = version.pk
+        bot.save(update_fields=["current_version"])
+        for ladder in Ladder.objects.filter(game=bot.game):
+            ensure_ratings(ladder, [bot.pk])
+
+
+def system_user():
+    user, created = get_user_model().objects.get_or_create(username=SYSTEM_USERNAME)
+    if created:
+        user.set_unusable_password()
+        user.save()
+    return user
+
+
+DEFAULT_LADDERS = [
+    ("Allegory, 2 players", "allegory", 2),
+    ("Allegory, 4 players", "allegory", 4),
+    ("Allegra, 2 players", "allegra", 2),
+    ("Allegra, 4 players", "allegra", 4),
+]
+
+
+def install_defaults() -> None:
+    """A fresh installation plays at once: the default ladders and the
+    built-in bots on them (idempotent; ladders only on an empty database)."""
+    from bots import DESCRIPTIONS, builtin_names, builtin_program
+    from engine import game_ids
+
+    owner = system_user()
+    if not Ladder.objects.exists():
+        for name, game, players in DEFAULT_LADDERS:
+            Ladder.objects.create(name=name, game=game, players_per_match=players)
+    for game in game_ids():
+        for name in builtin_names():
+            bot, _ = Bot.objects.get_or_create(
+                game=game, name=name, defaults={"owner": owner, "builtin": True, "description": f"built-in: {DESCRIPTIONS[name]}"}
+            )
+            program = builtin_program(name, game)
+            data = program.read_bytes()
+            sha256 = hashlib.sha256(data).hexdigest()
+            if bot.current_version and bot.current_version.sha256 == sha256:
+                ensure_ratings_for_game(bot)
+                continue
+            number = (bot.versions.aggregate(n=Max("number"))["n"] or 0) + 1
+            version = BotVersion(bot=bot, number=number, filename=program.name, sha256=sha256, size=len(data))
+            version.package.save(f"builtin-{game}-{name}-v{number}.py", ContentFile(data), save=False)
+            version.validation_log = "built-in bot: trusted, not validated"
+            version.save()
+            activate_version(version)
+
+
+def ensure_ratings_for_game(bot: Bot) -> None:
+    for ladder in Ladder.objects.filter(game=bot.game):
+        ensure_ratings(ladder, [bot.pk])

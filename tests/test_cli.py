@@ -1,0 +1,104 @@
+"""The ``cardroom`` command line as a user runs it: a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+REPLAYS = ROOT / "tests" / "data" / "replays"
+
+
+def cardroom(*args: str, env_none: bool = True) -> subprocess.CompletedProcess:
+    env = {"PATH": "/usr/bin:/bin", "CARDROOM_SANDBOX": "none"} if env_none else None
+    return subprocess.run(
+        [sys.executable, "-m", "cardroom", *args], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env
+    )
+
+
+def test_play_prints_result_and_writes_a_verifiable_replay(tmp_path):
+    replay = tmp_path / "m.json"
+    out = cardroom("play", "allegory", "builtin:greedy", "builtin:random", "builtin:random", "--seed", "5", "--replay", str(replay))
+    assert out.returncode == 0, out.stderr
+    assert "allegory, 3 players, seed 5" in out.stdout
+    assert "builtin:greedy" in out.stdout
+    doc = json.loads(replay.read_text())
+    assert doc["format"] == "cardroom-replay" and doc["seed"] == 5
+    check = cardroom("verify", str(replay))
+    assert check.returncode == 0 and ": OK:" in check.stdout
+
+
+def test_play_with_option_is_recorded_in_the_replay(tmp_path):
+    replay = tmp_path / "m.json"
+    out = cardroom("play", "allegory", "builtin:random", "builtin:random", "--option", "unique_morals=true", "--replay", str(replay))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(replay.read_text())["options"] == {"unique_morals": True}
+
+
+def test_play_writes_each_seats_log(tmp_path):
+    bot = ROOT / "tests" / "bots" / "misbehaving_bot.py"
+    out = cardroom("play", "allegra", str(bot), "builtin:random", "--logs", str(tmp_path / "logs"), "--seed", "2")
+    assert out.returncode == 0, out.stderr
+    assert "move 1" in (tmp_path / "logs" / "seat-0.log").read_text()
+    assert (tmp_path / "logs" / "seat-1.log").exists()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["play", "chess", "builtin:random", "builtin:random"], "unknown game 'chess'"),
+        (["play", "allegra", "builtin:random"], "2 to 6 players, not 1"),
+        (["play", "allegra"] + ["builtin:random"] * 7, "2 to 6 players, not 7"),
+        (["play", "allegra", "builtin:random", "builtin:nobody"], "unknown built-in bot 'nobody'"),
+        (["play", "allegra", "builtin:random", "no/such/bot.py"], "no such file or folder"),
+        (["play", "allegory", "builtin:random", "builtin:random", "--option", "speed=3"], "no option 'speed'"),
+        (["play", "allegory", "builtin:random", "builtin:random", "--option", "unique_morals=maybe"], "true or false"),
+        (["play", "allegory", "builtin:random", "builtin:random", "--option", "unique_morals"], "KEY=VALUE"),
+        (["play", "allegory", "builtin:random", "builtin:random", "--seed", "x"], "invalid int value"),
+        (["fly"], "invalid choice"),
+        (["verify", "no-such-file.json"], "cannot read"),
+    ],
+)
+def test_bad_arguments_give_one_line_and_nonzero_exit(args, message):
+    out = cardroom(*args)
+    assert out.returncode != 0
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert message in lines[0]
+    assert "Traceback" not in out.stderr
+
+
+def test_verify_accepts_every_example_replay():
+    files = sorted(str(p) for p in REPLAYS.glob("*.json"))
+    out = cardroom("verify", *files)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count(": OK:") == len(files) == 8
+
+
+def test_verify_rejects_a_tampered_replay_naming_the_event(tmp_path):
+    doc = json.loads((REPLAYS / "allegra-3p-knocks.json").read_text())
+    doc["events"][12]["action"]["slot"] = [0, 0, 0]  # a knocker may only place in its own area
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    out = cardroom("verify", str(bad))
+    assert out.returncode == 1
+    assert "event 12" in out.stderr and "INVALID" in out.stderr
+
+
+def test_verify_rejects_a_file_that_is_not_json(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    out = cardroom("verify", str(bad))
+    assert out.returncode == 1
+    assert "not valid JSON (line 1" in out.stderr
+
+
+def test_games_lists_both_games():
+    out = cardroom("games")
+    assert out.returncode == 0
+    assert "allegory" in out.stdout and "unique_morals=false" in out.stdout
+    assert "allegra" in out.stdout
