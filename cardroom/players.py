@@ -58,7 +58,8 @@ class TimeControl:
     end_grace_ms: int = 500
 
     def as_protocol(self) -> dict[str, int]:
-        return {"per_move_ms": self.per_move_ms, "total_ms": self.total_ms, "overage_ms": self.overage_ms}
+        # Exactly the contract's keys; the overage bank is documented (docs/protocol.md).
+        return {"per_move_ms": self.per_move_ms, "total_ms": self.total_ms}
 
 
 @dataclass(frozen=True)

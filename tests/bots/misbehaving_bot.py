@@ -3,6 +3,7 @@
 says. Tests copy this file with the two constants replaced."""
 
 import json
+import os
 import sys
 import time
 
@@ -24,7 +25,7 @@ def misbehave():
     if BEHAVIOUR == "illegal":
         return json.dumps({"type": "action", "action": {"type": "teleport"}})
     if BEHAVIOUR == "close_stdout":
-        sys.stdout.close()
+        os.close(1)  # sys.stdout.close() would leave fd 1 open
         time.sleep(60)
     raise AssertionError(BEHAVIOUR)
 
