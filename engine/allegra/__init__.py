@@ -1,0 +1,5 @@
+"""Allegra (seed 001): Golf with shared columns. Rules: docs/rules-allegra.md."""
+
+from engine.allegra.game import AllegraGame, AllegraState
+
+__all__ = ["AllegraGame", "AllegraState"]
