@@ -245,10 +245,9 @@ class ProtocolPlayer(Player):
     def start(self, info: StartInfo) -> None:
         self._time = info.time
         self._bank_ms = info.time.overage_ms
-        try:
-            self._proc = self._launcher.spawn(self._root, self._argv, self._limits)
-        except OSError as exc:
-            raise BotFault(CRASH, f"the bot could not be started: {exc}") from None
+        # A failure to start the process (fork, a missing interpreter) is the
+        # platform's, not the bot's: it propagates and the match is retried.
+        self._proc = self._launcher.spawn(self._root, self._argv, self._limits)
         self._drain = _LogDrain(self._proc.stderr_fd)
         self._drain.start()
         self._send(

@@ -165,6 +165,8 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Our JSON logging config stays in charge (no duplicate lines from Celery).
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE = {
     "top-up-ladder-queues": {"task": "ladder.tasks.top_up_queues", "schedule": timedelta(seconds=env.int("MATCHMAKING_INTERVAL", default=5))},
     "reap-expired-leases": {"task": "ladder.tasks.reap_expired_leases", "schedule": timedelta(seconds=env.int("REAPER_INTERVAL", default=15))},

@@ -1,23 +1,59 @@
-"""Celery tasks: thin, take ids, call one service each."""
+"""Celery tasks: thin, take ids, call one service each.
+
+Delivery is at least once (``acks_late``, and a message whose worker process
+died is handed back to the broker); the services make a duplicate harmless:
+only one claim of a match can succeed and a result is recorded only under
+the claim's lease.
+"""
 
 from __future__ import annotations
 
+import os
+import socket
+
 from celery import shared_task
+from django.db import InterfaceError, OperationalError
 
 from ladder.services import matches, matchmaking, validation
 
+# The database is away (a restart, a failover): try the message again later.
+DB_ERRORS = (OperationalError, InterfaceError)
+VALIDATION_RETRY_SECONDS = 30
+# A backstop for a stuck process (a platform bug): the pool process is killed,
+# and the match's lease lapses (the reaper re-queues it). Far beyond any match
+# that keeps to its time control.
+HARD_TIME_LIMIT = 2 * 3600
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
-def play_match(match_id: int) -> str:
-    return matches.run_queued_match(match_id)
+
+def _worker(task) -> str:
+    """Who runs the match (Match.worker): the Celery node and the process."""
+    return f"{task.request.hostname or socket.gethostname()} pid {os.getpid()}"
 
 
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, ignore_result=True, max_retries=5)
-def validate_version(self, version_id: int) -> str:
+@shared_task(
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    autoretry_for=DB_ERRORS,
+    retry_backoff=5,
+    retry_backoff_max=60,
+    max_retries=10,
+    time_limit=HARD_TIME_LIMIT,
+)
+def play_match(self, match_id: int) -> str:
+    return matches.run_queued_match(match_id, _worker(self))
+
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, ignore_result=True, max_retries=5, time_limit=HARD_TIME_LIMIT)
+def validate_version(self, version_id: int, resume: bool = False) -> str:
     try:
-        return validation.validate_version(version_id)
+        return validation.validate_version(version_id, _worker(self), resume=resume)
     except validation.ValidationRetry as exc:
-        raise self.retry(exc=exc, countdown=30) from None
+        # Start over (not just resume) after the back-off.
+        raise self.retry(exc=exc, args=(version_id,), kwargs={}, countdown=VALIDATION_RETRY_SECONDS) from None
+    except DB_ERRORS as exc:
+        raise self.retry(exc=exc, countdown=10) from None
 
 
 @shared_task(ignore_result=True)
@@ -27,4 +63,8 @@ def top_up_queues() -> list[int]:
 
 @shared_task(ignore_result=True)
 def reap_expired_leases() -> dict:
-    return {"reaped": matches.reap_expired_leases(), "resent": matches.resend_stale_queued()}
+    return {
+        "reaped": matches.reap_expired_leases(),
+        "resent": matches.resend_stale_queued(),
+        "revalidated": validation.revalidate_stale(),
+    }

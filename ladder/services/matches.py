@@ -5,6 +5,24 @@ A platform failure (worker killed, database down, sandbox unusable) never
 becomes a result: the match goes back to the queue and, after
 CARDROOM_MATCH_MAX_ATTEMPTS, is marked failed. A bot's own failure is a
 result: a forfeit, recorded like any other.
+
+How a match is delivered:
+
+* ``_enqueue`` sends the task message (``play_match`` for a ladder match,
+  ``validate_version`` for a validation match: validation matches are played,
+  and their verdict drawn, by the validation task) and stamps ``enqueued``.
+* ``claim_match`` turns a queued match into a running one with a lease (a
+  random token and an expiry); only one claim can succeed, so a duplicate
+  message is harmless.
+* while it plays, ``_LeaseKeeper`` renews the lease every third of its length;
+  if the lease is lost (the reaper gave the match to someone else) the match
+  is abandoned at its next event.
+* ``record_result`` stores replay, logs, scores and ratings in one
+  transaction, and only while the claim's token is still the match's.
+* ``reap_expired_leases`` (periodic) re-queues running matches whose lease
+  lapsed: their worker died (SIGKILL, lost machine) or cannot reach the
+  database. ``resend_stale_queued`` (periodic) re-sends queued matches whose
+  message may have been lost.
 """
 
 from __future__ import annotations
@@ -12,6 +30,7 @@ from __future__ import annotations
 import gzip
 import json
 import logging
+import os
 import secrets
 import socket
 import tempfile
@@ -26,20 +45,30 @@ from django.core.files.base import ContentFile
 from django.db import models, transaction
 from django.utils import timezone
 
+from cardroom.launch import Launcher
 from cardroom.players import TimeControl
 from cardroom.runner import BotSpecError, MatchRecord, run_match
-from ladder.models import BotVersion, Match, Participant
+from ladder.models import BotVersion, Ladder, Match, Participant
 from ladder.services.ratings import apply_match_ratings
 
 log = logging.getLogger("cardroom.matches")
+
+# Seconds before a match that failed for a platform reason is tried again
+# (doubling per attempt, capped): a broken sandbox is not hammered.
+RETRY_BACKOFF_SECONDS = 5
+RETRY_BACKOFF_MAX_SECONDS = 60
 
 
 class PlatformError(Exception):
     """Something on our side stopped a match; it is retried, never scored."""
 
 
+class LeaseLost(Exception):
+    """The match was given to another worker while this one played it."""
+
+
 def worker_name() -> str:
-    return f"{socket.gethostname()}:{threading.get_native_id()}"
+    return f"{socket.gethostname()}:{os.getpid()}:{threading.get_native_id()}"
 
 
 @dataclass(frozen=True)
@@ -77,7 +106,7 @@ def claim_match(match_id: int, worker: str | None = None) -> Claim | None:
         match.attempts += 1
         match.lease_token = token
         match.lease_expires = now + timedelta(seconds=settings.CARDROOM_MATCH_LEASE_SECONDS)
-        match.worker = worker or worker_name()
+        match.worker = (worker or worker_name())[:200]
         match.started = now
         match.save(update_fields=["status", "attempts", "lease_token", "lease_expires", "worker", "started"])
     return Claim(match_id, token)
@@ -94,13 +123,18 @@ def renew_lease(claim: Claim) -> bool:
 
 
 class _LeaseKeeper(threading.Thread):
-    """Renews the lease every third of its length while the match runs."""
+    """Renews the lease every third of its length while the match runs (and
+    while its result is recorded); ``lost`` once the match is not ours."""
 
     def __init__(self, claim: Claim):
         super().__init__(daemon=True, name=f"lease-{claim.match_id}")
         self.claim = claim
         self.stop = threading.Event()
         self.lost = False
+        # No renewal past this (time.monotonic()): a match that overruns its
+        # time control by far is stuck (a platform bug), and a lapsed lease
+        # lets the reaper hand it to another worker.
+        self.deadline: float | None = None
 
     def run(self) -> None:
         from django.db import connection
@@ -108,14 +142,47 @@ class _LeaseKeeper(threading.Thread):
         interval = max(1.0, settings.CARDROOM_MATCH_LEASE_SECONDS / 3)
         try:
             while not self.stop.wait(interval):
+                if self.deadline is not None and time_module.monotonic() > self.deadline:
+                    log.error("match overran its time control: lease no longer renewed", extra={"match_id": self.claim.match_id})
+                    return
                 try:
                     if not renew_lease(self.claim):
                         self.lost = True
+                        log.warning("lease lost", extra={"match_id": self.claim.match_id})
                         return
                 except Exception:  # database briefly away: try again next time
                     log.warning("lease renewal failed", extra={"match_id": self.claim.match_id}, exc_info=True)
+                    try:
+                        connection.close()
+                    except Exception:
+                        pass
         finally:
-            connection.close()
+            try:
+                connection.close()
+            except Exception:
+                pass
+
+    def finish(self) -> None:
+        self.stop.set()
+        self.join(timeout=10)
+
+
+class _PlatformLauncher(Launcher):
+    """Wraps the real launcher: a bot process that cannot even be started
+    (fork fails, the interpreter is missing, bwrap cannot run) is the
+    platform's failure, not the bot's. (The runner would otherwise count an
+    ``OSError`` from ``spawn`` as the bot's crash.)"""
+
+    def __init__(self, inner: Launcher):
+        self.inner = inner
+        self.name = inner.name
+        self.isolated = inner.isolated
+
+    def spawn(self, root, argv, limits):
+        try:
+            return self.inner.spawn(root, argv, limits)
+        except OSError as exc:
+            raise PlatformError(f"could not start a bot process ({self.name} launcher): {exc}") from None
 
 
 def _launcher_factory(versions: list[BotVersion]):
@@ -127,19 +194,22 @@ def _launcher_factory(versions: list[BotVersion]):
         launcher = get_launcher(mode)
     except SandboxUnavailable as exc:
         raise PlatformError(f"the sandbox is unusable: {exc}") from None
-    if isinstance(launcher, PlainLauncher) and not settings.CARDROOM_ALLOW_UNSANDBOXED_UPLOADS:
+    if (isinstance(launcher, PlainLauncher) or not launcher.isolated) and not settings.CARDROOM_ALLOW_UNSANDBOXED_UPLOADS:
         uploaded = [v for v in versions if not v.bot.builtin]
         if uploaded:
             raise PlatformError(
                 "CARDROOM_SANDBOX=none, and CARDROOM_ALLOW_UNSANDBOXED_UPLOADS is not set: "
-                f"refusing to run uploaded bots ({', '.join(v.bot.name for v in uploaded)}) without a sandbox"
+                f"refusing to run uploaded bots ({', '.join(v.bot.name for v in uploaded)}) without a sandbox; "
+                "use CARDROOM_SANDBOX=bwrap (or set CARDROOM_ALLOW_UNSANDBOXED_UPLOADS=1 on a trusted test set-up only)"
             )
-    return lambda: launcher
+    wrapped = _PlatformLauncher(launcher)
+    return lambda: wrapped
 
 
-def _materialize(version: BotVersion, workdir: Path) -> str:
-    """Copy a version's package out of storage (it may be an object store)."""
-    target = workdir / f"v{version.pk}" / Path(version.filename).name
+def _materialize(version: BotVersion, workdir: Path, seat: int) -> str:
+    """Copy a version's package out of storage (it may be an object store).
+    One folder per seat: a version may sit at several seats (validation)."""
+    target = workdir / f"seat-{seat}-v{version.pk}" / Path(version.filename).name
     target.parent.mkdir(parents=True)
     with version.package.open("rb") as src, open(target, "wb") as dst:
         for chunk in iter(lambda: src.read(1 << 20), b""):
@@ -147,18 +217,38 @@ def _materialize(version: BotVersion, workdir: Path) -> str:
     return str(target)
 
 
-def play(match: Match, participants: list[Participant]) -> MatchRecord:
+def time_control(match: Match) -> TimeControl:
+    """A ladder match plays with its ladder's limits; a validation match with
+    the strictest limits of the active ladders of its game and player count
+    (a version that passes validation then keeps to every ladder's limits)."""
+    if match.ladder is not None:
+        ladder = match.ladder
+        return TimeControl(ladder.startup_ms, ladder.per_move_ms, ladder.overage_ms, ladder.total_ms)
+    ladders = list(Ladder.objects.filter(game=match.game, players_per_match=match.num_players, active=True))
+    if not ladders:
+        return TimeControl()
+    return TimeControl(
+        min(lad.startup_ms for lad in ladders),
+        min(lad.per_move_ms for lad in ladders),
+        min(lad.overage_ms for lad in ladders),
+        min(lad.total_ms for lad in ladders),
+    )
+
+
+def max_duration_seconds(match: Match) -> float:
+    """The longest a match can take while its bots keep to the time control
+    (each seat's start-up and whole-match budget, the end grace) plus room
+    for the platform's own work."""
+    t = time_control(match)
+    return match.num_players * (t.startup_ms + t.total_ms + t.end_grace_ms) / 1000 + 120
+
+
+def play(match: Match, participants: list[Participant], on_event=None) -> MatchRecord:
     """Run the match through the runner (and the sandbox)."""
     versions = [p.version for p in participants]
-    ladder = match.ladder
-    time = (
-        TimeControl(ladder.startup_ms, ladder.per_move_ms, ladder.overage_ms, ladder.total_ms)
-        if ladder is not None
-        else TimeControl()
-    )
     launcher = _launcher_factory(versions)
     with tempfile.TemporaryDirectory(prefix=f"cardroom-m{match.pk}-") as tmp:
-        specs = [_materialize(v, Path(tmp)) for v in versions]
+        specs = [_materialize(v, Path(tmp), seat) for seat, v in enumerate(versions)]
         names = [f"{v.bot.name} v{v.number}" for v in versions]
         try:
             return run_match(
@@ -166,10 +256,11 @@ def play(match: Match, participants: list[Participant]) -> MatchRecord:
                 specs,
                 seed=match.seed,
                 options=match.options,
-                time=time,
+                time=time_control(match),
                 launcher=launcher,
                 match_id=str(match.pk),
                 names=names,
+                on_event=on_event,
             )
         except BotSpecError as exc:  # a stored package that no longer loads is our problem
             raise PlatformError(str(exc)) from None
@@ -180,6 +271,8 @@ def record_result(claim: Claim, record: MatchRecord) -> bool:
     nothing written) when this worker no longer holds the match."""
     replay_bytes = gzip.compress(json.dumps(record.replay, separators=(",", ":")).encode(), mtime=0)
     with transaction.atomic():
+        # (no select_related here: FOR UPDATE cannot lock the nullable side
+        # of the outer join to a validation match's missing ladder)
         match = Match.objects.select_for_update().get(pk=claim.match_id)
         if match.status != Match.Status.RUNNING or match.lease_token != claim.token:
             log.warning("result discarded: lease lost", extra={"match_id": match.pk})
@@ -200,11 +293,13 @@ def record_result(claim: Claim, record: MatchRecord) -> bool:
         match.status = Match.Status.FINISHED
         match.finished = timezone.now()
         match.num_events = len(record.replay["events"])
+        match.lease_token = ""
         match.lease_expires = None
         match.error = ""
         match.save()
         if match.kind == Match.Kind.LADDER:
             apply_match_ratings(match, participants)
+    log.info("match finished", extra={"match_id": match.pk, "events": match.num_events, "ms": record.elapsed_ms})
     return True
 
 
@@ -214,28 +309,47 @@ def fail_attempt(claim: Claim, error: str) -> None:
         match = Match.objects.select_for_update().get(pk=claim.match_id)
         if match.status != Match.Status.RUNNING or match.lease_token != claim.token:
             return
-        _requeue_or_fail(match, error)
+        _requeue_or_fail(match, error, countdown=_backoff(match.attempts))
 
 
-def _requeue_or_fail(match: Match, error: str) -> None:
+def _backoff(attempts: int) -> int:
+    return min(RETRY_BACKOFF_MAX_SECONDS, RETRY_BACKOFF_SECONDS * 2 ** max(0, attempts - 1))
+
+
+def _requeue_or_fail(match: Match, error: str, countdown: int = 0) -> None:
     match.error = error[:4000]
     match.lease_token = ""
     match.lease_expires = None
     if match.attempts >= settings.CARDROOM_MATCH_MAX_ATTEMPTS:
         match.status = Match.Status.FAILED
         match.finished = timezone.now()
+        log.error("match failed", extra={"match_id": match.pk, "attempts": match.attempts, "error": match.error})
     else:
         match.status = Match.Status.QUEUED
+        log.warning("match re-queued", extra={"match_id": match.pk, "attempts": match.attempts, "error": match.error})
     match.save(update_fields=["error", "lease_token", "lease_expires", "status", "finished"])
-    if match.status == Match.Status.QUEUED:
-        transaction.on_commit(lambda: _enqueue(match.pk))
+    if match.kind == Match.Kind.VALIDATION:
+        # The validation task draws the verdict: it must hear of a failed
+        # match too (and starts validation over later).
+        transaction.on_commit(lambda: _enqueue(match.pk, countdown))
+    elif match.status == Match.Status.QUEUED:
+        transaction.on_commit(lambda: _enqueue(match.pk, countdown))
 
 
-def _enqueue(match_id: int) -> None:
-    from ladder.tasks import play_match
+def _enqueue(match_id: int, countdown: int = 0) -> None:
+    """Send the task message that plays the match (ladder) or the validation
+    it belongs to; stamp ``enqueued``."""
+    from ladder import tasks
 
-    Match.objects.filter(pk=match_id).update(enqueued=timezone.now())
-    play_match.delay(match_id)
+    row = Match.objects.filter(pk=match_id).values("kind", "validation_of_id").first()
+    if row is None:
+        return
+    Match.objects.filter(pk=match_id).update(enqueued=timezone.now() + timedelta(seconds=countdown))
+    options = {"countdown": countdown} if countdown else {}
+    if row["kind"] == Match.Kind.VALIDATION:
+        tasks.validate_version.apply_async((row["validation_of_id"],), {"resume": True}, **options)
+    else:
+        tasks.play_match.apply_async((match_id,), **options)
 
 
 def enqueue_after_commit(match_id: int) -> None:
@@ -248,70 +362,139 @@ def resend_stale_queued(older_than_seconds: int = 120) -> list[int]:
     harmless: only one claim can succeed."""
     cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
     stale = list(
-        Match.objects.filter(status=Match.Status.QUEUED, kind=Match.Kind.LADDER)
+        Match.objects.filter(status=Match.Status.QUEUED)
         .filter(models.Q(enqueued__lt=cutoff) | models.Q(enqueued__isnull=True, created__lt=cutoff))
-        .values_list("pk", flat=True)[:500]
+        .order_by("id")
+        .values_list("pk", "kind", "validation_of_id")[:500]
     )
-    for match_id in stale:
+    versions_sent: set[int] = set()
+    resent = []
+    for match_id, kind, version_id in stale:
+        if kind == Match.Kind.VALIDATION:
+            if version_id in versions_sent:  # one validation task plays all of its matches
+                Match.objects.filter(pk=match_id).update(enqueued=timezone.now())
+                resent.append(match_id)
+                continue
+            versions_sent.add(version_id)
         _enqueue(match_id)
-    return stale
+        resent.append(match_id)
+    if resent:
+        log.warning("re-sent stale queued matches", extra={"matches": ",".join(map(str, resent))})
+    return resent
 
 
-def _record_with_retries(claim: Claim, record: MatchRecord, attempts: int = 8) -> bool:
+def _is_connection_error(exc: BaseException) -> bool:
+    from django.db import InterfaceError, OperationalError
+
+    return isinstance(exc, (OperationalError, InterfaceError))
+
+
+def _close_connection() -> None:
+    from django.db import connection
+
+    try:
+        connection.close()
+    except Exception:  # a broken connection may fail to close: drop it anyway
+        connection.connection = None
+
+
+def record_result_retrying(claim: Claim, record: MatchRecord, attempts: int = 8, first_delay: float = 0.5) -> bool:
     """The result is in memory: if the database is briefly away, keep trying
-    (with backoff) rather than playing the match again."""
-    from django.db import InterfaceError, OperationalError, connection
-
-    delay = 0.5
+    (with backoff, ~40 s in all) rather than playing the match again. The
+    lease is checked inside each attempt, so a retry never records twice."""
+    delay = first_delay
     for attempt in range(attempts):
         try:
             return record_result(claim, record)
-        except (OperationalError, InterfaceError):
-            if attempt == attempts - 1:
+        except Exception as exc:
+            if not _is_connection_error(exc) or attempt == attempts - 1:
                 raise
-            log.warning("database unavailable while recording; retrying", extra={"match_id": claim.match_id})
-            connection.close()
+            log.warning(
+                "database unavailable while recording; retrying",
+                extra={"match_id": claim.match_id, "attempt": attempt + 1, "error": str(exc)[:200]},
+            )
+            _close_connection()
             time_module.sleep(delay)
             delay = min(delay * 2, 10)
     return False
 
 
+_record_with_retries = record_result_retrying  # the old name
+
+
 def run_queued_match(match_id: int, worker: str | None = None) -> str:
-    """Claim, play and record one match. Returns what happened, for logs."""
+    """Claim, play and record one match. Returns what happened, for logs.
+
+    Database errors while claiming propagate (the task retries); every other
+    failure after the claim is a platform failure of this attempt."""
     claim = claim_match(match_id, worker)
     if claim is None:
         return "not queued"
     keeper = _LeaseKeeper(claim)
     keeper.start()
+
+    def check_lease(index, event):
+        if keeper.lost:
+            raise LeaseLost(f"match {match_id}: the lease was lost at event {index}")
+
     try:
-        match = Match.objects.select_related("ladder").get(pk=match_id)
-        participants = list(match.participants.select_related("version__bot").order_by("seat"))
-        record = play(match, participants)
-    except PlatformError as exc:
-        keeper.stop.set()
-        fail_attempt(claim, str(exc))
-        return f"platform failure: {exc}"
-    except Exception as exc:
-        keeper.stop.set()
-        log.exception("match crashed", extra={"match_id": match_id})
-        fail_attempt(claim, f"{type(exc).__name__}: {exc}")
-        return f"platform failure: {exc}"
+        try:
+            match = Match.objects.select_related("ladder").get(pk=match_id)
+            participants = list(match.participants.select_related("version__bot").order_by("seat"))
+            keeper.deadline = time_module.monotonic() + max_duration_seconds(match)
+            record = play(match, participants, on_event=check_lease)
+        except LeaseLost:
+            log.warning("match abandoned: lease lost", extra={"match_id": match_id})
+            return "lease lost"
+        except PlatformError as exc:
+            log.warning("platform failure", extra={"match_id": match_id, "error": str(exc)[:500]})
+            _fail_quietly(claim, str(exc))
+            return f"platform failure: {exc}"
+        except Exception as exc:
+            log.exception("match crashed", extra={"match_id": match_id})
+            _fail_quietly(claim, f"{type(exc).__name__}: {exc}")
+            return f"platform failure: {type(exc).__name__}: {exc}"
+        try:
+            recorded = record_result_retrying(claim, record)
+        except Exception as exc:
+            if _is_connection_error(exc):
+                raise  # the database is gone for good: the lease lapses and the reaper re-queues
+            log.exception("recording the result failed", extra={"match_id": match_id})
+            _fail_quietly(claim, f"recording the result failed: {type(exc).__name__}: {exc}")
+            return f"platform failure: {type(exc).__name__}: {exc}"
+        return "finished" if recorded else "lease lost"
     finally:
-        keeper.stop.set()
-    return "finished" if _record_with_retries(claim, record) else "lease lost"
+        keeper.finish()
+
+
+def _fail_quietly(claim: Claim, error: str) -> None:
+    """fail_attempt, unless the database is away too: then the lease lapses
+    and the reaper re-queues the match."""
+    try:
+        fail_attempt(claim, error)
+    except Exception as exc:
+        if not _is_connection_error(exc):
+            raise
+        log.warning("could not re-queue (database away); the reaper will", extra={"match_id": claim.match_id})
+        _close_connection()
 
 
 def reap_expired_leases() -> list[int]:
     """Re-queue running matches whose worker stopped renewing the lease."""
     reaped = []
     now = timezone.now()
-    for match_id in Match.objects.filter(status=Match.Status.RUNNING, lease_expires__lt=now).values_list("pk", flat=True):
+    expired = list(
+        Match.objects.filter(status=Match.Status.RUNNING, lease_expires__lt=now).order_by("id").values_list("pk", flat=True)
+    )
+    for match_id in expired:
         with transaction.atomic():
             match = Match.objects.select_for_update(skip_locked=True).filter(pk=match_id).first()
-            if match is None or match.status != Match.Status.RUNNING or match.lease_expires >= now:
+            if match is None or match.status != Match.Status.RUNNING or match.lease_expires is None or match.lease_expires >= now:
                 continue
             _requeue_or_fail(match, f"the lease of worker {match.worker} expired (worker gone?)")
             reaped.append(match_id)
+    if reaped:
+        log.warning("reaped expired leases", extra={"matches": ",".join(map(str, reaped))})
     return reaped
 
 
@@ -324,7 +507,8 @@ def requeue(match: Match) -> None:
         match.status = Match.Status.QUEUED
         match.attempts = 0
         match.error = ""
-        match.save(update_fields=["status", "attempts", "error"])
+        match.finished = None
+        match.save(update_fields=["status", "attempts", "error", "finished"])
         transaction.on_commit(lambda: _enqueue(match.pk))
 
 
