@@ -131,6 +131,8 @@ class Match(models.Model):
     lease_expires = models.DateTimeField(null=True, blank=True)
     worker = models.CharField(max_length=200, blank=True)
     error = models.TextField(blank=True, help_text="the last platform failure (never a bot's)")
+    # What kind of platform failure that was (sandbox, database, lease, worker, …), for the status page.
+    error_kind = models.CharField(max_length=32, blank=True, db_index=True)
     replay = models.FileField(upload_to="replays/%Y/%m/", blank=True)
     num_events = models.PositiveIntegerField(null=True, blank=True)
     created = models.DateTimeField(auto_now_add=True, db_index=True)
@@ -203,3 +205,20 @@ class RatingChange(models.Model):
     class Meta:
         ordering = ["id"]
         indexes = [models.Index(fields=["rating", "id"], name="ratingchange_rating")]
+
+
+class WorkerHeartbeat(models.Model):
+    """Each worker process says it is alive (and what it is playing) here,
+    for the operator's status page."""
+
+    name = models.CharField(max_length=200, unique=True)
+    hostname = models.CharField(max_length=200)
+    pid = models.PositiveIntegerField()
+    started = models.DateTimeField()
+    last_seen = models.DateTimeField(db_index=True)
+    current_match = models.ForeignKey(Match, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    matches_done = models.PositiveIntegerField(default=0)
+    sandbox = models.CharField(max_length=40, blank=True)
+
+    class Meta:
+        ordering = ["name"]
