@@ -9,3 +9,6 @@ os.environ.setdefault("SECRET_KEY", "tests-only-not-a-secret")
 os.environ.setdefault("CARDROOM_VAR_DIR", str(Path(__file__).resolve().parent.parent / "var" / "test"))
 
 from config.settings import *  # noqa: E402,F403
+
+# Tests create many users: a fast hasher (never used outside tests).
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

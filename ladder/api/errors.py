@@ -28,11 +28,17 @@ ERRORS = {
 }
 
 
-def error_response(message: str, field: str | None, code: int) -> Response:
+def errors(*codes: int) -> dict:
+    """The documented error responses of an operation (401: a bad token is
+    refused on every operation that reads one)."""
+    return {code: ERRORS[code] for code in codes}
+
+
+def error_response(message: str, field: str | None, code: int, headers=None) -> Response:
     body = {"error": message}
     if field:
         body["field"] = field
-    return Response(body, status=code)
+    return Response(body, status=code, headers=headers)
 
 
 def _first_message(detail, path: str = "") -> tuple[str, str | None]:
@@ -64,8 +70,10 @@ def exception_handler(exc, context):
     if response is None:
         log.exception("unhandled API error", exc_info=exc)
         return error_response("internal error: the problem was logged", None, status.HTTP_500_INTERNAL_SERVER_ERROR)
+    # DRF's own headers stay: WWW-Authenticate on a 401, Retry-After on a 429.
+    headers = {k: response[k] for k in ("WWW-Authenticate", "Retry-After") if response.has_header(k)}
     if isinstance(exc, exceptions.ValidationError):
         message, field = _first_message(exc.detail)
-        return error_response(message, field, response.status_code)
+        return error_response(message, field, response.status_code, headers)
     detail = response.data.get("detail", response.data) if isinstance(response.data, dict) else response.data
-    return error_response(str(detail), None, response.status_code)
+    return error_response(str(detail), None, response.status_code, headers)

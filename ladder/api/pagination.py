@@ -1,13 +1,58 @@
+import re
+
+from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import CursorPagination, PageNumberPagination
 
 
-class Pagination(PageNumberPagination):
+class StrictPageSize:
+    """``page_size`` is a whole number from 1 (a larger one gets the
+    maximum); anything else is a 400, not silently the default."""
+
+    def get_page_size(self, request):
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw in (None, ""):
+            return self.page_size
+        try:
+            size = int(raw)
+        except ValueError:
+            size = 0
+        if size < 1:
+            raise ValidationError(
+                {self.page_size_query_param: [f"page_size must be a whole number from 1 to {self.max_page_size}, not {raw!r}"]}
+            )
+        return min(size, self.max_page_size)
+
+    def get_schema_operation_parameters(self, view):
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            if parameter["name"] == self.page_size_query_param:
+                parameter["schema"] = {"type": "integer", "minimum": 1}
+        return parameters
+
+
+class Pagination(StrictPageSize, PageNumberPagination):
     page_size = 50
     page_size_query_param = "page_size"
     max_page_size = 200
+    last_page_strings = ()  # the schema says page is a number: no "last"
+
+    def get_page_number(self, request, paginator):
+        raw = request.query_params.get(self.page_query_param)
+        if raw is None:
+            return 1
+        if re.fullmatch(r"[0-9]+", raw):
+            return raw  # a number past the end is a 404 ("Invalid page.")
+        raise ValidationError({self.page_query_param: [f"page must be a whole number from 1, not {raw!r}"]})
+
+    def get_schema_operation_parameters(self, view):
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            if parameter["name"] == self.page_query_param:
+                parameter["schema"] = {"type": "integer", "minimum": 1}
+        return parameters
 
 
-class MatchCursorPagination(CursorPagination):
+class MatchCursorPagination(StrictPageSize, CursorPagination):
     """Matches page by cursor: no COUNT over millions of rows, stable while
     new matches arrive."""
 

@@ -3,6 +3,8 @@ decide everything else."""
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model, password_validation
+from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
 from ladder.models import GAME_CHOICES, Bot, BotVersion, Ladder, Match, Participant, Rating
@@ -13,6 +15,16 @@ class RegisterInput(serializers.Serializer):
         "invalid": "a username is 3-40 characters: letters, digits and _ . @ + -"
     })
     password = serializers.CharField(min_length=8, max_length=128, write_only=True, trim_whitespace=False)
+
+    def validate(self, attrs):
+        # The project's AUTH_PASSWORD_VALIDATORS (too common, all digits, too
+        # like the username...), with the user the password is meant for.
+        user = get_user_model()(username=attrs["username"])
+        try:
+            password_validation.validate_password(attrs["password"], user=user)
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError({"password": list(exc.messages)}) from None
+        return attrs
 
 
 class TokenOutput(serializers.Serializer):
@@ -68,7 +80,12 @@ class BotOutput(serializers.ModelSerializer):
 
 
 class VersionInput(serializers.Serializer):
-    file = serializers.FileField(help_text="a .py file, or a .zip / .tar.gz with a manifest (cardroom.toml or bot.json)")
+    # max_length: the name is kept in BotVersion.filename (200 characters).
+    file = serializers.FileField(
+        max_length=200,
+        allow_empty_file=True,  # the service says "the file is empty", naming the file
+        help_text="a .py file, or a .zip / .tar.gz with a manifest (cardroom.toml or bot.json)",
+    )
 
 
 class VersionOutput(serializers.ModelSerializer):
@@ -108,11 +125,18 @@ class ParticipantOutput(serializers.ModelSerializer):
 
 class MatchOutput(serializers.ModelSerializer):
     ladder_name = serializers.CharField(source="ladder.name", allow_null=True, default=None)
+    seed = serializers.SerializerMethodField(help_text="the chance seed, once the match is finished (null before)")
     participants = ParticipantOutput(many=True)
 
     class Meta:
         model = Match
         fields = ["id", "ladder", "ladder_name", "kind", "game", "options", "num_players", "seed", "status", "attempts", "num_events", "created", "started", "finished", "participants"]
+
+    def get_seed(self, match: Match) -> int | None:
+        # The seed decides every card: known before the match is played (or
+        # while it runs, or before a failed one is re-queued), it would tell
+        # a bot's author the deal.
+        return match.seed if match.status == Match.Status.FINISHED else None
 
 
 class ErrorOutput(serializers.Serializer):

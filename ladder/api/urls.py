@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from ladder.api import views
@@ -19,4 +19,7 @@ urlpatterns = [
     path("matches/<int:pk>/logs/<int:seat>/", views.LogView.as_view(), name="api-logs"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # Last: every other path ending in "/" is a JSON 404 (a path without the
+    # slash is redirected here by APPEND_SLASH first).
+    re_path(r"^(?:[\s\S]*/)?$", views.not_found, name="api-not-found"),
 ]

@@ -2,33 +2,74 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth import authenticate, get_user_model
+from django.core.files.uploadhandler import FileUploadHandler, SkipFile
 from django.db import IntegrityError, transaction
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import generics, permissions, status
 from rest_framework.authtoken.models import Token
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from engine import game_ids, get_game_class
 from ladder import selectors
 from ladder.api import serializers as s
-from ladder.api.errors import ERRORS, error_response
+from ladder.api.errors import ERRORS, error_response, errors
 from ladder.api.pagination import MatchCursorPagination
 from ladder.models import Bot, Ladder, Match
 from ladder.services import bots as bot_services
 
 
+class FilterError(Exception):
+    """A bad query parameter: a 400 naming it."""
+
+    def __init__(self, message, field):
+        self.message, self.field = message, field
+
+
+class UploadLimit(FileUploadHandler):
+    """Drops an uploaded file once it is over the limit (the rest of it is
+    read and thrown away; the other form fields are still read), so an upload
+    never fills the disk."""
+
+    def __init__(self, request, limit: int):
+        super().__init__(request)
+        self.limit = limit
+        self.too_large: str | None = None  # the name of the file that was
+
+    def receive_data_chunk(self, raw_data, start):
+        if start + len(raw_data) > self.limit:
+            self.too_large = self.file_name or "the file"
+            raise SkipFile
+        return raw_data
+
+    def file_complete(self, file_size):
+        return None  # the next handler keeps the file
+
+
+class ScopedThrottle(ScopedRateThrottle):
+    """ScopedRateThrottle reading the rates when it is used, not when DRF is
+    imported: a settings override (tests, a reloaded config) takes effect."""
+
+    def get_rate(self):
+        self.THROTTLE_RATES = api_settings.DEFAULT_THROTTLE_RATES
+        return super().get_rate()
+
+
 class RegisterView(APIView):
+    authentication_classes = []  # no token needed, and a stale one is no reason to refuse
     permission_classes = [permissions.AllowAny]
-    throttle_classes = [ScopedRateThrottle]
+    throttle_classes = [ScopedThrottle]
     throttle_scope = "register"
 
-    @extend_schema(request=s.RegisterInput, responses={201: s.TokenOutput, **ERRORS}, auth=[])
+    @extend_schema(request=s.RegisterInput, responses={201: s.TokenOutput, **errors(400, 429)}, auth=[])
     def post(self, request):
         data = s.RegisterInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -42,11 +83,12 @@ class RegisterView(APIView):
 
 
 class TokenView(APIView):
+    authentication_classes = []
     permission_classes = [permissions.AllowAny]
-    throttle_classes = [ScopedRateThrottle]
+    throttle_classes = [ScopedThrottle]
     throttle_scope = "login"
 
-    @extend_schema(request=s.LoginInput, responses={200: s.TokenOutput, **ERRORS}, auth=[])
+    @extend_schema(request=s.LoginInput, responses={200: s.TokenOutput, **errors(400, 429)}, auth=[])
     def post(self, request):
         data = s.LoginInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -60,7 +102,7 @@ class TokenView(APIView):
 class GamesView(APIView):
     permission_classes = [permissions.AllowAny]
 
-    @extend_schema(responses={200: s.GameOutput(many=True)})
+    @extend_schema(responses={200: s.GameOutput(many=True), **errors(401)})
     def get(self, request):
         out = []
         for game_id in game_ids():
@@ -72,6 +114,7 @@ class GamesView(APIView):
         return Response(s.GameOutput(out, many=True).data)
 
 
+@extend_schema_view(get=extend_schema(responses={200: s.LadderOutput(many=True), **errors(401)}))
 class LadderList(generics.ListAPIView):
     serializer_class = s.LadderOutput
     queryset = Ladder.objects.none()
@@ -81,6 +124,7 @@ class LadderList(generics.ListAPIView):
         return selectors.ladders()
 
 
+@extend_schema_view(get=extend_schema(responses={200: s.LadderOutput, **errors(401, 404)}))
 class LadderDetail(generics.RetrieveAPIView):
     serializer_class = s.LadderOutput
 
@@ -88,6 +132,7 @@ class LadderDetail(generics.RetrieveAPIView):
         return selectors.ladders()
 
 
+@extend_schema_view(get=extend_schema(responses={200: s.StandingOutput(many=True), **errors(400, 401, 404)}))
 class StandingsView(generics.ListAPIView):
     serializer_class = s.StandingOutput
 
@@ -107,17 +152,23 @@ class StandingsView(generics.ListAPIView):
 class BotList(generics.ListCreateAPIView):
     serializer_class = s.BotOutput
 
-    @extend_schema(parameters=[
-        OpenApiParameter("game", str, enum=["allegory", "allegra"]),
-        OpenApiParameter("owner", str, description="a username"),
-    ])
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("game", str, enum=["allegory", "allegra"]),
+            OpenApiParameter("owner", str, description="a username"),
+        ],
+        responses={200: s.BotOutput(many=True), **errors(400, 401, 404)},
+    )
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self):
-        return selectors.bots(self.request.query_params.get("game"), self.request.query_params.get("owner"))
+        game = self.request.query_params.get("game")
+        if game is not None and game not in game_ids():
+            raise FilterError(f"game must be one of {', '.join(game_ids())}, not {game!r}", "game")
+        return selectors.bots(game, self.request.query_params.get("owner"))
 
-    @extend_schema(request=s.BotInput, responses={201: s.BotOutput, **ERRORS})
+    @extend_schema(request=s.BotInput, responses={201: s.BotOutput, **errors(400, 401)})
     def post(self, request, *args, **kwargs):
         data = s.BotInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -125,6 +176,7 @@ class BotList(generics.ListCreateAPIView):
         return Response(s.BotOutput(bot, context={"request": request}).data, status=status.HTTP_201_CREATED)
 
 
+@extend_schema_view(get=extend_schema(responses={200: s.BotOutput, **errors(401, 404)}))
 class BotDetail(generics.RetrieveAPIView):
     serializer_class = s.BotOutput
 
@@ -132,19 +184,29 @@ class BotDetail(generics.RetrieveAPIView):
         return selectors.bots()
 
 
+@extend_schema_view(get=extend_schema(responses={200: s.VersionOutput(many=True), **errors(400, 401, 404)}))
 class VersionList(generics.ListAPIView):
     serializer_class = s.VersionOutput
     parser_classes = [MultiPartParser, FormParser, JSONParser]
     throttle_scope = "upload"
 
     def get_throttles(self):
-        return [ScopedRateThrottle()] if self.request.method == "POST" else []
+        return [ScopedThrottle()] if self.request.method == "POST" else []
 
     def get_bot(self) -> Bot:
         return generics.get_object_or_404(Bot.objects.select_related("owner"), pk=self.kwargs["pk"])
 
     def get_queryset(self):
-        return selectors.versions(self.get_bot()).select_related("bot")
+        return selectors.versions(self.get_bot())
+
+    def initialize_request(self, request, *args, **kwargs):
+        # Before anything reads the body (even a CSRF check does): an upload
+        # over the limit is not written to disk past the limit.
+        self.upload_limit = None
+        if request.method == "POST":
+            self.upload_limit = UploadLimit(request, settings.CARDROOM_MAX_UPLOAD_BYTES)
+            request.upload_handlers.insert(0, self.upload_limit)
+        return super().initialize_request(request, *args, **kwargs)
 
     @extend_schema(request={"multipart/form-data": s.VersionInput}, responses={201: s.VersionOutput, **ERRORS})
     def post(self, request, *args, **kwargs):
@@ -152,16 +214,25 @@ class VersionList(generics.ListAPIView):
         if bot.owner_id != request.user.pk:
             return error_response("only the bot's owner may upload versions of it", None, 403)
         upload = request.FILES.get("file")
+        if self.upload_limit is not None and self.upload_limit.too_large:
+            limit = self.upload_limit.limit
+            return error_response(
+                f"{self.upload_limit.too_large}: the package is more than {limit} bytes; the limit is {limit} bytes", "file", 413
+            )
         if upload is None:
             return error_response("send the bot package as the multipart field 'file'", "file", 400)
-        data = upload.read(bot_services.settings.CARDROOM_MAX_UPLOAD_BYTES + 1)
+        s.VersionInput(data={"file": upload}).is_valid(raise_exception=True)  # the file name's length
+        data = upload.read(settings.CARDROOM_MAX_UPLOAD_BYTES + 1)
         version = bot_services.upload_version(bot=bot, filename=upload.name or "bot.py", data=data)
         return Response(s.VersionOutput(version, context={"request": request}).data, status=status.HTTP_201_CREATED)
 
 
+MAX_ID = 2**63 - 1  # the ids are 64-bit: a larger number is no id (and overflows SQLite)
+ID_SCHEMA = {"type": "integer", "minimum": 1, "maximum": MAX_ID}
+
 MATCH_FILTERS = [
-    OpenApiParameter("ladder", int, description="a ladder id"),
-    OpenApiParameter("bot", int, description="a bot id"),
+    OpenApiParameter("ladder", ID_SCHEMA, description="a ladder id"),
+    OpenApiParameter("bot", ID_SCHEMA, description="a bot id"),
     OpenApiParameter("status", str, enum=[c for c, _ in Match.Status.choices]),
 ]
 
@@ -170,7 +241,7 @@ class MatchList(generics.ListAPIView):
     serializer_class = s.MatchOutput
     pagination_class = MatchCursorPagination
 
-    @extend_schema(parameters=MATCH_FILTERS, responses={200: s.MatchOutput(many=True), **ERRORS})
+    @extend_schema(parameters=MATCH_FILTERS, responses={200: s.MatchOutput(many=True), **errors(400, 401, 404)})
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
@@ -178,22 +249,20 @@ class MatchList(generics.ListAPIView):
         params = self.request.query_params
         filters = {}
         for name in ("ladder", "bot"):
-            if params.get(name) not in (None, ""):
+            if name in params:
                 try:
                     filters[name] = int(params[name])
                 except ValueError:
                     raise FilterError(f"the filter {name!r} takes an id (a whole number), not {params[name]!r}", name) from None
-        status_value = params.get("status") or None
-        if status_value and status_value not in Match.Status.values:
+                if not 1 <= filters[name] <= MAX_ID:
+                    raise FilterError(f"the filter {name!r} takes an id from 1 to {MAX_ID}, not {params[name]!r}", name)
+        status_value = params.get("status")
+        if status_value is not None and status_value not in Match.Status.values:
             raise FilterError(f"status must be one of {', '.join(Match.Status.values)}, not {status_value!r}", "status")
         return selectors.matches(filters.get("ladder"), filters.get("bot"), status_value)
 
 
-class FilterError(Exception):
-    def __init__(self, message, field):
-        self.message, self.field = message, field
-
-
+@extend_schema_view(get=extend_schema(responses={200: s.MatchOutput, **errors(401, 404)}))
 class MatchDetail(generics.RetrieveAPIView):
     serializer_class = s.MatchOutput
 
@@ -204,9 +273,11 @@ class MatchDetail(generics.RetrieveAPIView):
 class ReplayView(APIView):
     permission_classes = [permissions.AllowAny]
 
-    @extend_schema(responses={(200, "application/json"): OpenApiResponse(OpenApiTypes.OBJECT, description="replay format v1"), **ERRORS})
+    @extend_schema(
+        responses={(200, "application/json"): OpenApiResponse(OpenApiTypes.OBJECT, description="replay format v1"), **errors(401, 404)}
+    )
     def get(self, request, pk: int):
-        match = Match.objects.filter(pk=pk).first()
+        match = selectors.match(pk)
         if match is None:
             raise Http404
         data = selectors.replay_bytes(match)
@@ -220,14 +291,22 @@ class ReplayView(APIView):
 class LogView(APIView):
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(responses={(200, "text/plain"): OpenApiResponse(OpenApiTypes.STR, description="the bot's stderr"), **ERRORS})
+    @extend_schema(
+        responses={(200, "text/plain"): OpenApiResponse(OpenApiTypes.STR, description="the bot's stderr"), **errors(401, 403, 404)}
+    )
     def get(self, request, pk: int, seat: int):
-        match = Match.objects.filter(pk=pk).first()
+        match = selectors.match(pk)
         if match is None:
             raise Http404
-        participant = match.participants.select_related("bot").filter(seat=seat).first()
+        participant = selectors.participant(match, seat)
         if participant is None:
             return error_response(f"match {pk} has no seat {seat}", None, 404)
         if participant.bot.owner_id != request.user.pk:
             return error_response("only the bot's owner may read its logs", None, 403)
         return HttpResponse(selectors.log_text(participant), content_type="text/plain; charset=utf-8")
+
+
+@csrf_exempt
+def not_found(request, *args, **kwargs):
+    """Any other path under /api/: a JSON 404 like the rest of the API."""
+    return JsonResponse({"error": f"not found: no API resource at {request.path}"}, status=404)

@@ -82,6 +82,8 @@ def upload_version(*, bot: Bot, filename: str, data: bytes) -> BotVersion:
     if not data:
         raise ServiceError(f"{filename}: the file is empty", "file")
     safe_name = Path(filename.replace("\\", "/")).name or "bot.py"
+    if len(safe_name) > 200:
+        raise ServiceError(f"the file name is {len(safe_name)} characters long; the limit is 200", "file")
     sha256 = check_package(safe_name, data)
     with transaction.atomic():
         Bot.objects.select_for_update().get(pk=bot.pk)  # serialises version numbers
