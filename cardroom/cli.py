@@ -152,12 +152,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from cardroom.runner import BotSpecError
+    from cardroom.sandbox import SandboxUnavailable
     from engine.core import EngineError
 
     try:
         args = build_parser().parse_args(argv)
         return args.func(args)
-    except (CliError, BotSpecError, EngineError) as exc:
+    except (CliError, BotSpecError, EngineError, SandboxUnavailable) as exc:
         print(f"cardroom: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -102,11 +102,12 @@ class PlainProcess(BotProcess):
             self._popen.wait(timeout=5)
         except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not wait
             pass
-        for stream in (self._popen.stdin, self._popen.stdout, self._popen.stderr):
-            try:
-                stream.close()
-            except OSError:
-                pass
+        # Only stdin: the log thread may still be draining stderr (the tail of
+        # a crash traceback); the read ends close with this object.
+        try:
+            self._popen.stdin.close()
+        except OSError:
+            pass
 
 
 class PlainLauncher(Launcher):

@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""What the sandbox costs: plain launcher vs bwrap launcher, side by side.
+
+    python benchmarks/sandbox_bench.py [--starts 20] [--round-trips 2000]
+
+* start: from ``Launcher.spawn`` to the bot's first reply (``ready`` to the
+  ``start`` message) for a trivial protocol-v1 bot; median over N starts
+  (plus the median of ``kill()``, the clean-up after a match);
+* round trip: one ``act`` message with a real Allegra observation and legal
+  list, answered by an ``action``: N decisions, the plain and the sandboxed
+  bot running at once and taking turns in blocks of 20; the median of the
+  blocks' means.
+
+Both columns are measured in turns (start, start, …), so that a busy moment
+of the machine weighs on both alike.
+
+Goals: sandboxed start within 1.5x of plain, round trip within 1.2x.
+Needs root and bubblewrap for the sandboxed column (see docs/bot-authors.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import select
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from cardroom.launch import BotLimits, BotProcess, Launcher, PlainLauncher, bot_python  # noqa: E402
+
+TRIVIAL_BOT = """import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "start":
+        reply = {"type": "ready"}
+    elif message["type"] == "act":
+        reply = {"type": "action", "action": message["legal"][0]}
+    else:
+        break
+    sys.stdout.write(json.dumps(reply) + "\\n")
+    sys.stdout.flush()
+"""
+
+START = {
+    "type": "start",
+    "protocol": 1,
+    "game": "allegra",
+    "seat": 0,
+    "num_players": 4,
+    "match_id": "bench",
+    "options": {},
+    "time": {"per_move_ms": 1000, "total_ms": 60000, "overage_ms": 10000},
+}
+
+
+def act_message() -> bytes:
+    """A real mid-game Allegra ``act`` message (4 players)."""
+    from engine import new_game
+
+    game = new_game("allegra", 4)
+    state = game.new_initial_state()
+    rng = random.Random(7)
+    decisions = 0
+    while not state.is_terminal():
+        if state.is_chance_node():
+            state.apply_chance(state.sample_chance(rng))
+            continue
+        seat = state.to_act()[0]
+        decisions += 1
+        if decisions >= 40 and seat == 0:
+            legal = state.legal_actions(seat)
+            message = {"type": "act", "observation": state.observation(seat), "legal": legal, "time_left_ms": 55000}
+            return (json.dumps(message, separators=(",", ":")) + "\n").encode()
+        state.apply(seat, state.random_action(seat, rng))
+    raise RuntimeError("the game ended before the sample decision")
+
+
+class Wire:
+    def __init__(self, proc: BotProcess):
+        self.proc = proc
+        self.buffer = b""
+
+    def send(self, data: bytes) -> None:
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def line(self, timeout: float = 10.0) -> bytes:
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([self.proc.stdout_fd], [], [], max(0.0, left))
+            if not ready:
+                raise TimeoutError("no reply from the bot")
+            chunk = os.read(self.proc.stdout_fd, 1 << 16)
+            if not chunk:
+                raise EOFError("the bot closed its output")
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line
+
+
+def start_once(launcher: Launcher, root: Path) -> tuple[float, float]:
+    """(ms from spawn to the ready reply, ms to kill and clean up)."""
+    start_line = (json.dumps(START) + "\n").encode()
+    t0 = time.perf_counter()
+    proc = launcher.spawn(root, [bot_python(), "bot.py"], BotLimits())
+    wire = Wire(proc)
+    wire.send(start_line)
+    assert json.loads(wire.line())["type"] == "ready"
+    t1 = time.perf_counter()
+    proc.kill()
+    t2 = time.perf_counter()
+    return (t1 - t0) * 1000, (t2 - t1) * 1000
+
+
+def bench_starts(launchers: list[tuple[str, Launcher]], root: Path, runs: int) -> dict[str, tuple[float, float]]:
+    """Medians; the launchers take turns, so that a slow moment of the
+    machine hits both columns alike."""
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in launchers}
+    for _ in range(runs):
+        for name, launcher in launchers:
+            samples[name].append(start_once(launcher, root))
+    return {
+        name: (statistics.median(s for s, _ in runs_), statistics.median(k for _, k in runs_))
+        for name, runs_ in samples.items()
+    }
+
+
+def bench_round_trips(launchers: list[tuple[str, Launcher]], root: Path, n: int, act: bytes) -> dict[str, float]:
+    """Microseconds per act/action round trip: all the bots run at once and
+    take turns in blocks of 20 decisions (so that the machine's slow moments
+    hit every column alike); the median over the blocks of each bot's mean."""
+    wires: dict[str, Wire] = {}
+    procs = []
+    try:
+        for name, launcher in launchers:
+            proc = launcher.spawn(root, [bot_python(), "bot.py"], BotLimits())
+            procs.append(proc)
+            wire = Wire(proc)
+            wire.send((json.dumps(START) + "\n").encode())
+            wire.line()
+            for _ in range(50):  # warm up
+                wire.send(act)
+                wire.line()
+            wires[name] = wire
+        blocks: dict[str, list[float]] = {name: [] for name in wires}
+        for _ in range(max(1, n // 20)):
+            for name, wire in wires.items():
+                t0 = time.perf_counter()
+                for _ in range(20):
+                    wire.send(act)
+                    wire.line()
+                blocks[name].append((time.perf_counter() - t0) * 1e6 / 20)
+        return {name: statistics.median(values) for name, values in blocks.items()}
+    finally:
+        for proc in procs:
+            proc.kill()
+
+
+def breakdown(launcher: Launcher, root: Path, runs: int) -> None:
+    """Where a sandboxed start goes: medians of the launcher's steps."""
+    import subprocess
+
+    import cardroom.sandbox as sb
+
+    samples: dict[str, list[float]] = {}
+    originals = []
+
+    def timed(owner, name: str, label: str) -> None:
+        original = getattr(owner, name)
+        originals.append((owner, name, original))
+
+        def wrapper(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                samples.setdefault(label, []).append((time.perf_counter() - t0) * 1000)
+
+        setattr(owner, name, wrapper)
+
+    timed(sb, "lease_uid", "lease a uid")
+    timed(sb, "_copy_bot_files", "copy the bot's files")
+    timed(sb._Controller, "prepare", "prepare cgroups (each)")
+    timed(subprocess, "Popen", "start prlimit+bwrap (Popen)")
+    timed(sb, "_read_child_pid", "wait for the bot's pid (--info-fd)")
+    timed(sb._Controller, "join", "move the bot into a cgroup (each)")
+    try:
+        spawn, reply = [], []
+        for _ in range(runs):
+            start_line = (json.dumps(START) + "\n").encode()
+            t0 = time.perf_counter()
+            proc = launcher.spawn(root, [bot_python(), "bot.py"], BotLimits())
+            t1 = time.perf_counter()
+            wire = Wire(proc)
+            wire.send(start_line)
+            wire.line()
+            t2 = time.perf_counter()
+            proc.kill()
+            spawn.append((t1 - t0) * 1000)
+            reply.append((t2 - t1) * 1000)
+    finally:
+        for owner, name, original in originals:
+            setattr(owner, name, original)
+    print("sandboxed start, step by step (median ms):")
+    for label, values in samples.items():
+        print(f"  {label:<40}{statistics.median(values):>8.2f}")
+    print(f"  {'spawn() in all':<40}{statistics.median(spawn):>8.2f}")
+    print(f"  {'then: bot start-up to its first reply':<40}{statistics.median(reply):>8.2f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--starts", type=int, default=20)
+    parser.add_argument("--round-trips", type=int, default=2000)
+    parser.add_argument("--breakdown", action="store_true", help="also time the steps of a sandboxed start")
+    args = parser.parse_args(argv)
+
+    from cardroom.sandbox import SandboxUnavailable, get_launcher, probe
+
+    launchers: list[tuple[str, Launcher]] = [("plain", PlainLauncher())]
+    try:
+        launchers.append(("bwrap", get_launcher("bwrap")))
+    except SandboxUnavailable as exc:
+        print(f"sandboxed column skipped: {exc}", file=sys.stderr)
+    report = probe()
+    print(report.describe())
+    print()
+    act = act_message()
+    results: dict[str, tuple[float, float, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="cardroom-bench-") as tmp:
+        root = Path(tmp)
+        (root / "bot.py").write_text(TRIVIAL_BOT)
+        os.chmod(tmp, 0o755)
+        bench_starts(launchers, root, 2)  # warm-up (page cache)
+        starts = bench_starts(launchers, root, args.starts)
+        round_trips = bench_round_trips(launchers, root, args.round_trips, act)
+        for name, _ in launchers:
+            results[name] = (*starts[name], round_trips[name])
+        if args.breakdown and len(launchers) > 1:
+            breakdown(launchers[1][1], root, args.starts)
+            print()
+
+    print(f"act message: {len(act)} bytes; {args.starts} starts, {args.round_trips} round trips")
+    print(f"{'':<34}{'plain':>10}{'bwrap':>10}{'ratio':>8}{'goal':>8}")
+    rows = [
+        ("start to first reply (median, ms)", 0, 1.5),
+        ("kill and clean up (median, ms)", 1, None),
+        ("round trip per decision (median, us)", 2, 1.2),
+    ]
+    ok = True
+    for label, index, goal in rows:
+        plain = results["plain"][index]
+        if "bwrap" in results:
+            sandboxed = results["bwrap"][index]
+            ratio = sandboxed / plain if plain else float("nan")
+            verdict = "" if goal is None else (f"<{goal}x" if ratio <= goal else "MISSED")
+            ok = ok and (goal is None or ratio <= goal)
+            print(f"{label:<34}{plain:>10.2f}{sandboxed:>10.2f}{ratio:>7.2f}x{verdict:>8}")
+        else:
+            print(f"{label:<34}{plain:>10.2f}{'-':>10}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+#!/bin/sh
+# Install the system packages cardroom needs, only those that are missing
+# (safe to run again and again; the Makefile and CI call it):
+#   bubblewrap  - the bot sandbox (CARDROOM_SANDBOX=bwrap, the default)
+#   util-linux  - prlimit(1), with which the sandbox sets a bot's rlimits
+#   chromium, fonts-liberation - headless browser (and a font) for tests/web
+# Runs as root, or through sudo when it is available.
+set -eu
+
+missing=""
+command -v bwrap >/dev/null 2>&1 || [ -x /usr/bin/bwrap ] || missing="$missing bubblewrap"
+command -v prlimit >/dev/null 2>&1 || [ -x /usr/bin/prlimit ] || missing="$missing util-linux"
+# The web suite (tests/web) drives a real headless Chromium (Playwright with
+# executable_path=/usr/bin/chromium; no browser download), and its screenshots
+# need a font (Debian's chromium only recommends one; we install without recommends).
+command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing="$missing chromium"
+if command -v dpkg >/dev/null 2>&1 && ! dpkg -s fonts-liberation >/dev/null 2>&1; then
+    missing="$missing fonts-liberation"
+fi
+
+if [ -z "$missing" ]; then
+    echo "install-system-packages: nothing to do ($(bwrap --version 2>/dev/null || echo bwrap), prlimit present)"
+    exit 0
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+    SUDO=""
+elif command -v sudo >/dev/null 2>&1; then
+    SUDO="sudo"
+else
+    echo "install-system-packages: need root (or sudo) to install:$missing" >&2
+    exit 1
+fi
+
+echo "install-system-packages: installing:$missing"
+if command -v apt-get >/dev/null 2>&1; then
+    $SUDO apt-get update -qq
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
+elif command -v dnf >/dev/null 2>&1; then
+    # shellcheck disable=SC2086
+    $SUDO dnf install -y $missing
+elif command -v apk >/dev/null 2>&1; then
+    # shellcheck disable=SC2086
+    $SUDO apk add --no-cache $(echo "$missing" | sed 's/util-linux/util-linux-misc/')
+else
+    echo "install-system-packages: no apt-get, dnf or apk here; install by hand:$missing" >&2
+    exit 1
+fi
+
+bwrap --version

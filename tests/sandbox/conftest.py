@@ -1,0 +1,132 @@
+"""Fixtures of the sandbox suite: the real bwrap launcher (skipped, with the
+probe's reason, only where bubblewrap truly cannot work) and the checks of
+the host after a bot is gone."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from cardroom.launch import BotLimits, BotProcess, Launcher
+from cardroom.sandbox import SandboxUnavailable, get_launcher, processes_of_uid, state_dir, uid_range
+
+HOSTILE = Path(__file__).resolve().parent / "hostile"
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def bwrap_launcher() -> Launcher:
+    try:
+        return get_launcher("bwrap")
+    except SandboxUnavailable as exc:
+        pytest.skip(f"the bwrap sandbox is unavailable here: {exc}")
+
+
+class RecordingLauncher(Launcher):
+    """The real bwrap launcher, remembering every process it started (so the
+    test knows each bot's uid, run folder and cgroups)."""
+
+    name = "bwrap"
+    isolated = True
+
+    def __init__(self, inner: Launcher):
+        self.inner = inner
+        self.procs: list[BotProcess] = []
+
+    def spawn(self, root: Path, argv: list[str], limits: BotLimits) -> BotProcess:
+        proc = self.inner.spawn(root, argv, limits)
+        self.procs.append(proc)
+        return proc
+
+
+@pytest.fixture
+def recording(bwrap_launcher: Launcher) -> RecordingLauncher:
+    return RecordingLauncher(bwrap_launcher)
+
+
+def files_owned_by(uids: set[int], roots: list[Path]) -> list[str]:
+    """Every file or folder under ``roots`` owned by one of ``uids``."""
+    found: list[str] = []
+
+    def walk(path: str, depth: int) -> None:
+        try:
+            entries = list(os.scandir(path))
+        except OSError:
+            return
+        for entry in entries:
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if st.st_uid in uids:
+                found.append(entry.path)
+            if stat.S_ISDIR(st.st_mode) and depth < 12:
+                walk(entry.path, depth + 1)
+
+    for root in roots:
+        if root.exists():
+            try:
+                st = os.lstat(root)
+                if st.st_uid in uids:
+                    found.append(str(root))
+            except OSError:
+                pass
+            walk(str(root), 0)
+    return found
+
+
+def zombie_children(uids: set[int] | None = None) -> list[int]:
+    """Our children that died and were never reaped (of the bot uids: other
+    tests of the session may leave orphans of their own, which this process,
+    a child subreaper once the sandbox is probed, inherits)."""
+    me = str(os.getpid())
+    if uids is None:
+        uids = set(uid_range())
+    zombies = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            text = Path(f"/proc/{name}/status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+        if fields.get("PPid", "").strip() != me or not fields.get("State", "").strip().startswith("Z"):
+            continue
+        if {int(x) for x in fields.get("Uid", "").split()} & uids:
+            zombies.append(int(name))
+    return zombies
+
+
+def uid_is_free(uid: int) -> bool:
+    fd = os.open(state_dir() / "locks" / f"{uid}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError as exc:
+        assert exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN)
+        return False
+    finally:
+        os.close(fd)
+
+
+def assert_host_clean(procs: list[BotProcess]) -> None:
+    """After the bots are gone: none of their processes, files, cgroups,
+    zombies or uid leases is left on the host."""
+    assert procs, "no sandboxed bot was started"
+    uids = {p.uid for p in procs}  # type: ignore[attr-defined]
+    for proc in procs:
+        uid = proc.uid  # type: ignore[attr-defined]
+        assert processes_of_uid(uid, include_zombies=True) == [], f"processes of bot uid {uid} are left"
+        assert not proc.run_dir.exists(), f"run folder {proc.run_dir} is left"  # type: ignore[attr-defined]
+        for cgroup in proc.cgroups:  # type: ignore[attr-defined]
+            assert not cgroup.exists(), f"cgroup {cgroup} is left"
+        assert uid_is_free(uid), f"uid {uid} is still leased"
+    left = files_owned_by(uids, [Path("/tmp"), Path("/dev/shm"), Path("/var/tmp"), state_dir(), Path("/run/user")])
+    assert left == [], f"files owned by bot uids left: {left[:10]}"
+    assert zombie_children(uids) == [], "zombie children left"

@@ -1,0 +1,638 @@
+"""The bwrap launcher at process level: what a bot sees inside, its limits,
+the clean-up, the uid pool, the modes and the probe's messages."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import cardroom.sandbox as sandbox
+from cardroom.launch import BotLimits, PlainLauncher
+from cardroom.runner import TimeControl, run_match
+from cardroom.sandbox import (
+    BOT_ENV,
+    NONE_WARNING,
+    SandboxError,
+    SandboxUnavailable,
+    UnsandboxedLauncher,
+    get_launcher,
+    lease_uid,
+    processes_of_uid,
+    uid_range,
+)
+
+from .conftest import REPO, assert_host_clean, uid_is_free, zombie_children
+
+MiB = 1024 * 1024
+
+
+DEFAULT_LIMITS = BotLimits()
+
+
+def start(launcher, tmp_path: Path, code: str, limits: BotLimits = DEFAULT_LIMITS, files: dict[str, str] | None = None):
+    root = tmp_path / "bot"
+    root.mkdir(exist_ok=True)
+    (root / "bot.py").write_text(textwrap.dedent(code))
+    for name, text in (files or {}).items():
+        (root / name).write_text(text)
+    return launcher.spawn(root, ["/usr/bin/python3", "bot.py"], limits)
+
+
+def read_all(fd: int, timeout: float = 20.0) -> bytes:
+    out = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            break
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return out
+        out += chunk
+    raise AssertionError(f"no end of output within {timeout} s (got {out[-500:]!r})")
+
+
+def read_line(fd: int, timeout: float = 20.0) -> bytes:
+    out = b""
+    deadline = time.monotonic() + timeout
+    while b"\n" not in out:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        assert ready, f"no line within {timeout} s (got {out!r})"
+        chunk = os.read(fd, 1 << 16)
+        assert chunk, f"end of output before a line (got {out!r})"
+        out += chunk
+    return out
+
+
+def wait_exit(proc, timeout: float = 10.0) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = proc.poll()
+        if status is not None:
+            return status
+        time.sleep(0.01)
+    raise AssertionError("the bot did not exit")
+
+
+def run(launcher, tmp_path, code, limits=DEFAULT_LIMITS, files=None):
+    """Run a bot to its end; (parsed JSON stdout, stderr text, status)."""
+    proc = start(launcher, tmp_path, code, limits, files)
+    try:
+        out = read_all(proc.stdout_fd)
+        status = wait_exit(proc)
+        os.set_blocking(proc.stderr_fd, False)
+        try:
+            err = os.read(proc.stderr_fd, 1 << 20).decode(errors="replace")
+        except BlockingIOError:
+            err = ""
+    finally:
+        proc.kill()
+    assert_host_clean([proc])
+    return (json.loads(out) if out.strip() else None), err, status
+
+
+# -- inside the sandbox --------------------------------------------------------------------
+
+INSPECT = """
+    import json, os, resource, socket, sys
+    out = {}
+    out["ids"] = [os.getuid(), os.geteuid(), os.getgid(), os.getgroups()]
+    out["env"] = dict(os.environ)
+    out["cwd"] = os.getcwd()
+    out["root"] = sorted(os.listdir("/"))
+    out["etc"] = sorted(os.listdir("/etc"))
+    out["usr_local"] = os.listdir("/usr/local")
+    out["dist_packages"] = os.listdir("/usr/lib/python3/dist-packages") if os.path.isdir("/usr/lib/python3/dist-packages") else []
+    out["limits"] = {n: list(resource.getrlimit(getattr(resource, "RLIMIT_" + n))) for n in ("AS", "CPU", "NPROC", "FSIZE", "NOFILE", "CORE")}
+    def write(path):
+        try:
+            with open(path, "w") as f:
+                f.write("x")
+            return "ok"
+        except OSError as exc:
+            return exc.strerror
+    out["write"] = {p: write(p) for p in ("/tmp/x", "/dev/shm/x", "/dev/x", "/bot/x", "/x", "/usr/x", "/etc/x")}
+    out["pids"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+    out["hostname"] = socket.gethostname()
+    out["stdio"] = [os.readlink("/proc/self/fd/%d" % fd) for fd in (0, 1)]
+    out["python"] = sys.version
+    out["sys_path"] = sys.path
+    out["interfaces"] = sorted(name for _, name in socket.if_nameindex())
+    out["files"] = sorted(os.listdir("/bot"))
+    status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
+    out["caps"] = [status[k].strip() for k in ("CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs")]
+    import subprocess
+    out["unshare"] = subprocess.run(["/usr/bin/unshare", "--user", "/usr/bin/true"], capture_output=True, text=True).stderr.strip()
+    json.dump(out, sys.stdout)
+"""
+
+
+@pytest.mark.sandbox
+def test_what_a_bot_sees(bwrap_launcher, tmp_path):
+    info, err, status = run(bwrap_launcher, tmp_path, INSPECT, files={"data.txt": "mine"})
+    assert status == 0, err
+    uid = info["ids"][0]
+    assert uid in uid_range() and info["ids"] == [uid, uid, uid, []]
+    assert set(info["env"]) == set(BOT_ENV) | {"PWD"}
+    assert info["cwd"] == "/bot"
+    assert info["files"] == ["bot.py", "data.txt"]
+    assert {"bot", "usr", "tmp", "dev", "proc", "etc"} <= set(info["root"])
+    assert not {"root", "home", "work", "run", "var", "sys", "srv", "opt", "mnt"} & set(info["root"])
+    assert info["etc"] == sorted(n for n in ("ld.so.cache", "localtime", "python3.11") if os.path.exists(f"/etc/{n}"))
+    assert info["usr_local"] == [] and info["dist_packages"] == []
+    limits = BotLimits()
+    assert info["limits"] == {
+        "AS": [limits.memory_bytes] * 2,
+        "CPU": [limits.cpu_seconds, limits.cpu_seconds + 1],
+        "NPROC": [limits.max_processes] * 2,
+        "FSIZE": [limits.file_size_bytes] * 2,
+        "NOFILE": [limits.open_files] * 2,
+        "CORE": [0, 0],
+    }
+    writable = {path for path, result in info["write"].items() if result == "ok"}
+    assert writable == {"/tmp/x", "/dev/shm/x"}, info["write"]
+    assert info["pids"] == [1]  # the bot is pid 1 of its own namespace: nothing of the host
+    assert info["hostname"] == "cardroom-bot"
+    assert all(p.startswith("pipe:") for p in info["stdio"]), info["stdio"]
+    assert info["python"].startswith("3.11.")
+    assert info["interfaces"] == ["lo"]
+    assert info["caps"] == ["0000000000000000"] * 4 + ["1"]  # no capabilities, no_new_privs
+    if bwrap_launcher.disable_userns:
+        assert "unshare failed" in info["unshare"], info["unshare"]
+
+
+@pytest.mark.sandbox
+def test_tmp_and_shm_are_small(bwrap_launcher, tmp_path):
+    code = """
+        import json, sys
+        def fill(path):
+            n = 0
+            try:
+                with open(path, "wb") as f:
+                    for _ in range(64):
+                        f.write(b"\\0" * (1 << 20)); f.flush(); n += 1
+            except OSError as exc:
+                return [n, exc.strerror]
+            return [n, "ok"]
+        json.dump({"tmp": fill("/tmp/big"), "shm": fill("/dev/shm/big")}, sys.stdout)
+    """
+    limits = BotLimits(tmp_bytes=4 * MiB, shm_bytes=MiB, file_size_bytes=64 * MiB)
+    info, err, status = run(bwrap_launcher, tmp_path, code, limits)
+    assert status == 0, err
+    assert info["tmp"][0] <= 4 and info["tmp"][1] == "No space left on device"
+    assert info["shm"][0] <= 1 and info["shm"][1] == "No space left on device"
+
+
+@pytest.mark.sandbox
+def test_file_size_limit(bwrap_launcher, tmp_path):
+    code = """
+        import json, signal, sys
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        try:
+            with open("/tmp/big", "wb") as f:
+                f.write(b"\\0" * (3 << 20))
+            result = "ok"
+        except OSError as exc:
+            result = exc.strerror
+        json.dump(result, sys.stdout)
+    """
+    info, err, status = run(bwrap_launcher, tmp_path, code, BotLimits(file_size_bytes=2 * MiB))
+    assert info == "File too large", err
+
+
+@pytest.mark.sandbox
+def test_processes_are_limited(bwrap_launcher, tmp_path):
+    code = """
+        import json, os, sys, time
+        made = 0
+        while True:
+            try:
+                pid = os.fork()
+            except OSError as exc:
+                error = exc.strerror
+                break
+            if pid == 0:
+                time.sleep(60)
+                os._exit(0)
+            made += 1
+        json.dump([made, error], sys.stdout)
+    """
+    info, err, status = run(bwrap_launcher, tmp_path, code, BotLimits(max_processes=8))
+    made, error = info
+    assert made < 8 and error == "Resource temporarily unavailable", info
+
+
+@pytest.mark.sandbox
+def test_memory_cgroup_bounds_the_bot_as_a_whole(bwrap_launcher, tmp_path):
+    """Each of 4 children stays under the per-process address-space limit;
+    together they pass the cgroup's limit and the kernel kills some."""
+    if not any(c.name == "memory" for c in bwrap_launcher.controllers):
+        pytest.skip("no writable memory cgroup here: " + sandbox.probe().memory_cgroup)
+    code = """
+        import json, os, sys, time
+        children = []
+        for _ in range(4):
+            pid = os.fork()
+            if pid == 0:
+                block = b"x" * (150 << 20)
+                time.sleep(5)
+                os._exit(0)
+            children.append(pid)
+        statuses = [os.waitpid(pid, 0)[1] for pid in children]
+        json.dump([os.WTERMSIG(s) if os.WIFSIGNALED(s) else -os.WEXITSTATUS(s) for s in statuses], sys.stdout)
+    """
+    info, err, status = run(bwrap_launcher, tmp_path, code, BotLimits(memory_bytes=256 * MiB))
+    assert signal.SIGKILL in info, f"no child was OOM-killed: {info} {err}"
+
+
+@pytest.mark.sandbox
+def test_each_bot_has_its_own_uid(bwrap_launcher, tmp_path):
+    procs = []
+    for i in range(3):
+        (tmp_path / str(i)).mkdir()
+        procs.append(start(bwrap_launcher, tmp_path / str(i), "import sys; sys.stdin.read()"))
+    try:
+        uids = [p.uid for p in procs]
+        assert len(set(uids)) == 3
+        for p in procs:
+            assert processes_of_uid(p.uid), "the bot runs as its uid"
+            assert not uid_is_free(p.uid)
+    finally:
+        for p in procs:
+            p.kill()
+    assert_host_clean(procs)
+
+
+# -- exit status and pipes ------------------------------------------------------------------
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("import sys; sys.exit(0)", 0),
+        ("import sys; sys.exit(3)", 3),
+        ("raise SystemExit('bye')", 1),
+        ("import ctypes; ctypes.string_at(0)", -signal.SIGSEGV),  # a real crash
+        # The bot is pid 1 of its namespace: a signal it sends itself without
+        # a handler is ignored (documented); with one, it works as usual.
+        ("import os, signal; os.kill(os.getpid(), signal.SIGTERM); print('\"alive\"')", 0),
+        # An uncaught KeyboardInterrupt: Python exits with 128 + SIGINT.
+        ("import os, signal; os.kill(os.getpid(), signal.SIGINT)", -signal.SIGINT),
+    ],
+)
+def test_exit_status(bwrap_launcher, tmp_path, code, expected):
+    _, err, status = run(bwrap_launcher, tmp_path, code)
+    assert status == expected, err
+
+
+@pytest.mark.sandbox
+def test_closing_stdout_is_seen_at_once(bwrap_launcher, tmp_path):
+    """Only the bot holds its stdout (bwrap's helpers do not): closing it is
+    an end of output while the bot still runs."""
+    proc = start(bwrap_launcher, tmp_path, "import os, time; print('hi', flush=True); os.close(1); time.sleep(60)")
+    try:
+        assert read_all(proc.stdout_fd, timeout=10) == b"hi\n"
+        assert proc.poll() is None
+    finally:
+        proc.kill()
+    assert_host_clean([proc])
+
+
+@pytest.mark.sandbox
+def test_closing_stdin_breaks_the_pipe(bwrap_launcher, tmp_path):
+    proc = start(bwrap_launcher, tmp_path, "import os, time; os.close(0); print('closed', flush=True); time.sleep(60)")
+    try:
+        assert read_line(proc.stdout_fd) == b"closed\n"
+        with pytest.raises(BrokenPipeError):
+            for _ in range(100):
+                proc.stdin.write(b"x" * 65536)
+                proc.stdin.flush()
+    finally:
+        proc.kill()
+    assert_host_clean([proc])
+
+
+@pytest.mark.sandbox
+def test_echo_round_trips(bwrap_launcher, tmp_path):
+    proc = start(bwrap_launcher, tmp_path, "import sys\nfor line in sys.stdin:\n    sys.stdout.write(line); sys.stdout.flush()\n")
+    try:
+        for i in range(200):
+            proc.stdin.write(b'{"n": %d}\n' % i)
+            proc.stdin.flush()
+            assert read_line(proc.stdout_fd) == b'{"n": %d}\n' % i
+    finally:
+        proc.kill()
+
+
+# -- clean-up --------------------------------------------------------------------------------------
+
+DAEMON = """
+    import os, sys, time
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.closerange(0, 3)
+            while True:
+                time.sleep(0.05)
+        os._exit(0)
+    os.wait()
+    print("ready", flush=True)
+    time.sleep(3600)
+"""
+
+
+@pytest.mark.sandbox
+def test_kill_takes_everything(bwrap_launcher, tmp_path):
+    proc = start(bwrap_launcher, tmp_path, DAEMON)
+    assert read_line(proc.stdout_fd) == b"ready\n"
+    uid = proc.uid
+    assert len(processes_of_uid(uid)) >= 3  # the outer bwrap, the bot, the daemon
+    for cgroup in proc.cgroups:
+        assert (cgroup / "cgroup.procs").read_text().split()
+    proc.kill()
+    proc.kill()  # idempotent
+    assert proc.poll() is not None
+    assert_host_clean([proc])
+
+
+@pytest.mark.sandbox
+def test_outer_bwrap_killed_first_leaves_no_zombie(bwrap_launcher, tmp_path):
+    """If the outer bwrap dies first (as a worker's crash would do), the bot
+    is re-parented to us (child subreaper) and kill() still reaps it."""
+    proc = start(bwrap_launcher, tmp_path, DAEMON)
+    assert read_line(proc.stdout_fd) == b"ready\n"
+    os.kill(proc.pid, signal.SIGKILL)
+    time.sleep(0.2)
+    proc.kill()
+    assert_host_clean([proc])
+    assert zombie_children({proc.uid}) == []
+
+
+@pytest.mark.sandbox
+def test_leftovers_of_a_dead_worker_are_swept(bwrap_launcher, tmp_path, monkeypatch, request):
+    """A run folder and a process of a uid whose worker died are removed
+    when the uid is leased again."""
+    uid = 62990  # outside the real pool: no other test's bot can be using it
+    monkeypatch.setenv("CARDROOM_SANDBOX_UIDS", f"{uid}-{uid}")
+    state = Path(tempfile.mkdtemp(prefix="cardroom-sandbox-test-", dir="/tmp"))  # bot uids must traverse it
+    request.addfinalizer(lambda: shutil.rmtree(state, ignore_errors=True))
+    os.chmod(state, 0o711)
+    monkeypatch.setenv("CARDROOM_SANDBOX_DIR", str(state))
+    sandbox._prepare_state_dir()
+    launcher = sandbox.BwrapLauncher(bwrap_launcher.bwrap, bwrap_launcher.controllers)
+    stale_dir = state / "runs" / f"uid-{uid}"
+    stale_dir.mkdir()
+    (stale_dir / "old.py").write_text("")
+    stale = subprocess.Popen(["/usr/bin/sleep", "60"], user=uid, group=uid, extra_groups=[], start_new_session=True)
+    try:
+        proc = start(launcher, tmp_path, "print('fresh', flush=True)")
+        assert read_all(proc.stdout_fd) == b"fresh\n"
+        assert stale.wait(timeout=5) == -signal.SIGKILL
+        proc.kill()
+    finally:
+        if stale.poll() is None:
+            stale.kill()
+            stale.wait()
+    assert_host_clean([proc])
+
+
+@pytest.mark.sandbox
+def test_stale_leftovers_are_swept_at_probe(bwrap_launcher, monkeypatch, request):
+    """What a worker killed without cleaning up leaves (a run folder, cgroups,
+    a process of the uid) goes, unless its uid is leased by someone."""
+    uid = 62980  # outside the real pool: no other test's bot can be using it
+    monkeypatch.setenv("CARDROOM_SANDBOX_UIDS", f"{uid}-{uid + 1}")
+    state = Path(tempfile.mkdtemp(prefix="cardroom-sandbox-test-", dir="/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(state, ignore_errors=True))
+    os.chmod(state, 0o711)
+    monkeypatch.setenv("CARDROOM_SANDBOX_DIR", str(state))
+    sandbox._prepare_state_dir()
+    controllers = bwrap_launcher.controllers
+    dead, held = uid, uid + 1
+    for u in (dead, held):
+        (state / "runs" / f"uid-{u}").mkdir()
+    leaves = [c.prepare(dead, 64 * MiB if c.name == "memory" else 8) for c in controllers]
+    stale = subprocess.Popen(["/usr/bin/sleep", "60"], user=dead, group=dead, extra_groups=[], start_new_session=True)
+    lease = lease_uid()
+    while lease.uid != held:  # take the other uid of the two
+        other = lease_uid()
+        lease.release()
+        lease = other
+    try:
+        removed = sandbox.sweep_stale(controllers)
+        assert stale.wait(timeout=5) == -signal.SIGKILL
+        assert not (state / "runs" / f"uid-{dead}").exists()
+        assert all(not leaf.exists() for leaf in leaves)
+        assert (state / "runs" / f"uid-{held}").exists(), "a leased uid's folder is left alone"
+        assert str(state / "runs" / f"uid-{dead}") in removed
+    finally:
+        lease.release()
+        if stale.poll() is None:
+            stale.kill()
+            stale.wait()
+        for c in controllers:
+            c.remove(c.leaf(dead))
+
+
+# -- the uid pool ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def private_pool(tmp_path, monkeypatch):
+    monkeypatch.setenv("CARDROOM_SANDBOX_DIR", str(tmp_path / "pool"))
+    monkeypatch.setenv("CARDROOM_SANDBOX_UIDS", "61980-61981")
+    (tmp_path / "pool" / "locks").mkdir(parents=True)
+    return tmp_path / "pool"
+
+
+def test_uid_pool_never_shares(private_pool):
+    a, b = lease_uid(), lease_uid()
+    assert {a.uid, b.uid} == {61980, 61981}
+    with pytest.raises(SandboxError, match=r"all 2 sandbox uids \(61980-61981\) are in use"):
+        lease_uid()
+    a.release()
+    c = lease_uid()
+    assert c.uid == a.uid
+    b.release()
+    c.release()
+
+
+def test_uid_pool_across_processes(private_pool):
+    """A uid leased by another worker process is skipped."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "from cardroom.sandbox import lease_uid; l = lease_uid(); print(l.uid, flush=True); input()"],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**os.environ},
+    )
+    try:
+        held = int(holder.stdout.readline())
+        mine = lease_uid()
+        assert mine.uid != held
+        with pytest.raises(SandboxError):
+            lease_uid()
+        mine.release()
+    finally:
+        holder.kill()
+        holder.wait()
+    both = [lease_uid(), lease_uid()]  # the dead worker's lease is free again
+    assert {lease.uid for lease in both} == {61980, 61981}
+    for lease in both:
+        lease.release()
+
+
+def test_bad_uid_range(monkeypatch):
+    monkeypatch.setenv("CARDROOM_SANDBOX_UIDS", "0-10")
+    with pytest.raises(SandboxUnavailable, match="expected a range like 61000-61999"):
+        uid_range()
+
+
+# -- modes and the probe ---------------------------------------------------------------------------------
+
+
+def test_mode_none_warns_on_every_spawn(tmp_path, capfd):
+    launcher = get_launcher("none")
+    assert isinstance(launcher, UnsandboxedLauncher) and isinstance(launcher, PlainLauncher)
+    assert launcher.name == "none" and not launcher.isolated
+    for _ in range(2):
+        proc = start(launcher, tmp_path, "print('plain')")
+        assert read_all(proc.stdout_fd) == b"plain\n"
+        proc.kill()
+    assert capfd.readouterr().err.count(NONE_WARNING) == 2
+    assert NONE_WARNING == "cardroom: WARNING: CARDROOM_SANDBOX=none runs bots without any isolation"
+
+
+def test_mode_from_environment(monkeypatch):
+    monkeypatch.setenv("CARDROOM_SANDBOX", "none")
+    assert get_launcher().name == "none"
+    monkeypatch.setenv("CARDROOM_SANDBOX", "docker")
+    with pytest.raises(SandboxUnavailable) as info:
+        get_launcher()
+    assert str(info.value) == (
+        "CARDROOM_SANDBOX='docker' is not a sandbox mode: use 'bwrap' (the default, bubblewrap isolation) "
+        "or 'none' (no isolation, local development only)"
+    )
+
+
+@pytest.mark.sandbox
+def test_default_mode_is_bwrap(monkeypatch, bwrap_launcher):
+    monkeypatch.delenv("CARDROOM_SANDBOX", raising=False)
+    assert get_launcher().name == "bwrap" and get_launcher() is get_launcher()
+    monkeypatch.setenv("CARDROOM_SANDBOX", "")
+    assert get_launcher().name == "bwrap"
+    assert sandbox.probe() is sandbox.probe()  # probed once per process
+
+
+@pytest.fixture
+def reprobe(monkeypatch):
+    """Run a probe under monkeypatches, then restore the real one."""
+    yield lambda: sandbox.probe(refresh=True)
+    monkeypatch.undo()
+    sandbox.probe(refresh=True)
+
+
+def test_missing_bwrap_is_explained(monkeypatch, reprobe):
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    real_access = os.access
+    monkeypatch.setattr(sandbox.os, "access", lambda p, m: False if p == "/usr/bin/bwrap" else real_access(p, m))
+    report = reprobe()
+    assert not report.ok
+    assert report.error == (
+        "bubblewrap is not installed (no 'bwrap' on PATH): install it (Debian/Ubuntu: apt-get install bubblewrap, "
+        "or run scripts/install-system-packages.sh), or set CARDROOM_SANDBOX=none for local development only (no isolation)"
+    )
+    with pytest.raises(SandboxUnavailable) as info:
+        get_launcher("bwrap")
+    assert str(info.value) == "CARDROOM_SANDBOX=bwrap: " + report.error
+    assert "sandbox: UNAVAILABLE" in report.describe()
+
+
+def test_not_root_is_explained(monkeypatch, reprobe):
+    if not sandbox.shutil.which("bwrap"):
+        pytest.skip("bubblewrap is not installed")
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
+    report = reprobe()
+    assert not report.ok
+    assert report.error.startswith("the bwrap sandbox must run as root: it starts each bot as its own unprivileged uid (61000-61999)")
+
+
+@pytest.mark.parametrize(
+    ("bwrap_says", "hint"),
+    [
+        ("bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces.", "unprivileged user namespaces are blocked"),
+        ("bwrap: Creating new namespace failed: Operation not permitted", "--security-opt seccomp=unconfined"),
+        ("bwrap: Can't mount proc on /newroot/proc: Operation not permitted", "systempaths=unconfined"),
+        ("bwrap: Failed to make / slave: Permission denied (mount)", "apparmor=unconfined"),
+    ],
+)
+def test_bwrap_failures_are_explained(bwrap_says, hint):
+    message = sandbox._explain(bwrap_says)
+    assert message.startswith(f"bubblewrap cannot create the sandbox ({bwrap_says}): ")
+    assert hint in message
+    assert message.endswith("or set CARDROOM_SANDBOX=none for local development only (no isolation)")
+
+
+@pytest.mark.sandbox
+def test_probe_report(bwrap_launcher):
+    report = sandbox.probe()
+    assert report.ok and report.error is None
+    text = report.describe()
+    assert "sandbox: bwrap works" in text and "memory limit:" in text and "process limit:" in text
+    assert report.subreaper
+
+
+@pytest.mark.sandbox
+def test_probe_command(bwrap_launcher):
+    result = subprocess.run([sys.executable, "-m", "cardroom.sandbox"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "sandbox: bwrap works" in result.stdout
+
+
+# -- whole matches with archives ------------------------------------------------------------------------
+
+
+@pytest.mark.sandbox
+def test_zip_and_tar_gz_bots_play_a_match(bwrap_launcher, tmp_path):
+    import tarfile
+
+    from .conftest import RecordingLauncher
+
+    source = (REPO / "bots" / "random_bot.py").read_bytes()
+    manifest = 'entry = "bot/main.py"\nprotocol = 1\nname = "zipped"\n'
+    zipped = tmp_path / "zipped.zip"
+    with zipfile.ZipFile(zipped, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("cardroom.toml", manifest)
+        zf.writestr("bot/main.py", source)
+    tarred = tmp_path / "tarred.tar.gz"
+    folder = tmp_path / "tarred"
+    folder.mkdir()
+    (folder / "bot.json").write_text(json.dumps({"entry": "main.py", "protocol": 1}))
+    (folder / "main.py").write_bytes(source)
+    with tarfile.open(tarred, "w:gz") as tf:
+        tf.add(folder, arcname=".")
+    recording = RecordingLauncher(bwrap_launcher)
+    record = run_match(
+        "allegory",
+        [str(zipped), str(tarred), "builtin:random"],
+        seed=3,
+        time=TimeControl(startup_ms=15_000, per_move_ms=1000, total_ms=60_000),
+        launcher=recording,
+    )
+    assert record.replay["result"]["forfeits"] == [], record.logs
+    assert record.players[0]["name"] == "zipped"
+    assert len(recording.procs) == 2
+    assert_host_clean(recording.procs)
