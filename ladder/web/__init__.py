@@ -1,0 +1,2 @@
+"""cardroom's web pages (server-rendered; see ladder/templates/cardroom and
+ladder/static/cardroom)."""
