@@ -13,9 +13,9 @@ team of one, ranks as the game gave them; ``ordinal = mu - 3 sigma``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import ROUND_HALF_EVEN, Decimal
-from typing import Sequence
+from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 
 from openskill.models import PlackettLuce
 
@@ -58,27 +58,36 @@ def expected_score(rating: Decimal, opponent: Decimal) -> float:
 
 
 def elo_deltas(elos: Sequence[Decimal], ranks: Sequence[int], provisional: Sequence[bool]) -> list[Decimal]:
+    """Each seat's Elo change (seats in a fixed order: the seat order, so the
+    live path and recompute_ratings round every pair the same way)."""
     n = len(elos)
+    if not len(ranks) == len(provisional) == n:
+        raise ValueError("elos, ranks and provisional flags must have one entry per seat")
     if n < 2:
-        return [Decimal("0.00")] * n
+        raise ValueError(f"a rated match has at least 2 seats, not {n}")
     ks = [ELO_K_PROVISIONAL if p else ELO_K for p in provisional]
     deltas = [Decimal("0.00")] * n
-    for i in range(n):
-        for j in range(i + 1, n):
-            actual = 1.0 if ranks[i] < ranks[j] else 0.5 if ranks[i] == ranks[j] else 0.0
-            k_pair = (ks[i] + ks[j]) / 2 / (n - 1)
-            transfer = (k_pair * Decimal(repr(actual - expected_score(elos[i], elos[j])))).quantize(
-                CENT, rounding=ROUND_HALF_EVEN
-            )
-            deltas[i] += transfer
-            deltas[j] -= transfer
+    # A fixed context: the same inputs round the same way in every process.
+    with localcontext() as ctx:
+        ctx.prec = 28
+        ctx.rounding = ROUND_HALF_EVEN
+        for i in range(n):
+            for j in range(i + 1, n):
+                actual = 1.0 if ranks[i] < ranks[j] else 0.5 if ranks[i] == ranks[j] else 0.0
+                k_pair = (ks[i] + ks[j]) / 2 / (n - 1)
+                transfer = (k_pair * Decimal(repr(actual - expected_score(elos[i], elos[j])))).quantize(
+                    CENT, rounding=ROUND_HALF_EVEN
+                )
+                deltas[i] += transfer
+                deltas[j] -= transfer
     if sum(deltas) != 0:
         raise RatingInvariantError(f"Elo deltas {deltas} do not sum to zero")
     return deltas
 
 
 def rate_match(seats: Sequence[Seat]) -> list[Update]:
-    """New ratings for every seat of one finished match."""
+    """New ratings for every seat of one finished match (ranks are 1-based,
+    equal ranks a tie). Raises RatingInvariantError if the Elo sum moved."""
     deltas = elo_deltas([s.elo for s in seats], [s.rank for s in seats], [s.provisional for s in seats])
     teams = [[_MODEL.rating(mu=s.mu, sigma=s.sigma)] for s in seats]
     rated = _MODEL.rate(teams, ranks=[s.rank for s in seats])

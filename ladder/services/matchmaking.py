@@ -3,13 +3,18 @@
 First the bot that most needs games (fewest games queued or played recently,
 then the widest OpenSkill uncertainty), then opponents near it in Elo (drawn
 at random among the nearest few, so pairings vary), seats shuffled. Each match
-gets its own seed.
+gets its own seed. Only bots whose current version is active play.
+
+One ladder is topped up under a lock on its row, so two runs of the periodic
+task at once (a slow run overlapping the next) never overfill a queue.
 """
 
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from datetime import timedelta
+from decimal import Decimal
 
 from django.conf import settings
 from django.db import transaction
@@ -25,48 +30,91 @@ RECENT = timedelta(hours=24)
 
 def eligible_bots(ladder: Ladder) -> list[Bot]:
     return list(
-        Bot.objects.filter(game=ladder.game, current_version__status="active").select_related("current_version")
+        Bot.objects.filter(game=ladder.game, current_version__status="active")
+        .select_related("current_version")
+        .order_by("pk")
     )
+
+
+@dataclass
+class _Candidates:
+    """What matchmaking knows of a ladder's bots, updated as it plans."""
+
+    bots: list[Bot]
+    elo: dict[int, Decimal]
+    sigma: dict[int, float]
+    busy: dict[int, int]  # games queued, running or finished recently
+
+    @classmethod
+    def load(cls, ladder: Ladder) -> _Candidates:
+        bots = eligible_bots(ladder)
+        ensure_ratings(ladder, [b.pk for b in bots])
+        elo, sigma = {}, {}
+        for bot_id, e, s in Rating.objects.filter(ladder=ladder, bot__in=bots).values_list("bot_id", "elo", "sigma"):
+            elo[bot_id], sigma[bot_id] = e, s
+        since = timezone.now() - RECENT
+        busy = dict(
+            Participant.objects.filter(match__ladder=ladder)
+            .filter(Q(match__status__in=[Match.Status.QUEUED, Match.Status.RUNNING]) | Q(match__finished__gte=since))
+            .values_list("bot_id")
+            .annotate(n=Count("id"))
+            .order_by()
+        )
+        return cls(bots, elo, sigma, busy)
+
+    def pick(self, n: int, rng: random.Random) -> list[Bot] | None:
+        if len(self.bots) < n:
+            return None
+
+        def need(bot: Bot) -> tuple:
+            return (self.busy.get(bot.pk, 0), -self.sigma[bot.pk], rng.random())
+
+        first = min(self.bots, key=need)
+        others = sorted(
+            (b for b in self.bots if b.pk != first.pk),
+            key=lambda b: (abs(self.elo[b.pk] - self.elo[first.pk]), rng.random()),
+        )
+        pool = others[: 2 * (n - 1)]
+        lineup = [first, *rng.sample(pool, n - 1)]
+        rng.shuffle(lineup)
+        for bot in lineup:
+            self.busy[bot.pk] = self.busy.get(bot.pk, 0) + 1
+        return lineup
 
 
 def pick_lineup(ladder: Ladder, rng: random.Random) -> list[Bot] | None:
-    bots = eligible_bots(ladder)
-    n = ladder.players_per_match
-    if len(bots) < n:
-        return None
-    ensure_ratings(ladder, [b.pk for b in bots])
-    ratings = {r.bot_id: r for r in Rating.objects.filter(ladder=ladder, bot__in=bots)}
-    since = timezone.now() - RECENT
-    busy = dict(
-        Participant.objects.filter(match__ladder=ladder)
-        .filter(Q(match__status__in=["queued", "running"]) | Q(match__finished__gte=since))
-        .values_list("bot_id")
-        .annotate(n=Count("id"))
-    )
+    """One match's bots in seat order (None when too few bots can play)."""
+    return _Candidates.load(ladder).pick(ladder.players_per_match, rng)
 
-    def need(bot: Bot) -> tuple:
-        return (busy.get(bot.pk, 0), -ratings[bot.pk].sigma, rng.random())
 
-    first = min(bots, key=need)
-    others = sorted((b for b in bots if b.pk != first.pk), key=lambda b: abs(ratings[b.pk].elo - ratings[first.pk].elo))
-    pool = others[: max(2 * (n - 1), n - 1)]
-    lineup = [first, *rng.sample(pool, n - 1)]
-    rng.shuffle(lineup)
-    return lineup
+def top_up_ladder(ladder: Ladder, rng: random.Random) -> list[int]:
+    """Create matches until this ladder has CARDROOM_QUEUE_TARGET queued."""
+    created: list[int] = []
+    with transaction.atomic():
+        ladder = Ladder.objects.select_for_update().get(pk=ladder.pk)
+        if not ladder.active:
+            return created
+        queued = Match.objects.filter(ladder=ladder, status=Match.Status.QUEUED).count()
+        missing = settings.CARDROOM_QUEUE_TARGET - queued
+        if missing <= 0:
+            return created
+        candidates = _Candidates.load(ladder)
+        for _ in range(missing):
+            lineup = candidates.pick(ladder.players_per_match, rng)
+            if lineup is None:
+                break
+            match = create_match(
+                ladder=ladder, versions=[b.current_version for b in lineup], seed=rng.randrange(2**62)
+            )
+            enqueue_after_commit(match.pk)
+            created.append(match.pk)
+    return created
 
 
 def top_up_queues(rng: random.Random | None = None) -> list[int]:
     """Create matches until every active ladder has its target queue."""
     rng = rng or random.Random()
     created: list[int] = []
-    for ladder in Ladder.objects.filter(active=True):
-        queued = Match.objects.filter(ladder=ladder, status=Match.Status.QUEUED).count()
-        for _ in range(max(0, settings.CARDROOM_QUEUE_TARGET - queued)):
-            lineup = pick_lineup(ladder, rng)
-            if lineup is None:
-                break
-            with transaction.atomic():
-                match = create_match(ladder=ladder, versions=[b.current_version for b in lineup], seed=rng.randrange(2**62))
-                enqueue_after_commit(match.pk)
-            created.append(match.pk)
+    for ladder in Ladder.objects.filter(active=True).order_by("pk"):
+        created += top_up_ladder(ladder, rng)
     return created
