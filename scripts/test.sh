@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The whole test suite, as `make test` (and so CI) runs it:
+#   1. everything against PostgreSQL and Redis (the production stack);
+#   2. the ladder suite again against SQLite (the embedded default).
+# CI must have both services (the machine starts them; we start them if they
+# are installed but stopped). On a laptop without them, run 1 uses SQLite and
+# the Redis-dependent tests say why they are skipped.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+PY=.venv/bin/python
+PG_URL=${TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/cardroom}
+REDIS_URL=${TEST_REDIS_URL:-redis://127.0.0.1:6379/14}
+
+pg_up() { $PY - "$PG_URL" <<'PYEOF' >/dev/null 2>&1
+import sys, psycopg
+psycopg.connect(sys.argv[1].rsplit("/", 1)[0] + "/postgres", connect_timeout=3).close()
+PYEOF
+}
+redis_up() { $PY -c "import redis,sys; redis.Redis.from_url('$REDIS_URL', socket_timeout=3).ping()" >/dev/null 2>&1; }
+
+start_services() {
+  if ! pg_up && command -v pg_ctlcluster >/dev/null; then
+    pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main start || true
+  fi
+  if ! redis_up && command -v redis-server >/dev/null; then
+    redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
+      --dir /tmp --logfile /tmp/cardroom-redis.log || true
+    sleep 1
+  fi
+}
+
+start_services
+status=0
+if pg_up && redis_up; then
+  echo "== tests on PostgreSQL + Redis"
+  DATABASE_URL=$PG_URL CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-pg $PY -m pytest -q "$@" || status=$?
+  echo "== ladder tests on SQLite (the embedded default)"
+  DATABASE_URL=sqlite:///$PWD/var/test-sqlite/db.sqlite3 CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-sqlite \
+    $PY -m pytest -q tests/ladder "$@" || status=$?
+else
+  if [ "${CI:-}" = "true" ]; then
+    echo "CI needs PostgreSQL ($PG_URL) and Redis ($REDIS_URL); at least one is not reachable" >&2
+    exit 1
+  fi
+  echo "== PostgreSQL or Redis not reachable: running everything on SQLite"
+  DATABASE_URL=sqlite:///$PWD/var/test-sqlite/db.sqlite3 CARDROOM_VAR_DIR=$PWD/var/test-sqlite $PY -m pytest -q "$@" || status=$?
+fi
+exit $status
