@@ -5,9 +5,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help setup system-packages test test-fast lint play bench bench-sandbox verify-examples clean
+.PHONY: help setup system-packages test test-fast lint demo play bench bench-sandbox clean
 
 help:
+	@echo "make demo       set up and run the whole platform locally (web, worker, scheduler); Ctrl-C stops it"
 	@echo "make setup      create .venv and install cardroom (then .venv/bin/cardroom exists)"
 	@echo "make test       set up and run the whole test suite"
 	@echo "make play       set up and play a first match (Allegra, greedy vs three random bots)"
@@ -27,13 +28,21 @@ system-packages:
 setup: $(STAMP) system-packages
 
 test: setup
-	$(BIN)/python -m pytest -q
+	bash scripts/test.sh
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -x -m "not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check engine bots cardroom tests
+
+# The embedded default: SQLite, a broker on SQLite, all processes on this machine.
+# bubblewrap is installed when we can; without it the demo says so and runs
+# only its own sample bots, unisolated.
+demo: $(STAMP)
+	-@bash scripts/install-system-packages.sh sandbox
+	@mkdir -p var && { [ -s var/secret_key ] || $(BIN)/python -c "import secrets; print(secrets.token_urlsafe(50))" > var/secret_key; }
+	SECRET_KEY="$$(cat var/secret_key)" $(BIN)/python manage.py demo
 
 play: setup
 	$(BIN)/cardroom play allegra builtin:greedy builtin:random builtin:random builtin:random --seed 1 --replay first-match.json
@@ -47,3 +56,16 @@ bench-sandbox: setup
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis first-match.json
+
+# --- operations: load and throughput benchmarks (docs/operations.md) ---------
+.PHONY: load-test bench-throughput
+
+# The read API under 50 concurrent clients for 60 s: gunicorn on PostgreSQL
+# (database cardroom_load, seeded once; LOAD_DATABASE_URL to change it).
+load-test: setup
+	$(BIN)/python benchmarks/load_test.py
+
+# Matches per minute with 1 and 2 workers (4-player games, bubblewrap sandbox;
+# PostgreSQL database cardroom_throughput and a private Redis).
+bench-throughput: setup
+	$(BIN)/python benchmarks/throughput.py

@@ -12,7 +12,14 @@ timeout.
 import os
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import (
+    celeryd_after_setup,
+    task_postrun,
+    task_prerun,
+    worker_process_init,
+    worker_process_shutdown,
+    worker_shutdown,
+)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -27,29 +34,110 @@ app.conf.update(
 app.autodiscover_tasks(["ladder"])
 
 
+@app.on_after_configure.connect
+def _transport_options(sender, source, **kwargs) -> None:
+    """Transport options fit for the broker in use. Redis takes the
+    visibility timeout; the SQLAlchemy transport (the embedded default,
+    ``sqla+sqlite://``) passes every option it does not know to
+    ``sqlalchemy.create_engine``, which refuses ``visibility_timeout``, and its
+    SQLite file is shared by the web app, the worker and the scheduler, so it
+    gets a generous busy timeout instead."""
+    url = str(source.get("broker_url") or "")
+    options = dict(source.get("broker_transport_options") or {})
+    if url.startswith(("sqla+", "sqlalchemy+")):
+        options.pop("visibility_timeout", None)
+        if "sqlite" in url.split("://", 1)[0]:
+            options.setdefault("connect_args", {"timeout": 30})
+    source["broker_transport_options"] = options
+
+
+@celeryd_after_setup.connect
+def remember_node_name(sender, instance=None, **kwargs) -> None:
+    """The node name (``worker@host``) of this worker, known to every pool
+    process forked after this: it names their heartbeats and Match.worker."""
+    from ladder.services import ops
+
+    ops.node_name = str(sender)
+
+
 @worker_process_init.connect
-def report_sandbox(**kwargs) -> None:
-    """Say at start-up, in each pool process (where bots are started), whether
-    the sandbox works: an unusable sandbox is a platform failure of every
-    match (retried, then failed), never a silent fallback."""
+def start_worker_process(sender=None, **kwargs) -> None:
+    """In each pool process (where bots are started): say whether the sandbox
+    works (an unusable sandbox is a platform failure of every match, retried
+    then failed, never a silent fallback), and start the heartbeat thread."""
     import logging
 
     from django.conf import settings
 
+    from ladder.services import ops
+
+    if sender and not ops.node_name:
+        ops.node_name = str(sender)
     log = logging.getLogger("cardroom.worker")
+    mode = ops.sandbox_mode()
     try:
         from cardroom.sandbox import get_launcher
 
         launcher = get_launcher(settings.CARDROOM_SANDBOX or None)
     except Exception as exc:
         log.error("the sandbox is unusable: every match will fail (and be retried) until it is fixed: %s", exc)
-        return
-    if not launcher.isolated and not settings.CARDROOM_ALLOW_UNSANDBOXED_UPLOADS:
-        log.warning(
-            "CARDROOM_SANDBOX=none: matches with uploaded bots are refused "
-            "(CARDROOM_ALLOW_UNSANDBOXED_UPLOADS=1 allows them, on a trusted set-up only)"
-        )
-    elif not launcher.isolated:
-        log.warning("CARDROOM_SANDBOX=none with CARDROOM_ALLOW_UNSANDBOXED_UPLOADS: uploaded bots run WITHOUT isolation")
     else:
-        log.info("sandbox: %s", launcher.name)
+        if not launcher.isolated and not settings.CARDROOM_ALLOW_UNSANDBOXED_UPLOADS:
+            log.warning(
+                "CARDROOM_SANDBOX=none: matches with uploaded bots are refused "
+                "(CARDROOM_ALLOW_UNSANDBOXED_UPLOADS=1 allows them, on a trusted set-up only)"
+            )
+        elif not launcher.isolated:
+            log.warning("CARDROOM_SANDBOX=none with CARDROOM_ALLOW_UNSANDBOXED_UPLOADS: uploaded bots run WITHOUT isolation")
+        else:
+            log.info("sandbox: %s", launcher.name)
+    hb = ops.start_heartbeat(sandbox=mode)
+    log.info("heartbeat started", extra={"worker": hb.worker, "interval_s": hb.interval})
+
+
+@task_prerun.connect
+def before_task(task_id=None, task=None, args=None, kwargs=None, **_) -> None:
+    """The heartbeat of a process that no worker_process_init reached (a
+    threads pool, say) starts with its first task; the match id of a
+    ``play_match`` goes on every log line until the task ends."""
+    from ladder.logging import current_match_id
+    from ladder.services import ops
+
+    eager = task is not None and bool(getattr(task.request, "is_eager", False))
+    if not eager and ops.current_heartbeat() is None:  # (never in a process that runs tasks eagerly)
+        ops.start_heartbeat(sandbox=ops.sandbox_mode())
+    if task is not None and task.name == "ladder.tasks.play_match" and args:
+        try:
+            token = current_match_id.set(int(args[0]))
+        except (TypeError, ValueError):
+            return
+        task.request.cardroom_log_token = token
+
+
+@task_postrun.connect
+def after_task(task_id=None, task=None, **_) -> None:
+    from ladder.logging import current_match_id
+
+    token = getattr(task.request, "cardroom_log_token", None) if task is not None else None
+    if token is not None:
+        try:
+            current_match_id.reset(token)
+        except ValueError:  # set in another context: just clear it
+            current_match_id.set(None)
+        task.request.cardroom_log_token = None
+
+
+@worker_process_shutdown.connect
+def stop_worker_process(**kwargs) -> None:
+    """A pool process that exits cleanly takes its heartbeat row with it (a
+    killed one leaves it, and the status page shows it dead)."""
+    from ladder.services import ops
+
+    ops.stop_heartbeat(remove=True)
+
+
+@worker_shutdown.connect
+def stop_worker(**kwargs) -> None:
+    from ladder.services import ops
+
+    ops.stop_heartbeat(remove=True)  # (a solo pool's heartbeat runs in this process)

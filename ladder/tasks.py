@@ -4,6 +4,10 @@ Delivery is at least once (``acks_late``, and a message whose worker process
 died is handed back to the broker); the services make a duplicate harmless:
 only one claim of a match can succeed and a result is recorded only under
 the claim's lease.
+
+Observability: ``config.celery`` starts each worker process's heartbeat
+(ladder.services.ops) and puts the match id of a ``play_match`` task on
+every log line written while it runs (ladder.logging.match_context).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import socket
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from ladder.services import matches, matchmaking, validation
+from ladder.services import matches, matchmaking, ops, validation
 
 # The database is away (a restart, a failover): try the message again later.
 DB_ERRORS = (OperationalError, InterfaceError)
@@ -26,8 +30,11 @@ HARD_TIME_LIMIT = 2 * 3600
 
 
 def _worker(task) -> str:
-    """Who runs the match (Match.worker): the Celery node and the process."""
-    return f"{task.request.hostname or socket.gethostname()} pid {os.getpid()}"
+    """Who runs the match (Match.worker): the Celery node and the process,
+    the name of this process's heartbeat too (ladder.services.ops)."""
+    if task.request.hostname and not ops.node_name:
+        ops.node_name = task.request.hostname
+    return f"{task.request.hostname or ops.node_name or socket.gethostname()} pid {os.getpid()}"
 
 
 @shared_task(
@@ -63,8 +70,13 @@ def top_up_queues() -> list[int]:
 
 @shared_task(ignore_result=True)
 def reap_expired_leases() -> dict:
+    """The recovery sweep beat sends every REAPER_INTERVAL seconds: matches
+    whose lease lapsed go back to the queue; queued matches whose message is
+    older than CARDROOM_RESEND_STALE_SECONDS are sent again; stuck
+    validations are restarted; heartbeats of long-gone workers are dropped."""
     return {
         "reaped": matches.reap_expired_leases(),
         "resent": matches.resend_stale_queued(),
         "revalidated": validation.revalidate_stale(),
+        "forgotten_workers": ops.forget_dead_workers(),
     }

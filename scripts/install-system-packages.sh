@@ -4,18 +4,26 @@
 #   bubblewrap  - the bot sandbox (CARDROOM_SANDBOX=bwrap, the default)
 #   util-linux  - prlimit(1), with which the sandbox sets a bot's rlimits
 #   chromium, fonts-liberation - headless browser (and a font) for tests/web
+#   docker-compose - validates docker-compose.yml in CI (tests/ops)
 # Runs as root, or through sudo when it is available.
+# `install-system-packages.sh sandbox` installs only what running bots needs
+# (make demo); with no argument, also what the tests need (make test, CI).
 set -eu
 
 missing=""
 command -v bwrap >/dev/null 2>&1 || [ -x /usr/bin/bwrap ] || missing="$missing bubblewrap"
 command -v prlimit >/dev/null 2>&1 || [ -x /usr/bin/prlimit ] || missing="$missing util-linux"
+if [ "${1:-all}" != "sandbox" ]; then
 # The web suite (tests/web) drives a real headless Chromium (Playwright with
 # executable_path=/usr/bin/chromium; no browser download), and its screenshots
 # need a font (Debian's chromium only recommends one; we install without recommends).
 command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing="$missing chromium"
 if command -v dpkg >/dev/null 2>&1 && ! dpkg -s fonts-liberation >/dev/null 2>&1; then
     missing="$missing fonts-liberation"
+fi
+# docker-compose (Debian's v1): CI checks docker-compose.yml with `docker-compose
+# config -q` (tests/ops/test_compose.py); no Docker daemon is needed for that.
+command -v docker-compose >/dev/null 2>&1 || missing="$missing docker-compose"
 fi
 
 if [ -z "$missing" ]; then
@@ -49,3 +57,4 @@ else
 fi
 
 bwrap --version
+

@@ -22,7 +22,12 @@ How a match is delivered:
 * ``reap_expired_leases`` (periodic) re-queues running matches whose lease
   lapsed: their worker died (SIGKILL, lost machine) or cannot reach the
   database. ``resend_stale_queued`` (periodic) re-sends queued matches whose
-  message may have been lost.
+  message may have been lost (CARDROOM_RESEND_STALE_SECONDS).
+* every platform failure records its kind in ``Match.error_kind``
+  (ERROR_KINDS below: the status page counts them); the reaper tells a lost
+  worker from a live one by its heartbeat (``ladder.services.ops``).
+* while a match plays, the worker's heartbeat names it, and every log line
+  carries its ``match_id`` (``ladder.logging.match_context``).
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from cardroom.launch import Launcher
 from cardroom.players import TimeControl
 from cardroom.runner import BotSpecError, MatchRecord, run_match
 from ladder.models import BotVersion, Ladder, Match, Participant
+from ladder.services import ops
 from ladder.services.ratings import apply_match_ratings
 
 log = logging.getLogger("cardroom.matches")
@@ -60,7 +66,27 @@ RETRY_BACKOFF_MAX_SECONDS = 60
 
 
 class PlatformError(Exception):
-    """Something on our side stopped a match; it is retried, never scored."""
+    """Something on our side stopped a match; it is retried, never scored.
+    ``kind`` is what ``Match.error_kind`` records (see ERROR_KINDS)."""
+
+    def __init__(self, message: str, kind: str = "internal"):
+        super().__init__(message)
+        self.kind = kind
+
+
+# What kind of platform failure stopped a match (Match.error_kind, the status
+# page's "failures by kind"):
+#   sandbox        the sandbox is unusable, or refuses (uploaded bots unsandboxed)
+#   bot_start      a bot process could not even be started (fork, interpreter,
+#                  a stored package that no longer loads)
+#   database       the database went away while the match was played or recorded
+#   lease_expired  the reaper took the match from a worker that is alive (its
+#                  heartbeat beat after the lease lapsed) but stopped renewing
+#                  the lease: a stuck match, an overrun time control
+#   worker_lost    the reaper took the match from a worker whose heartbeat had
+#                  stopped too: killed, frozen, its machine lost or cut off
+#   internal       anything else (a bug)
+ERROR_KINDS = ops.ERROR_KINDS
 
 
 class LeaseLost(Exception):
@@ -182,7 +208,7 @@ class _PlatformLauncher(Launcher):
         try:
             return self.inner.spawn(root, argv, limits)
         except OSError as exc:
-            raise PlatformError(f"could not start a bot process ({self.name} launcher): {exc}") from None
+            raise PlatformError(f"could not start a bot process ({self.name} launcher): {exc}", "bot_start") from None
 
 
 def _launcher_factory(versions: list[BotVersion]):
@@ -193,14 +219,15 @@ def _launcher_factory(versions: list[BotVersion]):
     try:
         launcher = get_launcher(mode)
     except SandboxUnavailable as exc:
-        raise PlatformError(f"the sandbox is unusable: {exc}") from None
+        raise PlatformError(f"the sandbox is unusable: {exc}", "sandbox") from None
     if (isinstance(launcher, PlainLauncher) or not launcher.isolated) and not settings.CARDROOM_ALLOW_UNSANDBOXED_UPLOADS:
         uploaded = [v for v in versions if not v.bot.builtin]
         if uploaded:
             raise PlatformError(
                 "CARDROOM_SANDBOX=none, and CARDROOM_ALLOW_UNSANDBOXED_UPLOADS is not set: "
                 f"refusing to run uploaded bots ({', '.join(v.bot.name for v in uploaded)}) without a sandbox; "
-                "use CARDROOM_SANDBOX=bwrap (or set CARDROOM_ALLOW_UNSANDBOXED_UPLOADS=1 on a trusted test set-up only)"
+                "use CARDROOM_SANDBOX=bwrap (or set CARDROOM_ALLOW_UNSANDBOXED_UPLOADS=1 on a trusted test set-up only)",
+                "sandbox",
             )
     wrapped = _PlatformLauncher(launcher)
     return lambda: wrapped
@@ -263,7 +290,7 @@ def play(match: Match, participants: list[Participant], on_event=None) -> MatchR
                 on_event=on_event,
             )
         except BotSpecError as exc:  # a stored package that no longer loads is our problem
-            raise PlatformError(str(exc)) from None
+            raise PlatformError(str(exc), "bot_start") from None
 
 
 def record_result(claim: Claim, record: MatchRecord) -> bool:
@@ -303,31 +330,42 @@ def record_result(claim: Claim, record: MatchRecord) -> bool:
     return True
 
 
-def fail_attempt(claim: Claim, error: str) -> None:
+def fail_attempt(claim: Claim, error: str, kind: str = "internal") -> None:
     """A platform failure: back to the queue, or failed after the last attempt."""
     with transaction.atomic():
         match = Match.objects.select_for_update().get(pk=claim.match_id)
         if match.status != Match.Status.RUNNING or match.lease_token != claim.token:
             return
-        _requeue_or_fail(match, error, countdown=_backoff(match.attempts))
+        _requeue_or_fail(match, error, countdown=_backoff(match.attempts), kind=kind)
 
 
 def _backoff(attempts: int) -> int:
     return min(RETRY_BACKOFF_MAX_SECONDS, RETRY_BACKOFF_SECONDS * 2 ** max(0, attempts - 1))
 
 
-def _requeue_or_fail(match: Match, error: str, countdown: int = 0) -> None:
+def _requeue_or_fail(match: Match, error: str, countdown: int = 0, kind: str = "internal") -> None:
+    """Record a platform failure of ``kind``; the match is queued again, or
+    failed after its last attempt. ``error_kind`` stays after a retry
+    finishes the match (the status page counts the failures of the last
+    24 hours by kind); ``error`` is cleared then."""
     match.error = error[:4000]
+    match.error_kind = kind if kind in ERROR_KINDS else "internal"
     match.lease_token = ""
     match.lease_expires = None
     if match.attempts >= settings.CARDROOM_MATCH_MAX_ATTEMPTS:
         match.status = Match.Status.FAILED
         match.finished = timezone.now()
-        log.error("match failed", extra={"match_id": match.pk, "attempts": match.attempts, "error": match.error})
+        log.error(
+            "match failed",
+            extra={"match_id": match.pk, "attempts": match.attempts, "error_kind": match.error_kind, "error": match.error},
+        )
     else:
         match.status = Match.Status.QUEUED
-        log.warning("match re-queued", extra={"match_id": match.pk, "attempts": match.attempts, "error": match.error})
-    match.save(update_fields=["error", "lease_token", "lease_expires", "status", "finished"])
+        log.warning(
+            "match re-queued",
+            extra={"match_id": match.pk, "attempts": match.attempts, "error_kind": match.error_kind, "error": match.error},
+        )
+    match.save(update_fields=["error", "error_kind", "lease_token", "lease_expires", "status", "finished"])
     if match.kind == Match.Kind.VALIDATION:
         # The validation task draws the verdict: it must hear of a failed
         # match too (and starts validation over later).
@@ -356,10 +394,19 @@ def enqueue_after_commit(match_id: int) -> None:
     transaction.on_commit(lambda: _enqueue(match_id))
 
 
-def resend_stale_queued(older_than_seconds: int = 120) -> list[int]:
+def resend_stale_seconds() -> int:
+    """How long a queued match waits for its message before it is sent again
+    (CARDROOM_RESEND_STALE_SECONDS, 120 s)."""
+    value = getattr(settings, "CARDROOM_RESEND_STALE_SECONDS", None) or os.environ.get("CARDROOM_RESEND_STALE_SECONDS")
+    return int(value) if value else 120
+
+
+def resend_stale_queued(older_than_seconds: int | None = None) -> list[int]:
     """Send again the queued matches whose task message may have been lost
     (a broker restarted without persistence, say). A duplicate message is
     harmless: only one claim can succeed."""
+    if older_than_seconds is None:
+        older_than_seconds = resend_stale_seconds()
     cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
     stale = list(
         Match.objects.filter(status=Match.Status.QUEUED)
@@ -427,9 +474,22 @@ def run_queued_match(match_id: int, worker: str | None = None) -> str:
 
     Database errors while claiming propagate (the task retries); every other
     failure after the claim is a platform failure of this attempt."""
-    claim = claim_match(match_id, worker)
-    if claim is None:
-        return "not queued"
+    from ladder.logging import match_context
+
+    with match_context(match_id):
+        claim = claim_match(match_id, worker)
+        if claim is None:
+            return "not queued"
+        outcome = "internal error"
+        ops.heartbeat_match_started(match_id)
+        try:
+            outcome = _run_claimed(match_id, claim)
+            return outcome
+        finally:
+            ops.heartbeat_match_ended(match_id, outcome == "finished")
+
+
+def _run_claimed(match_id: int, claim: Claim) -> str:
     keeper = _LeaseKeeper(claim)
     keeper.start()
 
@@ -447,36 +507,52 @@ def run_queued_match(match_id: int, worker: str | None = None) -> str:
             log.warning("match abandoned: lease lost", extra={"match_id": match_id})
             return "lease lost"
         except PlatformError as exc:
-            log.warning("platform failure", extra={"match_id": match_id, "error": str(exc)[:500]})
-            _fail_quietly(claim, str(exc))
+            log.warning("platform failure", extra={"match_id": match_id, "error_kind": exc.kind, "error": str(exc)[:500]})
+            _fail_quietly(claim, str(exc), exc.kind)
             return f"platform failure: {exc}"
         except Exception as exc:
-            log.exception("match crashed", extra={"match_id": match_id})
-            _fail_quietly(claim, f"{type(exc).__name__}: {exc}")
+            kind = "database" if _is_connection_error(exc) else "internal"
+            log.exception("match crashed", extra={"match_id": match_id, "error_kind": kind})
+            if kind == "database":
+                _close_connection()
+            _fail_quietly(claim, f"{type(exc).__name__}: {exc}", kind)
             return f"platform failure: {type(exc).__name__}: {exc}"
         try:
             recorded = record_result_retrying(claim, record)
         except Exception as exc:
             if _is_connection_error(exc):
                 raise  # the database is gone for good: the lease lapses and the reaper re-queues
-            log.exception("recording the result failed", extra={"match_id": match_id})
-            _fail_quietly(claim, f"recording the result failed: {type(exc).__name__}: {exc}")
+            log.exception("recording the result failed", extra={"match_id": match_id, "error_kind": "internal"})
+            _fail_quietly(claim, f"recording the result failed: {type(exc).__name__}: {exc}", "internal")
             return f"platform failure: {type(exc).__name__}: {exc}"
         return "finished" if recorded else "lease lost"
     finally:
         keeper.finish()
 
 
-def _fail_quietly(claim: Claim, error: str) -> None:
-    """fail_attempt, unless the database is away too: then the lease lapses
-    and the reaper re-queues the match."""
-    try:
-        fail_attempt(claim, error)
-    except Exception as exc:
-        if not _is_connection_error(exc):
-            raise
-        log.warning("could not re-queue (database away); the reaper will", extra={"match_id": claim.match_id})
-        _close_connection()
+def _fail_quietly(claim: Claim, error: str, kind: str = "internal", attempts: int = 6, first_delay: float = 0.5) -> None:
+    """fail_attempt; if the database is away too, keep trying for a while
+    (with backoff, ~30 s in all: the match goes back to the queue with its
+    real kind as soon as the database is back), then give up: the lease
+    lapses and the reaper re-queues the match."""
+    delay = first_delay
+    for attempt in range(attempts):
+        try:
+            fail_attempt(claim, error, kind)
+            return
+        except Exception as exc:
+            if not _is_connection_error(exc):
+                raise
+            _close_connection()
+            if attempt == attempts - 1:
+                log.warning("could not re-queue (database away); the reaper will", extra={"match_id": claim.match_id})
+                return
+            log.warning(
+                "database unavailable while re-queueing; retrying",
+                extra={"match_id": claim.match_id, "attempt": attempt + 1, "error_kind": kind},
+            )
+            time_module.sleep(delay)
+            delay = min(delay * 2, 10)
 
 
 def reap_expired_leases() -> list[int]:
@@ -491,7 +567,11 @@ def reap_expired_leases() -> list[int]:
             match = Match.objects.select_for_update(skip_locked=True).filter(pk=match_id).first()
             if match is None or match.status != Match.Status.RUNNING or match.lease_expires is None or match.lease_expires >= now:
                 continue
-            _requeue_or_fail(match, f"the lease of worker {match.worker} expired (worker gone?)")
+            if ops.beating_after(match.worker, match.lease_expires):
+                kind, why = "lease_expired", "the worker still beats, but stopped renewing the lease"
+            else:
+                kind, why = "worker_lost", "the worker's heartbeat stopped too: killed, frozen, or cut off"
+            _requeue_or_fail(match, f"the lease of worker {match.worker} expired ({why})", kind=kind)
             reaped.append(match_id)
     if reaped:
         log.warning("reaped expired leases", extra={"matches": ",".join(map(str, reaped))})
