@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gzip
 
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import F, OuterRef, Q, QuerySet, Subquery
 
 from ladder.models import Bot, BotVersion, Ladder, Match, Participant, Rating
 
@@ -14,14 +14,13 @@ def ladders() -> QuerySet[Ladder]:
     return Ladder.objects.all().order_by("game", "players_per_match", "name")
 
 
-# A bot as lists show it: its name and its owner's username, nothing more
-# (loading whole bots and users, with their dates, was a third of the time a
-# page of matches took in bench_api).
-_BOT_NAMES = Bot.objects.select_related("owner").only("id", "name", "owner_id", "owner__id", "owner__username")
+_STANDING_FIELDS = ("bot", "elo", "ordinal", "mu", "sigma", "games", "wins", "forfeits", "provisional")
 
 
-def standings(ladder: Ladder) -> QuerySet[Rating]:
-    """The bots on a ladder by Elo (the ones whose bot can play, or has played).
+def standings(ladder: Ladder) -> QuerySet:
+    """The bots on a ladder by Elo (the ones whose bot can play, or has played),
+    as rows: dicts of ``_STANDING_FIELDS`` (``bot`` is the bot's id). A page
+    of them gets its bots' names from with_bot_names().
 
     Shaped for big ladders (bench_api: 10,000 bots): the filter and the order
     need the rating row only, so a page, even a deep one, is read from the
@@ -29,16 +28,32 @@ def standings(ladder: Ladder) -> QuerySet[Rating]:
     and owners come in one more query. "Can play" is asked only of this
     ladder's bots without games, in one uncorrelated subquery (asking it of
     every bot cost 10-15 ms a request; a correlated EXISTS is estimated so
-    dear that PostgreSQL JIT-compiles the COUNT: 20 ms more)."""
+    dear that PostgreSQL JIT-compiles the COUNT: 20 ms more). Rows, not
+    models: models and DRF's fields were most of a page's time."""
     waiting = Rating.objects.filter(
         ladder=ladder, games=0, bot__current_version__status=BotVersion.Status.ACTIVE
     ).values("bot_id")
     return (
         Rating.objects.filter(ladder=ladder)
         .filter(Q(games__gt=0) | Q(bot_id__in=waiting))
-        .prefetch_related(Prefetch("bot", queryset=_BOT_NAMES))
         .order_by("-elo", "-ordinal", "bot_id")
+        .values(*_STANDING_FIELDS)
     )
+
+
+def with_bot_names(rows: list[dict]) -> list[dict]:
+    """Gives each row with a ``bot`` (id) its ``bot_name`` and ``owner_name``
+    (the owner's username), in one query for them all."""
+    ids = {row["bot"] for row in rows}
+    names = {}
+    if ids:
+        names = {
+            pk: (name, owner)
+            for pk, name, owner in Bot.objects.filter(pk__in=ids).order_by().values_list("id", "name", "owner__username")
+        }
+    for row in rows:
+        row["bot_name"], row["owner_name"] = names[row["bot"]]
+    return rows
 
 
 def bots(game: str | None = None, owner: str | None = None) -> QuerySet[Bot]:
@@ -54,22 +69,30 @@ def versions(bot: Bot) -> QuerySet[BotVersion]:
     return bot.versions.select_related("bot").order_by("-number")
 
 
-# A page of matches in four queries whatever its size: the matches, their
-# participants, those bots with their owners, those versions. Each is a
-# primary-key (or match_id) lookup; joining the participants to bots and
-# versions in one query made PostgreSQL hash-join whole tables (10,000 bots:
-# 25-45 ms a page in bench_api, against a few ms for the lookups).
-_PARTICIPANTS = Prefetch(
-    "participants",
-    queryset=Participant.objects.order_by("seat").prefetch_related(
-        Prefetch("bot", queryset=_BOT_NAMES),
-        Prefetch("version", queryset=BotVersion.objects.only("id", "bot_id", "number", "status")),
-    ),
+# A page of matches in two queries whatever its size: the matches (with their
+# ladder's name), then their participants, each with its bot's name, its
+# owner's username and its version's number as scalar subqueries: primary-key
+# lookups, a few per row. (Joining the participants to bots, users and
+# versions made PostgreSQL hash-join whole tables: 10,000 bots, 9 ms a page
+# and growing with the tables.) Both are read as rows (dicts) of the columns
+# the API shows: building a page of 100 matches as models (300 of them, with
+# prefetch_related) and serializing them with DRF's fields cost ~90 ms of
+# Python in bench_api.
+_MATCH_FIELDS = (
+    "id", "ladder", "kind", "game", "options", "num_players", "seed", "status", "attempts", "num_events",
+    "created", "started", "finished",
+)
+_PARTICIPANT_FIELDS = (
+    "match", "seat", "bot", "score", "rank", "forfeit_reason", "forfeit_event",
+    "elo_before", "elo_after", "mu_before", "mu_after", "sigma_before", "sigma_after",
 )
 
 
-def matches(ladder: int | None = None, bot: int | None = None, status: str | None = None) -> QuerySet[Match]:
-    qs = Match.objects.select_related("ladder").prefetch_related(_PARTICIPANTS).order_by("-id")
+def matches(ladder: int | None = None, bot: int | None = None, status: str | None = None) -> QuerySet:
+    """Matches, newest first, as rows: dicts of ``_MATCH_FIELDS`` (``ladder``
+    is the ladder's id) and ``ladder_name``. A page of them gets its seats
+    from with_participants()."""
+    qs = Match.objects.order_by("-id").values(*_MATCH_FIELDS, ladder_name=F("ladder__name"))
     if ladder is not None:
         qs = qs.filter(ladder_id=ladder)
     if bot is not None:
@@ -77,6 +100,34 @@ def matches(ladder: int | None = None, bot: int | None = None, status: str | Non
     if status:
         qs = qs.filter(status=status)
     return qs
+
+
+def with_participants(rows: list[dict]) -> list[dict]:
+    """Gives each match row of matches() its ``participants``, by seat (one
+    query for them all): dicts of ``_PARTICIPANT_FIELDS`` but ``match``
+    (``bot`` is the bot's id), with ``bot_name``, ``owner_name`` and
+    ``version_number``."""
+    by_id: dict[int, dict] = {}
+    for row in rows:
+        row["participants"] = []
+        by_id[row["id"]] = row
+    if not by_id:
+        return rows
+    bot = Bot.objects.filter(pk=OuterRef("bot_id")).order_by()
+    version = BotVersion.objects.filter(pk=OuterRef("version_id")).order_by()
+    participants = (
+        Participant.objects.filter(match_id__in=list(by_id))
+        .order_by("seat")
+        .values(
+            *_PARTICIPANT_FIELDS,
+            bot_name=Subquery(bot.values("name")),
+            owner_name=Subquery(bot.values("owner__username")),
+            version_number=Subquery(version.values("number")),
+        )
+    )
+    for p in participants:
+        by_id[p.pop("match")]["participants"].append(p)
+    return rows
 
 
 def match(match_id: int) -> Match | None:
@@ -88,8 +139,10 @@ def participant(match: Match, seat: int) -> Participant | None:
     return match.participants.select_related("bot").filter(seat=seat).first()
 
 
-def match_detail(match_id: int) -> Match | None:
-    return matches().filter(pk=match_id).first()
+def match_detail(match_id: int) -> dict | None:
+    """A match as the API shows it: its row of matches(), with its participants."""
+    row = matches().filter(pk=match_id).first()
+    return None if row is None else with_participants([row])[0]
 
 
 def replay_bytes(match: Match) -> bytes | None:

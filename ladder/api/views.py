@@ -141,11 +141,11 @@ class StandingsView(generics.ListAPIView):
         return selectors.standings(ladder)
 
     def paginate_queryset(self, queryset):
-        page = super().paginate_queryset(queryset)
+        page = selectors.with_bot_names(super().paginate_queryset(queryset))
         offset = (self.paginator.page.number - 1) * self.paginator.get_page_size(self.request)
-        for i, rating in enumerate(page, start=1):
-            rating.rank = offset + i
-            rating.win_rate = round(rating.wins / rating.games, 4) if rating.games else None
+        for i, row in enumerate(page, start=1):
+            row["rank"] = offset + i
+            row["win_rate"] = round(row["wins"] / row["games"], 4) if row["games"] else None
         return page
 
 
@@ -261,6 +261,9 @@ class MatchList(generics.ListAPIView):
             raise FilterError(f"status must be one of {', '.join(Match.Status.values)}, not {status_value!r}", "status")
         return selectors.matches(filters.get("ladder"), filters.get("bot"), status_value)
 
+    def paginate_queryset(self, queryset):
+        return selectors.with_participants(super().paginate_queryset(queryset))
+
 
 @extend_schema_view(get=extend_schema(responses={200: s.MatchOutput, **errors(401, 404)}))
 class MatchDetail(generics.RetrieveAPIView):
@@ -268,6 +271,9 @@ class MatchDetail(generics.RetrieveAPIView):
 
     def get_queryset(self):
         return selectors.matches()
+
+    def get_object(self):
+        return selectors.with_participants([super().get_object()])[0]
 
 
 class ReplayView(APIView):
