@@ -397,8 +397,7 @@ def enqueue_after_commit(match_id: int) -> None:
 def resend_stale_seconds() -> int:
     """How long a queued match waits for its message before it is sent again
     (CARDROOM_RESEND_STALE_SECONDS, 120 s)."""
-    value = getattr(settings, "CARDROOM_RESEND_STALE_SECONDS", None) or os.environ.get("CARDROOM_RESEND_STALE_SECONDS")
-    return int(value) if value else 120
+    return int(settings.CARDROOM_RESEND_STALE_SECONDS)
 
 
 def resend_stale_queued(older_than_seconds: int | None = None) -> list[int]:

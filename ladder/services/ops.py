@@ -49,7 +49,7 @@ ERROR_KINDS = ("sandbox", "bot_start", "database", "lease_expired", "worker_lost
 
 
 def heartbeat_interval() -> float:
-    return float(getattr(settings, "CARDROOM_HEARTBEAT_SECONDS", None) or os.environ.get("CARDROOM_HEARTBEAT_SECONDS") or 10)
+    return float(settings.CARDROOM_HEARTBEAT_SECONDS)
 
 
 # -- heartbeats -------------------------------------------------------------------
