@@ -12,3 +12,7 @@ from config.settings import *  # noqa: E402,F403
 
 # Tests create many users: a fast hasher (never used outside tests).
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# Static files straight from the apps (no collectstatic before tests).
+WHITENOISE_USE_FINDERS = True
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405
