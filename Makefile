@@ -34,7 +34,7 @@ test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -x -m "not slow"
 
 lint: $(STAMP)
-	$(BIN)/ruff check engine bots cardroom tests
+	$(BIN)/ruff check .
 
 # The embedded default: SQLite, a broker on SQLite, all processes on this machine.
 # bubblewrap is installed when we can; without it the demo says so and runs

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from engine import game_ids, new_game
 

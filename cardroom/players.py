@@ -17,8 +17,9 @@ import random
 import select
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from cardroom.launch import BotLimits, BotProcess, Launcher
 from engine.core import Action, State

@@ -13,9 +13,10 @@ import random
 import secrets
 import tempfile
 import time as _time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from cardroom.launch import BotLimits, Launcher
 from cardroom.players import (
@@ -97,9 +98,9 @@ def run_match(
     *,
     seed: int | None = None,
     options: dict[str, Any] | None = None,
-    time: TimeControl = TimeControl(),
+    time: TimeControl | None = None,
     launcher: Launcher | Callable[[], Launcher] | None = None,
-    limits: BotLimits = BotLimits(),
+    limits: BotLimits | None = None,
     match_id: str | None = None,
     names: Sequence[str] | None = None,
     on_event: Callable[[int, dict[str, Any]], None] | None = None,
@@ -110,6 +111,8 @@ def run_match(
     for a bad bot argument; a bot's own failure is a forfeit, never an error.
     """
     game = new_game(game_id, len(bots), options)
+    time = time or TimeControl()
+    limits = limits or BotLimits()
     seed = secrets.randbelow(2**31) if seed is None else seed
     match_id = match_id or f"local-{seed}"
     if launcher is None:

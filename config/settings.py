@@ -113,6 +113,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise warns on every request without it
 MEDIA_ROOT = Path(env("CARDROOM_MEDIA_ROOT", default=str(VAR_DIR / "media")))
 STORAGES = {
     # Replays, bot packages and logs go through this storage: point it at a

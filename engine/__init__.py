@@ -6,7 +6,8 @@ state API in ``engine.core``. Nothing here imports Django.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from engine.core import (
     CHANCE,

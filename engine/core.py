@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import abc
 import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar
 
 Action = dict[str, Any]
 CHANCE = "chance"
@@ -94,7 +95,7 @@ def competition_ranks(keys: Sequence[Any], forfeited: frozenset[int] | set[int] 
 class State(abc.ABC):
     """A position in one game. Mutable: ``apply`` changes it in place."""
 
-    game: "Game"
+    game: Game
 
     @property
     def num_players(self) -> int:
@@ -167,7 +168,7 @@ class State(abc.ABC):
         return {}
 
     @abc.abstractmethod
-    def clone(self) -> "State": ...
+    def clone(self) -> State: ...
 
 
 class Game(abc.ABC):

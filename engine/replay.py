@@ -10,9 +10,10 @@ over exactly at the last event, and the recorded result the one reached.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from engine import get_game_class
 from engine.core import CHANCE, EngineError, IllegalActionError, Result, State
@@ -148,7 +149,7 @@ def iter_states(doc: dict[str, Any]) -> Iterator[tuple[int, dict[str, Any], Stat
 def replay_to_end(doc: dict[str, Any]) -> State:
     """The final state of a replay (ReplayError if any event is bad)."""
     state = None
-    for _index, _event, state in iter_states(doc):
+    for _index, _event, state in iter_states(doc):  # noqa: B007 - the last state is the result
         pass
     if state is None:
         state, _ = _check_header(doc)
@@ -171,7 +172,7 @@ def verify(doc: dict[str, Any]) -> VerifiedReplay:
     state, events = _check_header(doc)
     recorded = _check_result_shape(doc["result"], state.num_players)
     last = None
-    for index, event, state in iter_states(doc):
+    for index, event, state in iter_states(doc):  # noqa: B007 - used after the loop
         marked = event.get("forfeit", False)
         if marked not in (True, False):
             raise ReplayError(f"'forfeit' must be true or false, not {marked!r}", index)

@@ -31,6 +31,8 @@ start_services() {
 
 start_services
 status=0
+echo "== ruff"
+.venv/bin/ruff check . || status=$?
 if pg_up && redis_up; then
   echo "== tests on PostgreSQL + Redis"
   DATABASE_URL=$PG_URL CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-pg $PY -m pytest -q "$@" || status=$?
