@@ -104,7 +104,7 @@ def cmd_games(args: argparse.Namespace) -> int:
 
     for game_id in game_ids():
         cls = get_game_class(game_id)
-        opts = ", ".join(f"{k}={d!r}".replace("False", "false").replace("True", "true") for k, (_t, d) in cls.option_specs.items())
+        opts = ", ".join(f"{k}={json.dumps(d)}" for k, (_t, d) in cls.option_specs.items())
         print(f"{game_id:<10} {cls.name}, {cls.min_players}-{cls.max_players} players; options: {opts or 'none'}")
     return EXIT_OK
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import abc
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -140,6 +139,3 @@ class PlainLauncher(Launcher):
         )
         return PlainProcess(popen)
 
-
-def which(program: str) -> str | None:
-    return shutil.which(program)

@@ -32,7 +32,6 @@ INVALID_JSON = "invalid_json"
 INVALID_MESSAGE = "invalid_message"
 ILLEGAL_ACTION = "illegal_action"
 OUTPUT_LIMIT = "output_limit"
-FORFEIT_REASONS = (TIMEOUT, CRASH, EXIT, INVALID_JSON, INVALID_MESSAGE, ILLEGAL_ACTION, OUTPUT_LIMIT)
 
 MAX_LINE_BYTES = 1024 * 1024  # one stdout line of a bot
 MAX_LOG_BYTES = 256 * 1024  # what is kept of a bot's stderr
@@ -94,9 +93,6 @@ class Player(abc.ABC):
     def log(self) -> str:
         return ""
 
-    @property
-    def elapsed_ms(self) -> int:
-        return 0
 
 
 Chooser = Callable[[dict[str, Any], list[Action], random.Random], Action]
@@ -172,9 +168,6 @@ class ProtocolPlayer(Player):
         self._used_ms = 0.0
         self._bank_ms = 0.0
 
-    @property
-    def elapsed_ms(self) -> int:
-        return int(self._used_ms)
 
     # -- wire --------------------------------------------------------------
     def _send(self, message: dict[str, Any]) -> None:

@@ -14,7 +14,7 @@ import secrets
 import tempfile
 import time as _time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +58,6 @@ class MatchRecord:
     logs: dict[int, str]
     players: list[dict[str, Any]]
     elapsed_ms: int
-    decision_ms: dict[int, int] = field(default_factory=dict)
 
 
 def make_player(spec: str, game_id: str, workdir: Path, launcher_factory: Callable[[], Launcher], limits: BotLimits) -> Player:
@@ -140,7 +139,6 @@ def _play(game, players: list[Player], seed: int, match_id: str, time: TimeContr
     events: list[dict[str, Any]] = []
     faults: dict[int, BotFault] = {}
     first_default: dict[int, int] = {}
-    decision_ms = {seat: 0 for seat in range(game.num_players)}
 
     def record(event: dict[str, Any]) -> None:
         events.append(event)
@@ -172,7 +170,6 @@ def _play(game, players: list[Player], seed: int, match_id: str, time: TimeContr
                     state.apply(seat, action)
                 except IllegalActionError as exc:
                     raise BotFault(ILLEGAL_ACTION, exc.reason) from None
-                decision_ms[seat] += ms
                 record({"by": seat, "action": action, "ms": ms})
                 continue
             except BotFault as fault:
@@ -217,5 +214,4 @@ def _play(game, players: list[Player], seed: int, match_id: str, time: TimeContr
         logs=logs,
         players=player_docs,
         elapsed_ms=int((_time.monotonic() - started) * 1000),
-        decision_ms=decision_ms,
     )

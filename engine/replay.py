@@ -121,6 +121,10 @@ def iter_states(doc: dict[str, Any]) -> Iterator[tuple[int, dict[str, Any], Stat
     clone it to keep a snapshot. Raises ReplayError at the first bad event.
     """
     state, events = _check_header(doc)
+    yield from _replay_events(state, events)
+
+
+def _replay_events(state: State, events: list[Any]) -> Iterator[tuple[int, dict[str, Any], State]]:
     for index, event in enumerate(events):
         if state.is_terminal():
             raise ReplayError("the game was already over", index)
@@ -148,11 +152,9 @@ def iter_states(doc: dict[str, Any]) -> Iterator[tuple[int, dict[str, Any], Stat
 
 def replay_to_end(doc: dict[str, Any]) -> State:
     """The final state of a replay (ReplayError if any event is bad)."""
-    state = None
-    for _index, _event, state in iter_states(doc):  # noqa: B007 - the last state is the result
+    state, events = _check_header(doc)
+    for _ in _replay_events(state, events):
         pass
-    if state is None:
-        state, _ = _check_header(doc)
     return state
 
 
@@ -172,7 +174,7 @@ def verify(doc: dict[str, Any]) -> VerifiedReplay:
     state, events = _check_header(doc)
     recorded = _check_result_shape(doc["result"], state.num_players)
     last = None
-    for index, event, state in iter_states(doc):  # noqa: B007 - used after the loop
+    for index, event, _state in _replay_events(state, events):
         marked = event.get("forfeit", False)
         if marked not in (True, False):
             raise ReplayError(f"'forfeit' must be true or false, not {marked!r}", index)
@@ -201,5 +203,5 @@ def verify(doc: dict[str, Any]) -> VerifiedReplay:
         raise ReplayError(f"recorded scores {doc['result']['scores']} but the game gives {result.scores}", last)
     if result.ranks != doc["result"]["ranks"]:
         raise ReplayError(f"recorded ranks {doc['result']['ranks']} but the game gives {result.ranks}", last)
-    forfeits = [f for f in doc["result"].get("forfeits", [])]
+    forfeits = list(doc["result"].get("forfeits", []))
     return VerifiedReplay(doc["game"], state.num_players, len(events), result, forfeits)

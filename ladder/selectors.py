@@ -139,12 +139,6 @@ def participant(match: Match, seat: int) -> Participant | None:
     return match.participants.select_related("bot").filter(seat=seat).first()
 
 
-def match_detail(match_id: int) -> dict | None:
-    """A match as the API shows it: its row of matches(), with its participants."""
-    row = matches().filter(pk=match_id).first()
-    return None if row is None else with_participants([row])[0]
-
-
 def replay_bytes(match: Match) -> bytes | None:
     if not match.replay:
         return None

@@ -113,8 +113,7 @@ def activate_version(version: BotVersion) -> None:
         BotVersion.objects.filter(pk=version.pk).update(status=BotVersion.Status.ACTIVE, activated=timezone.now())
         bot.current_version_id = version.pk
         bot.save(update_fields=["current_version"])
-        for ladder in Ladder.objects.filter(game=bot.game):
-            ensure_ratings(ladder, [bot.pk])
+        ensure_ratings_for_game(bot)
 
 
 def system_user():

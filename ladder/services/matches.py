@@ -55,6 +55,7 @@ from cardroom.players import TimeControl
 from cardroom.runner import BotSpecError, MatchRecord, run_match
 from ladder.models import BotVersion, Ladder, Match, Participant
 from ladder.services import ops
+from ladder.services.connections import close_connection
 from ladder.services.ratings import apply_match_ratings
 
 log = logging.getLogger("cardroom.matches")
@@ -163,7 +164,6 @@ class _LeaseKeeper(threading.Thread):
         self.deadline: float | None = None
 
     def run(self) -> None:
-        from django.db import connection
 
         interval = max(1.0, settings.CARDROOM_MATCH_LEASE_SECONDS / 3)
         try:
@@ -178,15 +178,9 @@ class _LeaseKeeper(threading.Thread):
                         return
                 except Exception:  # database briefly away: try again next time
                     log.warning("lease renewal failed", extra={"match_id": self.claim.match_id}, exc_info=True)
-                    try:
-                        connection.close()
-                    except Exception:
-                        pass
+                    close_connection()
         finally:
-            try:
-                connection.close()
-            except Exception:
-                pass
+            close_connection()
 
     def finish(self) -> None:
         self.stop.set()
@@ -435,15 +429,6 @@ def _is_connection_error(exc: BaseException) -> bool:
     return isinstance(exc, (OperationalError, InterfaceError))
 
 
-def _close_connection() -> None:
-    from django.db import connection
-
-    try:
-        connection.close()
-    except Exception:  # a broken connection may fail to close: drop it anyway
-        connection.connection = None
-
-
 def record_result_retrying(claim: Claim, record: MatchRecord, attempts: int = 8, first_delay: float = 0.5) -> bool:
     """The result is in memory: if the database is briefly away, keep trying
     (with backoff, ~40 s in all) rather than playing the match again. The
@@ -459,7 +444,7 @@ def record_result_retrying(claim: Claim, record: MatchRecord, attempts: int = 8,
                 "database unavailable while recording; retrying",
                 extra={"match_id": claim.match_id, "attempt": attempt + 1, "error": str(exc)[:200]},
             )
-            _close_connection()
+            close_connection()
             time_module.sleep(delay)
             delay = min(delay * 2, 10)
     return False
@@ -513,7 +498,7 @@ def _run_claimed(match_id: int, claim: Claim) -> str:
             kind = "database" if _is_connection_error(exc) else "internal"
             log.exception("match crashed", extra={"match_id": match_id, "error_kind": kind})
             if kind == "database":
-                _close_connection()
+                close_connection()
             _fail_quietly(claim, f"{type(exc).__name__}: {exc}", kind)
             return f"platform failure: {type(exc).__name__}: {exc}"
         try:
@@ -542,7 +527,7 @@ def _fail_quietly(claim: Claim, error: str, kind: str = "internal", attempts: in
         except Exception as exc:
             if not _is_connection_error(exc):
                 raise
-            _close_connection()
+            close_connection()
             if attempt == attempts - 1:
                 log.warning("could not re-queue (database away); the reaper will", extra={"match_id": claim.match_id})
                 return

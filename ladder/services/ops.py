@@ -34,6 +34,8 @@ from django.conf import settings
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from ladder.services.connections import close_connection
+
 log = logging.getLogger("cardroom.ops")
 
 # A worker is alive when its heartbeat is younger than this.
@@ -105,7 +107,7 @@ class Heartbeat(threading.Thread):
         """Write the row now (one UPDATE; an INSERT the first time); False
         (logged, not raised) if the database is away. The thread keeps its
         own connection open between beats, and drops it after a failure."""
-        from django.db import IntegrityError, connection
+        from django.db import IntegrityError
 
         from ladder.models import WorkerHeartbeat
 
@@ -132,14 +134,10 @@ class Heartbeat(threading.Thread):
             return True
         except Exception as exc:
             log.warning("heartbeat not written: %s", str(exc)[:200], extra={"worker": self.worker})
-            try:
-                connection.close()  # a fresh connection next time
-            except Exception:
-                connection.connection = None
+            close_connection()
             return False
 
     def run(self) -> None:
-        from django.db import connection
 
         try:
             while not self._halt.is_set():
@@ -152,10 +150,7 @@ class Heartbeat(threading.Thread):
                     # otherwise write twice each).
                     time.sleep(max(0.0, MIN_GAP - (time.monotonic() - self.last_beat)))
         finally:
-            try:
-                connection.close()
-            except Exception:
-                pass
+            close_connection()
 
     def stop(self, remove: bool = True) -> None:
         """A clean shutdown: the row goes (a worker that vanishes without
@@ -164,7 +159,6 @@ class Heartbeat(threading.Thread):
         self._wake.set()
         self.join(timeout=5)
         if remove:
-            from django.db import connection
 
             from ladder.models import WorkerHeartbeat
 
@@ -173,10 +167,7 @@ class Heartbeat(threading.Thread):
             except Exception:
                 pass
             finally:
-                try:
-                    connection.close()
-                except Exception:
-                    pass
+                close_connection()
 
 
 _heartbeat: Heartbeat | None = None

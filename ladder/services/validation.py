@@ -26,7 +26,6 @@ drawn exactly once, under the version's row lock.
 
 from __future__ import annotations
 
-import gzip
 import logging
 import secrets
 from datetime import timedelta
@@ -34,7 +33,8 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from ladder.models import Bot, BotVersion, Ladder, Match, Participant
+from ladder import selectors
+from ladder.models import BotVersion, Ladder, Match, Participant
 from ladder.services.bots import activate_version
 
 log = logging.getLogger("cardroom.validation")
@@ -111,13 +111,6 @@ def _live_matches(version: BotVersion, counts: list[int]) -> dict[int, Match]:
     return found
 
 
-def _read_log(participant: Participant) -> str:
-    if not participant.log:
-        return ""
-    with participant.log.open("rb") as f:
-        return gzip.decompress(f.read()).decode("utf-8", errors="replace")
-
-
 def _report(match: Match, me: Participant) -> list[str]:
     if not me.forfeit_reason:
         return [f"passed: {match.num_players}-player validation match {match.pk}: rank {me.rank} of {match.num_players}, score {me.score}"]
@@ -132,7 +125,7 @@ def _report(match: Match, me: Participant) -> list[str]:
         f"  the replay: /api/matches/{match.pk}/replay/ (event {me.forfeit_event} is the first one played for you "
         f"by the default policy); your bot's whole log: /api/matches/{match.pk}/logs/{me.seat}/"
     )
-    log_text = _read_log(me)
+    log_text = selectors.log_text(me)
     if log_text.strip():
         lines.append(f"--- your bot's stderr (last {LOG_TAIL} characters) ---\n{log_text[-LOG_TAIL:].rstrip()}\n--- end of stderr ---")
     else:
@@ -254,4 +247,4 @@ def revalidate_stale(older_than: timedelta = STALE_PENDING) -> list[int]:
     return ids
 
 
-__all__ = ["Bot", "ValidationRetry", "conclude", "create_validation_matches", "revalidate_stale", "validate_version"]
+__all__ = ["ValidationRetry", "conclude", "create_validation_matches", "revalidate_stale", "validate_version"]
