@@ -81,8 +81,9 @@ class Player(abc.ABC):
         """Called once before the first decision."""
 
     @abc.abstractmethod
-    def act(self, state: State, seat: int, legal: list[Action]) -> Action:
-        """Choose an action for ``seat``; may raise BotFault."""
+    def act(self, state: State, seat: int) -> Action:
+        """Choose an action for ``seat``; may raise BotFault. The legal list is
+        built only by players that use it (not by the random bot's fast path)."""
 
     def end(self, observation: dict[str, Any], result: dict[str, Any]) -> None:  # noqa: B027
         """Called once when the match is over."""
@@ -112,10 +113,10 @@ class InProcessPlayer(Player):
         # Seeded from the match seed, so a match of built-in bots is reproducible.
         self._rng.seed(f"{info.seed}:{info.seat}:{self.name}")
 
-    def act(self, state: State, seat: int, legal: list[Action]) -> Action:
+    def act(self, state: State, seat: int) -> Action:
         if self._choose is None:  # the random bot: the engine's fast path
             return state.random_action(seat, self._rng)
-        return self._choose(state.observation(seat), legal, self._rng)
+        return self._choose(state.observation(seat), state.legal_actions(seat), self._rng)
 
 
 class _LogDrain(threading.Thread):
@@ -258,12 +259,12 @@ class ProtocolPlayer(Player):
         )
         self._parse(self._read_line(info.time.startup_ms, "ready reply"), "ready")
 
-    def act(self, state: State, seat: int, legal: list[Action]) -> Action:
+    def act(self, state: State, seat: int) -> Action:
         total_left = self._time.total_ms - self._used_ms
         budget = min(self._time.per_move_ms + self._bank_ms, total_left)
         started = time.monotonic()
         self._send(
-            {"type": "act", "observation": state.observation(seat), "legal": legal, "time_left_ms": int(total_left)}
+            {"type": "act", "observation": state.observation(seat), "legal": state.legal_actions(seat), "time_left_ms": int(total_left)}
         )
         try:
             line = self._read_line(max(budget, 0), "action")

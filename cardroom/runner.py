@@ -161,10 +161,9 @@ def _play(game, players: list[Player], seed: int, match_id: str, time: TimeContr
             continue
         seat = state.to_act()[0]
         if seat not in faults:
-            legal = state.legal_actions(seat)
             t0 = _time.monotonic()
             try:
-                action = players[seat].act(state, seat, legal)
+                action = players[seat].act(state, seat)
                 ms = int((_time.monotonic() - t0) * 1000)
                 try:
                     state.apply(seat, action)

@@ -165,13 +165,13 @@ class ScriptedPlayer(InProcessPlayer):
         self.moves = 0
         self.lines = [f"{log_prefix}: hello from stderr"]
 
-    def act(self, state, seat, legal):
+    def act(self, state, seat):
         if self.crash_after is not None and self.moves >= self.crash_after:
             self.lines.append(f"Traceback: deliberate crash after {self.moves} moves")
             raise BotFault(CRASH, "the bot exited with status 1 (test crash)")
         self.moves += 1
         self.lines.append(f"move {self.moves}")
-        return super().act(state, seat, legal)
+        return super().act(state, seat)
 
     def log(self) -> str:
         return "\n".join(self.lines) + "\n"

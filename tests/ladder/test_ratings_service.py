@@ -67,7 +67,7 @@ class Crasher(Player):
     name = "crasher"
     spec = "test:crasher"
 
-    def act(self, state, seat, legal):
+    def act(self, state, seat):
         raise BotFault("crashed", "deliberately, for the test")
 
 

@@ -60,8 +60,8 @@ class LoggingPlayer(InProcessPlayer):
         self.spec = f"builtin:{kind}"
         self.lines = [f"{label}: starting"]
 
-    def act(self, state, seat, legal):
-        action = super().act(state, seat, legal)
+    def act(self, state, seat):
+        action = super().act(state, seat)
         if len(self.lines) < 50:
             self.lines.append(f"move {len(self.lines)}: {action}")
         return action
