@@ -40,7 +40,8 @@ def _open_replay(web, match_id: int, hash_: str = "") -> None:
     view = re.search(r"view=([a-z0-9-]+)", hash_)
     event = re.search(r"event=(\d+)", hash_)
     web.wait_for_selector(
-        f"#replay[data-view='{view.group(1) if view else 'full'}'][data-event='{event.group(1) if event else 0}']"
+        f"#replay[data-view='{view.group(1) if view else 'full'}'][data-event='{event.group(1) if event else 0}']",
+        timeout=30_000,  # a cold server computes the frames of a whole match first
     )
 
 

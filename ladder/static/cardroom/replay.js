@@ -69,11 +69,15 @@
       });
   }
 
+  var viewRequest = 0;
   function setView(view, index) {
     stop();
     ui.text.textContent = "Loading…";
     root.setAttribute("aria-busy", "true");
+    var mine = ++viewRequest;
     return load(view).then(function (doc) {
+      // A later view change won the race: this answer is stale.
+      if (mine !== viewRequest) return;
       st.doc = doc;
       st.view = view;
       ui.view.value = view;
@@ -84,6 +88,7 @@
       root.setAttribute("data-view", view);
       go(index === undefined ? st.i : index);
     }).catch(function (err) {
+      if (mine !== viewRequest) return;
       root.removeAttribute("aria-busy");
       ui.text.textContent = "The replay could not be loaded: " + err.message;
     });
