@@ -129,10 +129,11 @@ def seed(args) -> dict:
             if Bot.objects.filter(game=game, name=name).exists():
                 continue
             kind = "greedy" if i % 2 else "random"
-            data = builtin_program(kind, game).read_bytes()
+            program = builtin_program(kind, game)
+            data = program.read_bytes()
             bot = Bot.objects.create(owner=owner, game=game, name=name, description=f"load test: {kind}")
             number = (bot.versions.aggregate(n=Max("number"))["n"] or 0) + 1
-            version = BotVersion(bot=bot, number=number, filename=f"{kind}.py", sha256=secrets.token_hex(32), size=len(data))
+            version = BotVersion(bot=bot, number=number, filename=program.name, sha256=secrets.token_hex(32), size=len(data))
             version.package.save(f"load-{name}.py", ContentFile(data), save=False)
             version.save()
             bot_services.activate_version(version)

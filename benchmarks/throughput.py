@@ -163,6 +163,7 @@ def four_player_lineups(think_ms: int = 0) -> dict[str, list]:
     with ``think_ms``, copies that sleep that long before each move."""
     from django.core.files.base import ContentFile
 
+    from bots import builtin_program
     from ladder.models import Bot, BotVersion
     from ladder.services import bots as bot_services
 
@@ -176,13 +177,18 @@ def four_player_lineups(think_ms: int = 0) -> dict[str, list]:
                 bot, _ = Bot.objects.get_or_create(
                     game=game, name=name, defaults={"owner": owner, "builtin": True, "description": "throughput benchmark"}
                 )
+                # The program's own file name: "random.py" would hide the
+                # standard module (benchmarks before 2026-11-30 did that: their
+                # random bots crashed at once; a database they left is mended).
+                filename = builtin_program(kind, game).name
                 if bot.current_version is None:
                     data = _program(kind, game, think_ms)
-                    version = BotVersion(bot=bot, number=1, filename=f"{kind}.py", sha256=hashlib.sha256(data).hexdigest(), size=len(data))
+                    version = BotVersion(bot=bot, number=1, filename=filename, sha256=hashlib.sha256(data).hexdigest(), size=len(data))
                     version.package.save(f"tp-{game}-{name}.py", ContentFile(data), save=False)
                     version.save()
                     bot_services.activate_version(version)
                     bot.refresh_from_db()
+                BotVersion.objects.filter(pk=bot.current_version_id).exclude(filename=filename).update(filename=filename)
                 versions.append(BotVersion.objects.select_related("bot").get(pk=bot.current_version_id))
         lineups[game] = versions
     return lineups
