@@ -95,6 +95,16 @@ def start_worker_process(sender=None, **kwargs) -> None:
     log.info("heartbeat started", extra={"worker": hb.worker, "interval_s": hb.interval})
 
 
+def _drop_unusable_connections() -> None:
+    """What Django does around each web request: close this thread's database
+    connection if it is broken (the database restarted, say) or older than
+    CONN_MAX_AGE, so the next query opens a fresh one. (Celery's own fix-up
+    would close it after every task; CELERY_DB_REUSE_MAX stops that.)"""
+    from django.db import close_old_connections
+
+    close_old_connections()
+
+
 @task_prerun.connect
 def before_task(task_id=None, task=None, args=None, kwargs=None, **_) -> None:
     """The heartbeat of a process that no worker_process_init reached (a
@@ -104,6 +114,8 @@ def before_task(task_id=None, task=None, args=None, kwargs=None, **_) -> None:
     from ladder.services import ops
 
     eager = task is not None and bool(getattr(task.request, "is_eager", False))
+    if not eager:
+        _drop_unusable_connections()
     if not eager and ops.current_heartbeat() is None:  # (never in a process that runs tasks eagerly)
         ops.start_heartbeat(sandbox=ops.sandbox_mode())
     if task is not None and task.name == "ladder.tasks.play_match" and args:
@@ -117,6 +129,9 @@ def before_task(task_id=None, task=None, args=None, kwargs=None, **_) -> None:
 @task_postrun.connect
 def after_task(task_id=None, task=None, **_) -> None:
     from ladder.logging import current_match_id
+
+    if task is not None and not getattr(task.request, "is_eager", False):
+        _drop_unusable_connections()
 
     token = getattr(task.request, "cardroom_log_token", None) if task is not None else None
     if token is not None:

@@ -166,6 +166,13 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Celery's Django fix-up closes the database connection before and after
+# every task unless this is set: a new PostgreSQL backend for every match
+# (a fork and a cold catalogue cache on the server each time, the cost of
+# which grows with the number of workers). With it, a worker keeps its
+# connection for this many tasks; config.celery still drops a connection
+# that is broken or older than CONN_MAX_AGE before and after each task.
+CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=500)
 # Our JSON logging config stays in charge (no duplicate lines from Celery).
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE = {
