@@ -287,6 +287,10 @@ def play(match: Match, participants: list[Participant], on_event=None) -> MatchR
             raise PlatformError(str(exc), "bot_start") from None
 
 
+# What record_result writes of each participant.
+RESULT_FIELDS = ["score", "rank", "forfeit_reason", "forfeit_event", "forfeit_detail", "log", "log_size"]
+
+
 def record_result(claim: Claim, record: MatchRecord) -> bool:
     """Store replay, logs and result, and apply ratings — once. False (and
     nothing written) when this worker no longer holds the match."""
@@ -310,14 +314,14 @@ def record_result(claim: Claim, record: MatchRecord) -> bool:
             text = record.logs.get(p.seat, "").encode()
             p.log.save(f"match-{match.pk}-seat-{p.seat}.log.gz", ContentFile(gzip.compress(text, mtime=0)), save=False)
             p.log_size = len(text)
-            p.save()
+        Participant.objects.bulk_update(participants, RESULT_FIELDS)  # one statement for every seat
         match.status = Match.Status.FINISHED
         match.finished = timezone.now()
         match.num_events = len(record.replay["events"])
         match.lease_token = ""
         match.lease_expires = None
         match.error = ""
-        match.save()
+        match.save(update_fields=["replay", "status", "finished", "num_events", "lease_token", "lease_expires", "error"])
         if match.kind == Match.Kind.LADDER:
             apply_match_ratings(match, participants)
     log.info("match finished", extra={"match_id": match.pk, "events": match.num_events, "ms": record.elapsed_ms})

@@ -137,13 +137,8 @@ def apply_match_ratings(match: Match, participants: list[Participant]) -> None:
     bot_ids = [p.bot_id for p in participants]
     if len(set(bot_ids)) != len(bot_ids):
         raise ValueError(f"match {match.pk}: a bot holds two seats")
-    ensure_ratings(match.ladder_id, bot_ids)
-    # Lock in bot order: two matches sharing bots never deadlock.
-    locked = {
-        r.bot_id: r
-        for r in Rating.objects.select_for_update().filter(ladder_id=match.ladder_id, bot_id__in=bot_ids).order_by("bot_id")
-    }
-    ratings = [locked[p.bot_id] for p in participants]
+    ratings = _lock_ratings(match.ladder_id, bot_ids)
+    ratings = [ratings[p.bot_id] for p in participants]
     before = [_Standing.of(r) for r in ratings]
     standings = [_Standing.of(r) for r in ratings]
     _rate(standings, participants)
@@ -151,11 +146,10 @@ def apply_match_ratings(match: Match, participants: list[Participant]) -> None:
         raise calc.RatingInvariantError(f"match {match.pk} changed the sum of Elo")
     changes = []
     for rating, old, new, p in zip(ratings, before, standings, participants):
-        _store(rating, new, match.finished)
+        _set(rating, new, match.finished)
         p.elo_before, p.elo_after = old.elo, new.elo
         p.mu_before, p.mu_after = old.mu, new.mu
         p.sigma_before, p.sigma_after = old.sigma, new.sigma
-        p.save(update_fields=["elo_before", "elo_after", "mu_before", "mu_after", "sigma_before", "sigma_after"])
         changes.append(
             RatingChange(
                 rating=rating, match=match, participant=p, version_id=p.version_id,
@@ -163,8 +157,29 @@ def apply_match_ratings(match: Match, participants: list[Participant]) -> None:
                 sigma_before=old.sigma, sigma_after=new.sigma,
             )
         )
+    # One statement each, however many seats: every query is a round trip
+    # to the database that all the workers share.
+    Rating.objects.bulk_update(ratings, _STORED)
+    Participant.objects.bulk_update(participants, _PARTICIPANT_RATING_FIELDS)
     RatingChange.objects.bulk_create(changes)
 
+
+def _lock_ratings(ladder_id: int, bot_ids: list[int]) -> dict[int, Rating]:
+    """The bots' Rating rows on this ladder, locked in bot order (two
+    matches sharing bots never deadlock); a missing row is created first."""
+
+    def lock() -> dict[int, Rating]:
+        rows = Rating.objects.select_for_update().filter(ladder_id=ladder_id, bot_id__in=bot_ids).order_by("bot_id")
+        return {r.bot_id: r for r in rows}
+
+    locked = lock()
+    if len(locked) < len(bot_ids):  # (a bot new to the ladder: rare)
+        ensure_ratings(ladder_id, bot_ids)
+        locked = lock()
+    return locked
+
+
+_PARTICIPANT_RATING_FIELDS = ["elo_before", "elo_after", "mu_before", "mu_after", "sigma_before", "sigma_after"]
 
 _COMPARED = ("elo", "mu", "sigma", "ordinal", "provisional", "games", "wins", "forfeits", "version_games", "version_id", "last_played")
 
@@ -177,10 +192,17 @@ def _values(st: _Standing, last_played: datetime | None) -> dict:
     }
 
 
-def _store(rating: Rating, st: _Standing, last_played: datetime | None) -> None:
+_STORED = list(_COMPARED)
+
+
+def _set(rating: Rating, st: _Standing, last_played: datetime | None) -> None:
     for name, value in _values(st, last_played).items():
         if name != "last_played" or value is not None:
             setattr(rating, name, value)
+
+
+def _store(rating: Rating, st: _Standing, last_played: datetime | None) -> None:
+    _set(rating, st, last_played)
     rating.save()
 
 
