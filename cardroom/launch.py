@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import abc
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -56,6 +57,23 @@ class BotProcess(abc.ABC):
     @abc.abstractmethod
     def poll(self) -> int | None:
         """The exit status once the bot's main process has ended, else None."""
+
+    def wait(self, timeout: float) -> int | None:
+        """Wait up to ``timeout`` seconds for the bot's main process to end;
+        its exit status, or None if it still runs. Woken by the exit itself
+        (a pidfd), not by polling."""
+        status = self.poll()
+        if status is not None or timeout <= 0:
+            return status
+        try:
+            pidfd = os.pidfd_open(self.pid)
+        except OSError:  # (gone meanwhile: poll says how)
+            return self.poll()
+        try:
+            select.select([pidfd], [], [], timeout)
+        finally:
+            os.close(pidfd)
+        return self.poll()
 
     @abc.abstractmethod
     def kill(self) -> None:

@@ -86,7 +86,12 @@ class Player(abc.ABC):
         built only by players that use it (not by the random bot's fast path)."""
 
     def end(self, observation: dict[str, Any], result: dict[str, Any]) -> None:  # noqa: B027
-        """Called once when the match is over."""
+        """Called once when the match is over: tell the bot, without waiting."""
+
+    def await_exit(self, deadline: float) -> None:  # noqa: B027
+        """After ``end``: give the bot until ``deadline`` (``time.monotonic()``)
+        to exit by itself. (The runner ends every seat first, then waits, so
+        the bots wind down together.)"""
 
     def close(self) -> None:  # noqa: B027
         """Release everything (always called)."""
@@ -284,9 +289,10 @@ class ProtocolPlayer(Player):
             self._send({"type": "end", "observation": observation, "result": result})
         except BotFault:
             return
-        deadline = time.monotonic() + self._time.end_grace_ms / 1000
-        while time.monotonic() < deadline and self._proc.poll() is None:
-            time.sleep(0.005)
+
+    def await_exit(self, deadline: float) -> None:
+        if self._proc is not None:
+            self._proc.wait(max(0.0, deadline - time.monotonic()))
 
     def close(self) -> None:
         if self._proc is not None:

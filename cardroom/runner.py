@@ -185,9 +185,12 @@ def _play(game, players: list[Player], seed: int, match_id: str, time: TimeContr
     ]
     result = state.result(frozenset(faults))
     result_doc = {**result.as_dict(), "forfeits": [f.as_replay() for f in forfeits]}
-    for seat, player in enumerate(players):
-        if seat not in faults:
-            player.end(state.observation(seat), result_doc)
+    ended = [seat for seat in range(len(players)) if seat not in faults]
+    for seat in ended:
+        players[seat].end(state.observation(seat), result_doc)
+    grace_over = _time.monotonic() + time.end_grace_ms / 1000  # one grace period for all
+    for seat in ended:
+        players[seat].await_exit(grace_over)
     player_docs = [
         {"seat": seat, "name": names[seat] if names else player.name, "bot": player.spec}
         for seat, player in enumerate(players)

@@ -5,6 +5,7 @@ the right forfeit while the match still finishes for everyone else."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,19 @@ def test_misbehaving_bot_forfeits_and_match_finishes(tmp_path, game, behaviour, 
     moves_before = len([i for i, _ in seat1 if i < forfeit["event"]])
     expected_moves = 0 if behaviour == "no_ready" else 2
     assert moves_before == expected_moves
+
+
+def test_bots_that_ignore_the_end_share_one_grace_period(tmp_path):
+    """Every seat is told the match is over at once and the grace period
+    runs for all of them together: four bots that stay after "end" hold the
+    match up for one grace period (then they are killed), not four."""
+    lingerer = misbehaving_bot(tmp_path, "linger", moves=10**9)
+    control = TimeControl(startup_ms=5000, per_move_ms=400, overage_ms=200, total_ms=20_000, end_grace_ms=2000)
+    started = time.monotonic()
+    record = run_match("allegory", [lingerer] * 4, seed=3, time=control, launcher=PlainLauncher())
+    elapsed = time.monotonic() - started
+    assert record.forfeits == []
+    assert 2.0 <= elapsed < 2.0 + 3.0, f"the match took {elapsed:.1f} s: one 2 s grace period plus play was expected, not four"
 
 
 def test_bot_stderr_is_kept_as_its_log(tmp_path):

@@ -49,6 +49,8 @@ def main():
                 action = {"type": "distribute", "chips": {action["cards"][0]: action["total"]}}
             print(json.dumps({"type": "action", "action": action}), flush=True)
         else:
+            if BEHAVIOUR == "linger":  # ignores "end": stays until killed
+                time.sleep(60)
             return
 
 
