@@ -36,6 +36,7 @@ import json
 import os
 import shutil
 import stat
+import sys
 import tarfile
 import tempfile
 import tomllib
@@ -144,6 +145,7 @@ def load_bot_package(path: Path, workdir: Path, limits: PackageLimits = DEFAULT_
                 _extract_tar_gz(path, label, dest, limits)
         root, manifest_name, manifest = _read_manifest(dest, label)
         entry = _check_entry(root, label, manifest_name, manifest["entry"])
+        _check_no_shadowing(root, entry, label)
         return BotPackage(
             root=root,
             entry=entry,
@@ -192,6 +194,11 @@ def _load_single_file(path: Path, label: str, dest: Path, limits: PackageLimits)
                 raise PackageError(f"{label}: the file is over the {_fmt(limits.compressed_bytes)} limit for an uploaded package")
             digest.update(chunk)
             out.write(chunk)
+    if path.stem in sys.stdlib_module_names:
+        raise PackageError(
+            f"{label}: the name of Python's standard module {path.stem!r}: the bot's folder comes first on the "
+            f"import path, so 'import {path.stem}' would load this file instead; rename the file"
+        )
     return BotPackage(root=dest, entry=name, name=path.stem, sha256=digest.hexdigest(), size=written, protocol=PROTOCOL_VERSION)
 
 
@@ -571,6 +578,28 @@ def _check_entry(root: Path, label: str, manifest_name: str, entry: str) -> str:
     if not stat.S_ISREG(st.st_mode):
         raise PackageError(f"{label}: entry point {entry!r} (from {manifest_name}) is not a regular file")
     return rel
+
+
+def _check_no_shadowing(root: Path, entry: str, label: str) -> None:
+    """Python puts the entry's folder first on the import path: a module
+    there named like a standard one (``random.py``, ``json/__init__.py``) is
+    what ``import random`` loads, in the bot and in Python's own modules, and
+    the bot crashes at its first move with a puzzling error. Refused here,
+    with the fix. (A folder without ``__init__.py`` hides nothing.)"""
+    folder = (root / entry).parent
+    for child in sorted(folder.iterdir()):
+        if child.name.endswith(".py") and child.is_file():
+            module = child.name[:-3]
+        elif child.is_dir() and (child / "__init__.py").is_file():
+            module = child.name
+        else:
+            continue
+        if module in sys.stdlib_module_names:
+            shown = child.relative_to(root).as_posix() + ("/" if child.is_dir() else "")
+            raise PackageError(
+                f"{label}: {shown!r} has the name of Python's standard module {module!r}: the bot's folder comes "
+                f"first on the import path, so 'import {module}' would load it instead; rename it"
+            )
 
 
 # -- helpers -----------------------------------------------------------------

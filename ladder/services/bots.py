@@ -63,14 +63,18 @@ def check_package(filename: str, data: bytes) -> str:
     """Check an upload as the sandbox will load it; returns its sha256."""
     from cardroom.packages import PackageError, load_bot_package
 
-    suffix = _package_suffix(filename)
+    _package_suffix(filename)
+    if any(ord(c) < 32 or c in "/\\" for c in filename) or filename in (".", ".."):
+        raise ServiceError(f"{filename!r}: the file name must not contain control characters or slashes", "file")
     with tempfile.TemporaryDirectory(prefix="cardroom-upload-") as tmp:
-        path = Path(tmp) / f"upload{suffix}"
+        # Under the author's own name: a single .py file runs under it (and
+        # the package's messages name the file the author knows).
+        path = Path(tmp) / filename
         path.write_bytes(data)
         try:
             package = load_bot_package(path, Path(tmp) / "unpacked")
         except PackageError as exc:
-            raise ServiceError(f"{filename}: {exc}", "file") from None
+            raise ServiceError(str(exc), "file") from None
     return package.sha256
 
 

@@ -350,6 +350,25 @@ def test_upload_bad_zip_is_400_with_the_precise_reason(owner, my_bot, files, rea
     assert not my_bot.versions.exists()
 
 
+def test_upload_named_like_a_standard_module_is_400_before_it_can_crash(owner, my_bot):
+    """random.py would import itself for `import random` and crash at its
+    first move: the upload says so instead, naming the file."""
+    response = upload(f.client(owner), my_bot.pk, "random.py", f.bot_program())
+    body = f.assert_error(response, 400, field="file", contains="the name of Python's standard module 'random'")
+    assert body["error"].startswith("random.py: ")
+    assert not my_bot.versions.exists()
+    assert upload(f.client(owner), my_bot.pk, "random_player.py", f.bot_program()).status_code == 201
+
+
+@pytest.mark.parametrize("name", ["bad\x00name.py", "tab\tname.py"])
+def test_a_control_character_in_a_package_name_is_a_clear_error(name):
+    """(Django's upload parser strips them already; the service does not rely on it.)"""
+    from ladder.services.bots import ServiceError, check_package
+
+    with pytest.raises(ServiceError, match="must not contain control characters"):
+        check_package(name, f.bot_program())
+
+
 def test_upload_corrupt_zip_is_400(owner, my_bot):
     response = upload(f.client(owner), my_bot.pk, "pkg.zip", b"PK\x03\x04 this is not really a zip")
     f.assert_error(response, 400, field="file", contains="not a valid zip archive")

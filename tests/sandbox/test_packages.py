@@ -104,6 +104,42 @@ def test_single_py_file(tmp_path, workdir):
     assert package_argv(pkg) == [bot_python(), "my_bot.py"]
 
 
+def test_a_file_named_like_a_standard_module_is_refused(tmp_path, workdir):
+    """`import random` in random.py would import the bot itself."""
+    bot = tmp_path / "random.py"
+    bot.write_text("import random\n")
+    assert error_of(bot, workdir) == (
+        "random.py: the name of Python's standard module 'random': the bot's folder comes first on the "
+        "import path, so 'import random' would load this file instead; rename the file"
+    )
+
+
+@pytest.mark.parametrize(
+    "members, shown",
+    [
+        ({"json.py": "X = 1\n"}, "json.py"),
+        ({"queue/__init__.py": "", "queue/q.py": ""}, "queue/"),
+    ],
+)
+def test_a_module_beside_the_entry_named_like_a_standard_one_is_refused(tmp_path, workdir, members, shown):
+    archive = make_zip(tmp_path / "bot.zip", {"cardroom.toml": MANIFEST, "main.py": MAIN, **members})
+    module = shown.split(".")[0].rstrip("/")
+    assert error_of(archive, workdir) == (
+        f"bot.zip: {shown!r} has the name of Python's standard module {module!r}: the bot's folder comes first on "
+        f"the import path, so 'import {module}' would load it instead; rename it"
+    )
+
+
+def test_standard_names_away_from_the_import_path_are_fine(tmp_path, workdir):
+    """Only the entry's own folder is on the import path; a folder without
+    __init__.py hides nothing."""
+    archive = make_zip(
+        tmp_path / "bot.zip",
+        {"cardroom.toml": MANIFEST, "main.py": MAIN, "lib/random.py": "", "test/notes.txt": "", "email/readme.md": ""},
+    )
+    assert load_bot_package(archive, workdir).entry == "main.py"
+
+
 def test_each_load_gets_a_fresh_folder(tmp_path, workdir):
     bot = tmp_path / "b.py"
     bot.write_text(MAIN)
