@@ -2,7 +2,7 @@
 workers, on the same matches, and the ratio.
 
     make bench-throughput               # = .venv/bin/python benchmarks/throughput.py
-    .venv/bin/python benchmarks/throughput.py --matches 60 --workers 1 2
+    .venv/bin/python benchmarks/throughput.py --matches 120 --workers 1 2 --rounds 3
 
 The set-up is production's, on this machine: PostgreSQL (a dedicated database,
 ``cardroom_throughput`` on THROUGHPUT_DATABASE_URL, default
@@ -15,9 +15,12 @@ Allegra, of built-in protocol bots (four distinct bots a table, greedy and
 random ones: programs started per match, in the bubblewrap sandbox). Each run
 gets a fresh batch with the same seeds and lineups; the workers are started
 and ready first, then every match is sent at once, and the clock runs from
-the first message to the last result. No scheduler runs: this measures the
-workers, not matchmaking (whose ceiling is printed: CARDROOM_QUEUE_TARGET
-matches per ladder every MATCHMAKING_INTERVAL seconds).
+the first message to the last result. The runs alternate (1 worker, 2
+workers, 1, 2, ...) for ``--rounds`` rounds, and each count's figure is its
+median: a slow spell of the (virtual) machine weighs on both alike. No
+scheduler runs: this measures the workers, not matchmaking (whose ceiling is
+printed: CARDROOM_QUEUE_TARGET matches per ladder every MATCHMAKING_INTERVAL
+seconds).
 """
 
 from __future__ import annotations
@@ -47,7 +50,11 @@ VAR = ROOT / "var" / "throughput"
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--database-url", default=os.environ.get("THROUGHPUT_DATABASE_URL", DEFAULT_URL))
-    p.add_argument("--matches", type=int, default=60, help="matches per run")
+    p.add_argument("--matches", type=int, default=120, help="matches per run")
+    p.add_argument(
+        "--rounds", type=int, default=3,
+        help="rounds of runs (1 worker, then 2, ...); the figures are each count's median over the rounds",
+    )  # fmt: skip
     p.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="worker counts to measure")
     p.add_argument("--sandbox", default="bwrap", help="bwrap (default) or none")
     p.add_argument("--seed", type=int, default=7)
@@ -391,32 +398,50 @@ def main(argv=None) -> int:
         thinking = f", bots thinking {args.think_ms} ms a move" if args.think_ms else ""
         print(f"{args.matches} four-player matches a run (half Allegory, half Allegra), sandbox {args.sandbox}, "
               f"{os.cpu_count()} cores, PostgreSQL + Redis{thinking}")  # fmt: skip
+        runs: dict[int, list[dict]] = {count: [] for count in args.workers}
+        for round_no in range(1, args.rounds + 1):
+            # Alternating 1, 2, 1, 2, ...: a slow spell of the machine (a
+            # virtual one shares its host) weighs on both counts alike.
+            print(f" round {round_no} of {args.rounds}")
+            for count in args.workers:
+                r = run(args, env, count, lineups, redis)
+                runs[count].append(r)
+                report(r)
         results = []
         for count in args.workers:
-            r = run(args, env, count, lineups, redis)
-            results.append(r)
-            print(
-                f"  {count} worker(s): {r['matches']} matches in {r['elapsed']:.1f} s = {r['per_minute']:.1f} matches/min "
-                f"(a match: {r['match_s']:.2f} s claimed-to-recorded, {r['runner_s']:.2f} s in the runner, "
-                f"{r['events']:.0f} events; failed {r['failed']}; load {r['load'][0]:.1f} -> {r['load'][1]:.1f}; "
-                f"per worker {r['per_worker']})"
-            )
-            n, t = r["matches"], r["elapsed"]
-            print(
-                f"      CPU a match: workers (engine, runner, sandbox, 4 bots) {r['worker_cpu'] / n * 1000:.0f} ms, "
-                f"their PostgreSQL backends {r['db_cpu'] / n * 1000:.0f} ms; cores used by the benchmark's processes "
-                f"{(r['worker_cpu'] + r['db_cpu']) / t:.2f}, by the whole machine {r['cores_busy']:.2f} of {os.cpu_count()}"
-            )
+            rates = sorted(r["per_minute"] for r in runs[count])
+            median = statistics.median(rates)
+            results.append({"workers": count, "per_minute": median, "failed": sum(r["failed"] for r in runs[count])})
+            print(f"  {count} worker(s): median {median:.1f} matches/min over {len(rates)} run(s) ({', '.join(f'{x:.1f}' for x in rates)})")
         if len(results) >= 2:
             base = results[0]
             for r in results[1:]:
-                print(f"  ratio {r['workers']} vs {base['workers']} worker(s): {r['per_minute'] / base['per_minute']:.2f}x")
+                ratios = [b["per_minute"] / a["per_minute"] for a, b in zip(runs[base["workers"]], runs[r["workers"]])]
+                print(
+                    f"  ratio {r['workers']} vs {base['workers']} worker(s): {r['per_minute'] / base['per_minute']:.2f}x "
+                    f"(of the medians; round by round: {', '.join(f'{x:.2f}x' for x in ratios)})"
+                )
         ceiling = settings.CARDROOM_QUEUE_TARGET * 60 / max(1, int(os.environ.get("MATCHMAKING_INTERVAL", "5")))
         print(f"  matchmaking ceiling (no benchmark): at most {ceiling:.0f} matches/min per active ladder "
               f"(CARDROOM_QUEUE_TARGET={settings.CARDROOM_QUEUE_TARGET} every MATCHMAKING_INTERVAL s)")  # fmt: skip
         return 1 if any(r["failed"] for r in results) else 0
     finally:
         redis.stop()
+
+
+def report(r: dict) -> None:
+    count, n, t = r["workers"], r["matches"], r["elapsed"]
+    print(
+        f"  {count} worker(s): {n} matches in {t:.1f} s = {r['per_minute']:.1f} matches/min "
+        f"(a match: {r['match_s']:.2f} s claimed-to-recorded, {r['runner_s']:.2f} s in the runner, "
+        f"{r['events']:.0f} events; failed {r['failed']}; load {r['load'][0]:.1f} -> {r['load'][1]:.1f}; "
+        f"per worker {r['per_worker']})"
+    )
+    print(
+        f"      CPU a match: workers (engine, runner, sandbox, 4 bots) {r['worker_cpu'] / n * 1000:.0f} ms, "
+        f"their PostgreSQL backends {r['db_cpu'] / n * 1000:.0f} ms; cores used by the benchmark's processes "
+        f"{(r['worker_cpu'] + r['db_cpu']) / t:.2f}, by the whole machine {r['cores_busy']:.2f} of {os.cpu_count()}"
+    )
 
 
 if __name__ == "__main__":
