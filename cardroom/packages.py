@@ -185,6 +185,8 @@ def _load_single_file(path: Path, label: str, dest: Path, limits: PackageLimits)
         raise PackageError(f"{label}: the file is {_fmt(size)}, over the {_fmt(limits.compressed_bytes)} limit for an uploaded package")
     name = path.name
     _check_member_name(name, label)
+    if path.stem in sys.stdlib_module_names:
+        raise _shadowing_error(label, None, path.stem)
     digest = hashlib.sha256()
     written = 0
     with open(path, "rb") as src, _create(dest / name) as out:
@@ -194,11 +196,6 @@ def _load_single_file(path: Path, label: str, dest: Path, limits: PackageLimits)
                 raise PackageError(f"{label}: the file is over the {_fmt(limits.compressed_bytes)} limit for an uploaded package")
             digest.update(chunk)
             out.write(chunk)
-    if path.stem in sys.stdlib_module_names:
-        raise PackageError(
-            f"{label}: the name of Python's standard module {path.stem!r}: the bot's folder comes first on the "
-            f"import path, so 'import {path.stem}' would load this file instead; rename the file"
-        )
     return BotPackage(root=dest, entry=name, name=path.stem, sha256=digest.hexdigest(), size=written, protocol=PROTOCOL_VERSION)
 
 
@@ -595,11 +592,17 @@ def _check_no_shadowing(root: Path, entry: str, label: str) -> None:
         else:
             continue
         if module in sys.stdlib_module_names:
-            shown = child.relative_to(root).as_posix() + ("/" if child.is_dir() else "")
-            raise PackageError(
-                f"{label}: {shown!r} has the name of Python's standard module {module!r}: the bot's folder comes "
-                f"first on the import path, so 'import {module}' would load it instead; rename it"
-            )
+            raise _shadowing_error(label, child.relative_to(root).as_posix() + ("/" if child.is_dir() else ""), module)
+
+
+def _shadowing_error(label: str, shown: str | None, module: str) -> PackageError:
+    """``shown``: the module's file or folder in the package (None: the
+    package is that one file)."""
+    what = f"{shown!r} has" if shown else "has"
+    return PackageError(
+        f"{label}: {what} the name of Python's standard module {module!r}: the bot's folder comes first on the "
+        f"import path, so 'import {module}' would load it instead; rename it"
+    )
 
 
 # -- helpers -----------------------------------------------------------------

@@ -64,7 +64,7 @@ def check_package(filename: str, data: bytes) -> str:
     from cardroom.packages import PackageError, load_bot_package
 
     _package_suffix(filename)
-    if any(ord(c) < 32 or c in "/\\" for c in filename) or filename in (".", ".."):
+    if any(ord(c) < 32 or c in "/\\" for c in filename):
         raise ServiceError(f"{filename!r}: the file name must not contain control characters or slashes", "file")
     with tempfile.TemporaryDirectory(prefix="cardroom-upload-") as tmp:
         # Under the author's own name: a single .py file runs under it (and

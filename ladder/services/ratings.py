@@ -137,8 +137,8 @@ def apply_match_ratings(match: Match, participants: list[Participant]) -> None:
     bot_ids = [p.bot_id for p in participants]
     if len(set(bot_ids)) != len(bot_ids):
         raise ValueError(f"match {match.pk}: a bot holds two seats")
-    ratings = _lock_ratings(match.ladder_id, bot_ids)
-    ratings = [ratings[p.bot_id] for p in participants]
+    locked = _lock_ratings(match.ladder_id, bot_ids)
+    ratings = [locked[p.bot_id] for p in participants]
     before = [_Standing.of(r) for r in ratings]
     standings = [_Standing.of(r) for r in ratings]
     _rate(standings, participants)
@@ -159,7 +159,7 @@ def apply_match_ratings(match: Match, participants: list[Participant]) -> None:
         )
     # One statement each, however many seats: every query is a round trip
     # to the database that all the workers share.
-    Rating.objects.bulk_update(ratings, _STORED)
+    Rating.objects.bulk_update(ratings, _COMPARED)
     Participant.objects.bulk_update(participants, _PARTICIPANT_RATING_FIELDS)
     RatingChange.objects.bulk_create(changes)
 
@@ -190,9 +190,6 @@ def _values(st: _Standing, last_played: datetime | None) -> dict:
         "provisional": st.provisional, "games": st.games, "wins": st.wins, "forfeits": st.forfeits,
         "version_games": st.version_games, "version_id": st.version_id, "last_played": last_played,
     }
-
-
-_STORED = list(_COMPARED)
 
 
 def _set(rating: Rating, st: _Standing, last_played: datetime | None) -> None:

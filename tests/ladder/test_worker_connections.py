@@ -75,7 +75,7 @@ def finished(ids: list[int]) -> bool:
 
 def test_a_worker_plays_many_matches_on_one_connection(celery_workers):
     ids = make_matches(8)
-    workers = celery_workers.start("steady")
+    worker = celery_workers.start("steady")
     match_services._enqueue(ids[0])
     wait_until(lambda: finished(ids[:1]), 60, "the first match", celery_workers)
     mine = {my_backend()}
@@ -91,7 +91,7 @@ def test_a_worker_plays_many_matches_on_one_connection(celery_workers):
 
     new = watcher.seen - settled
     assert not new, f"{len(new)} new database sessions for 7 matches ({sorted(new)}); the worker had {sorted(settled)}"
-    assert workers.alive()
+    assert worker.alive()
 
 
 def test_a_connection_cut_between_matches_is_replaced_before_the_next(celery_workers):

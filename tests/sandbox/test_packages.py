@@ -109,8 +109,8 @@ def test_a_file_named_like_a_standard_module_is_refused(tmp_path, workdir):
     bot = tmp_path / "random.py"
     bot.write_text("import random\n")
     assert error_of(bot, workdir) == (
-        "random.py: the name of Python's standard module 'random': the bot's folder comes first on the "
-        "import path, so 'import random' would load this file instead; rename the file"
+        "random.py: has the name of Python's standard module 'random': the bot's folder comes first on the "
+        "import path, so 'import random' would load it instead; rename it"
     )
 
 
