@@ -39,6 +39,9 @@ REVEALS: int = int(_DATA["reveals"])
 MIN_PLAYERS: int = int(_DATA["min_players"])
 MAX_PLAYERS: int = int(_DATA["max_players"])
 AREA_SIZE = CELLS + ROWS
+# the platform's turn limit (rulings): a round with no ender ends after its
+# TURN_LIMIT_PER_PLAYER * n-th turn
+TURN_LIMIT_PER_PLAYER = 200
 _SORTED_CARDS = sorted(CARDS)
 MAX_SLOTS = MAX_PLAYERS * CELLS
 
@@ -160,7 +163,8 @@ class AllegraState(State):
         "fd_own", "fd_last", "emp_own", "emp_last", "deck", "discard", "removed",
         "drawn", "answers", "knockers", "give_ok", "knocker", "P", "held", "held_public",
         "qs", "rs", "reveal_seat", "reveal_count", "ender", "queue", "final",
-        "totals", "round_scores", "raw_scores", "enders", "doubled",
+        "totals", "round_scores", "raw_scores", "enders", "doubled", "turns", "turn_limit",
+        "limit_ends",
     )  # fmt: skip
 
     def __init__(self, game: AllegraGame):
@@ -201,6 +205,11 @@ class AllegraState(State):
         self.raw_scores: list[list[int]] = []
         self.enders: list[int | None] = []
         self.doubled: list[bool] = []
+        # the platform's turn limit (rulings): complete turns of this round so
+        # far, and the count after which a round with no ender ends
+        self.turns = 0
+        self.turn_limit = TURN_LIMIT_PER_PLAYER * n
+        self.limit_ends: list[bool] = []
 
     # -- copying ---------------------------------------------------------
     def clone(self) -> AllegraState:
@@ -241,6 +250,9 @@ class AllegraState(State):
         c.raw_scores = [r[:] for r in self.raw_scores]
         c.enders = self.enders[:]
         c.doubled = self.doubled[:]
+        c.turns = self.turns
+        c.turn_limit = self.turn_limit
+        c.limit_ends = self.limit_ends[:]
         return c
 
     # -- whose turn ------------------------------------------------------
@@ -417,6 +429,7 @@ class AllegraState(State):
         self.ender = None
         self.queue = []
         self.final = False
+        self.turns = 0
         self.phase = REVEAL
         self.reveal_seat = 0
         self.reveal_count = 0
@@ -439,8 +452,9 @@ class AllegraState(State):
     def _end_turn(self) -> None:
         self.drawn = None
         self.knocker = self.P = self.held = None
-        if self.ender is None:
-            # fast path of _next_turn + _begin_turn for the usual case
+        if self.ender is None and self.turns + 1 < self.turn_limit:
+            # fast path of _next_turn + _begin_turn for the usual case (no
+            # ender yet and the turn limit not reached by this turn)
             lay = self.lay
             nb = lay.nb
             fd_own, fd_last = self.fd_own, self.fd_last
@@ -449,19 +463,23 @@ class AllegraState(State):
                     break
             else:
                 a = self.active = nb[self.active]
+                self.turns += 1
                 if self.deck or len(self.discard) > 1 or self.emp_own[a] + self.emp_last[nb[a]] < AREA_SIZE:
                     self.phase = TURN
                     self.to_act_ = lay.single[a]
                     return
                 # the next seat cannot act: the general path passes its turn
                 self.active = lay.prev[a]
+                self.turns -= 1
         if self._next_turn():
             self._begin_turn()
 
     def _next_turn(self) -> bool:
         """After a complete turn: fix the ender if due, move to the next
-        seat; returns False when the round is over."""
+        seat; returns False when the round is over. A passed turn counts
+        as a turn (the turn limit counts every kind of turn once)."""
         a = self.active
+        self.turns += 1
         if self.ender is None:
             nb = self.lay.nb
             fd_own, fd_last = self.fd_own, self.fd_last
@@ -472,6 +490,10 @@ class AllegraState(State):
                     self.queue = [t for t in self.lay.order_from[a][1:] + (a,) if t != s]
                     break
             else:
+                if self.turns >= self.turn_limit:
+                    # the turn limit: the round ends with no ender
+                    self._end_round(at_limit=True)
+                    return False
                 self.active = (a + 1) % self.n
                 return True
         if not self.queue:
@@ -480,7 +502,7 @@ class AllegraState(State):
         self.active = self.queue.pop(0)
         return True
 
-    def _end_round(self) -> None:
+    def _end_round(self, at_limit: bool = False) -> None:
         val, upv = self.val, self.upv
         for i in range(self.lay.N):
             if upv[i] is None and val[i] is not None:
@@ -504,6 +526,7 @@ class AllegraState(State):
         self.round_scores.append(scores)
         self.enders.append(e)
         self.doubled.append(dbl)
+        self.limit_ends.append(at_limit)
         for s in range(self.n):
             self.totals[s] += scores[s]
         self.to_act_ = ()
@@ -900,6 +923,8 @@ class AllegraState(State):
             "ender": self.ender,
             "removed": list(self.removed),
             "final_turns": self.final,
+            "turn": self.turns,
+            "turn_limit": self.turn_limit,
         }
         if full:
             obs["deck"] = self.deck[::-1]
@@ -923,6 +948,7 @@ class AllegraState(State):
             "area_sums": [list(r) for r in self.raw_scores],
             "enders": list(self.enders),
             "ender_doubled": list(self.doubled),
+            "turn_limit_ends": list(self.limit_ends),
             "totals": list(self.totals),
         }
 
