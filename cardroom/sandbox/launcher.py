@@ -85,6 +85,16 @@ class BwrapProcess(BotProcess):
     def resume(self) -> None:
         self._set_frozen(False)
 
+    def frozen(self) -> bool | None:
+        """Is the bot frozen now? (None: no freezer here, the weak mode.)"""
+        if not self._freezer:
+            return None
+        return all(controller.frozen(path) for controller, path in self._freezer)
+
+    def cgroup(self, name: str) -> Path | None:
+        """The bot's cgroup of controller ``name`` (None if not in force)."""
+        return next((path for controller, path in self._cgroups if controller.name == name), None)
+
     def _set_frozen(self, frozen: bool) -> None:
         for controller, path in self._freezer:
             try:

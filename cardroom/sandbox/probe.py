@@ -46,10 +46,12 @@ class LimitStatus:
     what: str  # what it limits, for people
     in_force: bool
     detail: str  # how it is applied, or why it cannot be
+    fix: str = ""  # what to do about it, when not in force
 
     def describe(self) -> str:
         state = "in force" if self.in_force else "NOT IN FORCE"
-        return f"{self.name} ({self.what}): {state}: {self.detail}"
+        fix = f"; fix: {self.fix}" if self.fix and not self.in_force else ""
+        return f"{self.name} ({self.what}): {state}: {self.detail}{fix}"
 
 
 @dataclass
@@ -199,7 +201,7 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
         if controller is not None:
             controllers.append(controller)
         what, fix = LIMIT_TEXTS[name]
-        report.limits.append(LimitStatus(name, what, controller is not None, note if controller else f"{note}; {fix}"))
+        report.limits.append(LimitStatus(name, what, controller is not None, note, fix))
         if name == "memory":
             report.memory_cgroup = note if controller else f"skipped ({note}); rlimits only"
         elif name == "pids":
@@ -212,8 +214,8 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
             tmpfs_error is None,
             "mounted per bot with size= and nr_inodes="
             if tmpfs_error is None
-            else f"cannot mount an inode-limited tmpfs ({tmpfs_error}): bwrap's own tmpfs limits the size only; "
-            "run the worker as root with CAP_SYS_ADMIN in its mount namespace",
+            else f"cannot mount an inode-limited tmpfs ({tmpfs_error}): bwrap's own tmpfs limits the size only",
+            "run the worker as root with CAP_SYS_ADMIN in its mount namespace (see docs/operations.md)",
         )
     )
     refusal = _refuse_missing_limits(report)
@@ -257,9 +259,10 @@ def _refuse_missing_limits(report: ProbeReport) -> str | None:
     if report.weak_limits:
         report.notes.append(f"{WEAK_LIMITS_ENV}=1: bots run WITHOUT these limits: {names}")
         return None
-    reasons = "; ".join(f"{limit.name}: {limit.detail}" for limit in missing)
+    reasons = "; ".join(limit.detail for limit in missing)
+    fixes = "; ".join(dict.fromkeys(limit.fix for limit in missing if limit.fix))
     return (
-        f"limits that cannot be applied here: {names} ({reasons}). Refusing to run bots without them; "
+        f"limits that cannot be applied here: {names} ({reasons}). Refusing to run bots without them: {fixes}; "
         f"or set {WEAK_LIMITS_ENV}=1 to run them with the weaker limits that remain (not for a public ladder)"
     )
 
