@@ -263,10 +263,13 @@ class ProtocolPlayer(Player):
             }
         )
         self._parse(self._read_line(info.time.startup_ms, "ready reply"), "ready")
+        self._proc.pause()  # frozen until its first move: no thinking on the others' time
 
     def act(self, state: State, seat: int) -> Action:
         total_left = self._time.total_ms - self._used_ms
         budget = min(self._time.per_move_ms + self._bank_ms, total_left)
+        assert self._proc is not None
+        self._proc.resume()  # before the clock starts: thawing is ours, not the bot's
         started = time.monotonic()
         self._send(
             {"type": "act", "observation": state.observation(seat), "legal": state.legal_actions(seat), "time_left_ms": int(total_left)}
@@ -277,6 +280,7 @@ class ProtocolPlayer(Player):
             used = (time.monotonic() - started) * 1000
             self._used_ms += used
             self._bank_ms -= max(0.0, used - self._time.per_move_ms)
+            self._proc.pause()  # answered (or out of time): frozen until its next move
         message = self._parse(line, "action")
         if set(message) != {"type", "action"} or not isinstance(message["action"], dict):
             raise BotFault(INVALID_MESSAGE, f"an action reply is {{\"type\": \"action\", \"action\": {{…}}}}, got {line[:120]!r}")
@@ -285,6 +289,7 @@ class ProtocolPlayer(Player):
     def end(self, observation: dict[str, Any], result: dict[str, Any]) -> None:
         if self._proc is None or self._proc.poll() is not None:
             return
+        self._proc.resume()  # it may read the result and exit by itself
         try:
             self._send({"type": "end", "observation": observation, "result": result})
         except BotFault:
