@@ -11,6 +11,7 @@ from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
@@ -173,6 +174,21 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # connection for this many tasks; config.celery still drops a connection
 # that is broken or older than CONN_MAX_AGE before and after each task.
 CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=500)
+# Queues. Every worker (`celery -A config worker`, no -Q) consumes all of
+# them, and takes its next message from each non-empty queue in turn (kombu's
+# round robin): a new version's validation never waits behind the ladder's
+# queued matches, nor the ladder behind a burst of uploads. An operator who
+# wants each queue on its own worker processes starts workers with -Q
+# (docs/operations.md). Another kind of work is one more queue here and one
+# more route below. The ladder queue keeps Celery's default name, so a worker
+# started with `-Q celery` still plays the ladder.
+CARDROOM_QUEUES = {"ladder": "celery", "validation": "validation"}
+CELERY_TASK_DEFAULT_QUEUE = CARDROOM_QUEUES["ladder"]
+CELERY_TASK_QUEUES = [Queue(name) for name in CARDROOM_QUEUES.values()]
+CELERY_TASK_ROUTES = {
+    "ladder.tasks.play_match": {"queue": CARDROOM_QUEUES["ladder"]},
+    "ladder.tasks.validate_version": {"queue": CARDROOM_QUEUES["validation"]},
+}
 # Our JSON logging config stays in charge (no duplicate lines from Celery).
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE = {

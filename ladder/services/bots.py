@@ -16,6 +16,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from ladder.models import Bot, BotVersion, Ladder
+from ladder.services import enqueue
 from ladder.services.ratings import ensure_ratings
 
 SYSTEM_USERNAME = "cardroom"
@@ -103,9 +104,7 @@ def upload_version(*, bot: Bot, filename: str, data: bytes) -> BotVersion:
 
 
 def _queue_validation(version_id: int) -> None:
-    from ladder.tasks import validate_version
-
-    validate_version.delay(version_id)
+    enqueue.validate_version(version_id)
 
 
 def activate_version(version: BotVersion) -> None:

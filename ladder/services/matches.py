@@ -54,7 +54,7 @@ from cardroom.launch import Launcher
 from cardroom.players import TimeControl
 from cardroom.runner import BotSpecError, MatchRecord, run_match
 from ladder.models import BotVersion, Ladder, Match, Participant
-from ladder.services import ops
+from ladder.services import enqueue, ops
 from ladder.services.connections import close_connection
 from ladder.services.ratings import apply_match_ratings
 
@@ -375,17 +375,14 @@ def _requeue_or_fail(match: Match, error: str, countdown: int = 0, kind: str = "
 def _enqueue(match_id: int, countdown: int = 0) -> None:
     """Send the task message that plays the match (ladder) or the validation
     it belongs to; stamp ``enqueued``."""
-    from ladder import tasks
-
     row = Match.objects.filter(pk=match_id).values("kind", "validation_of_id").first()
     if row is None:
         return
     Match.objects.filter(pk=match_id).update(enqueued=timezone.now() + timedelta(seconds=countdown))
-    options = {"countdown": countdown} if countdown else {}
     if row["kind"] == Match.Kind.VALIDATION:
-        tasks.validate_version.apply_async((row["validation_of_id"],), {"resume": True}, **options)
+        enqueue.validate_version(row["validation_of_id"], resume=True, countdown=countdown)
     else:
-        tasks.play_match.apply_async((match_id,), **options)
+        enqueue.play_match(match_id, countdown=countdown)
 
 
 def enqueue_after_commit(match_id: int) -> None:
