@@ -203,6 +203,9 @@ CARDROOM_SANDBOX = env("CARDROOM_SANDBOX", default="")  # "" = bwrap where it wo
 CARDROOM_ALLOW_UNSANDBOXED_UPLOADS = env.bool("CARDROOM_ALLOW_UNSANDBOXED_UPLOADS", default=False)
 CARDROOM_MATCH_LEASE_SECONDS = env.int("CARDROOM_MATCH_LEASE_SECONDS", default=60)
 CARDROOM_MATCH_MAX_ATTEMPTS = env.int("CARDROOM_MATCH_MAX_ATTEMPTS", default=3)
+# A match's wall-clock ceiling is what its time control lets its bots think,
+# plus this for the platform's own work (cardroom.ceiling, docs/ladder.md).
+CARDROOM_MATCH_CEILING_ALLOWANCE_SECONDS = env.int("CARDROOM_MATCH_CEILING_ALLOWANCE_SECONDS", default=30)
 CARDROOM_QUEUE_TARGET = env.int("CARDROOM_QUEUE_TARGET", default=4)  # queued matches kept per ladder
 # Queued matches whose task message may be lost are re-sent after this long.
 CARDROOM_RESEND_STALE_SECONDS = env.int("CARDROOM_RESEND_STALE_SECONDS", default=120)
