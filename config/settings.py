@@ -11,6 +11,7 @@ from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
@@ -173,6 +174,21 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # connection for this many tasks; config.celery still drops a connection
 # that is broken or older than CONN_MAX_AGE before and after each task.
 CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=500)
+# Queues. Every worker (`celery -A config worker`, no -Q) consumes all of
+# them, and takes its next message from each non-empty queue in turn (kombu's
+# round robin): a new version's validation never waits behind the ladder's
+# queued matches, nor the ladder behind a burst of uploads. An operator who
+# wants each queue on its own worker processes starts workers with -Q
+# (docs/operations.md). Another kind of work is one more queue here and one
+# more route below. The ladder queue keeps Celery's default name, so a worker
+# started with `-Q celery` still plays the ladder.
+CARDROOM_QUEUES = {"ladder": "celery", "validation": "validation"}
+CELERY_TASK_DEFAULT_QUEUE = CARDROOM_QUEUES["ladder"]
+CELERY_TASK_QUEUES = [Queue(name) for name in CARDROOM_QUEUES.values()]
+CELERY_TASK_ROUTES = {
+    "ladder.tasks.play_match": {"queue": CARDROOM_QUEUES["ladder"]},
+    "ladder.tasks.validate_version": {"queue": CARDROOM_QUEUES["validation"]},
+}
 # Our JSON logging config stays in charge (no duplicate lines from Celery).
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE = {
@@ -187,11 +203,19 @@ CARDROOM_SANDBOX = env("CARDROOM_SANDBOX", default="")  # "" = bwrap where it wo
 CARDROOM_ALLOW_UNSANDBOXED_UPLOADS = env.bool("CARDROOM_ALLOW_UNSANDBOXED_UPLOADS", default=False)
 CARDROOM_MATCH_LEASE_SECONDS = env.int("CARDROOM_MATCH_LEASE_SECONDS", default=60)
 CARDROOM_MATCH_MAX_ATTEMPTS = env.int("CARDROOM_MATCH_MAX_ATTEMPTS", default=3)
+# A match's wall-clock ceiling is what its time control lets its bots think,
+# plus this for the platform's own work (cardroom.ceiling, docs/ladder.md).
+CARDROOM_MATCH_CEILING_ALLOWANCE_SECONDS = env.int("CARDROOM_MATCH_CEILING_ALLOWANCE_SECONDS", default=30)
 CARDROOM_QUEUE_TARGET = env.int("CARDROOM_QUEUE_TARGET", default=4)  # queued matches kept per ladder
 # Queued matches whose task message may be lost are re-sent after this long.
 CARDROOM_RESEND_STALE_SECONDS = env.int("CARDROOM_RESEND_STALE_SECONDS", default=120)
 CARDROOM_HEARTBEAT_SECONDS = env.int("CARDROOM_HEARTBEAT_SECONDS", default=10)
 CARDROOM_MAX_UPLOAD_BYTES = env.int("CARDROOM_MAX_UPLOAD_BYTES", default=10 * 1024 * 1024)
+# Per-user quotas (ladder.services.quotas; staff are exempt).
+CARDROOM_QUOTA_BOTS = env.int("CARDROOM_QUOTA_BOTS", default=10)
+CARDROOM_QUOTA_VERSIONS_PER_DAY = env.int("CARDROOM_QUOTA_VERSIONS_PER_DAY", default=20)
+CARDROOM_QUOTA_STORED_BYTES = env.int("CARDROOM_QUOTA_STORED_BYTES", default=50 * 1024 * 1024)
+CARDROOM_QUOTA_QUEUED_MATCHES = env.int("CARDROOM_QUOTA_QUEUED_MATCHES", default=10)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 12 * 1024 * 1024
 
 LOGGING = {

@@ -14,6 +14,7 @@ from rest_framework.views import exception_handler as drf_handler
 
 from ladder.api.serializers import ErrorOutput
 from ladder.services.bots import ServiceError
+from ladder.services.errors import QuotaExceeded
 
 log = logging.getLogger("cardroom.api")
 
@@ -58,6 +59,10 @@ def _first_message(detail, path: str = "") -> tuple[str, str | None]:
 def exception_handler(exc, context):
     from ladder.api.views import FilterError
 
+    if isinstance(exc, QuotaExceeded):
+        response = error_response(exc.message, exc.field, exc.status)
+        response.data.update({"quota": exc.quota, "limit": exc.limit})
+        return response
     if isinstance(exc, ServiceError):
         return error_response(exc.message, exc.field, exc.status)
     if isinstance(exc, FilterError):

@@ -16,21 +16,13 @@ from django.db.models import Max
 from django.utils import timezone
 
 from ladder.models import Bot, BotVersion, Ladder
+from ladder.services import enqueue, quotas
+from ladder.services.errors import ServiceError  # (re-exported: callers import it from here)
 from ladder.services.ratings import ensure_ratings
 
 SYSTEM_USERNAME = "cardroom"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{1,39}$")
 PACKAGE_SUFFIXES = (".py", ".zip", ".tar.gz", ".tgz")
-
-
-class ServiceError(Exception):
-    """A request the service refuses; ``field`` names the input at fault."""
-
-    def __init__(self, message: str, field: str | None = None, status: int = 400):
-        self.message = message
-        self.field = field
-        self.status = status
-        super().__init__(message)
 
 
 def create_bot(*, owner, game: str, name: str, description: str = "") -> Bot:
@@ -44,6 +36,8 @@ def create_bot(*, owner, game: str, name: str, description: str = "") -> Bot:
         )
     try:
         with transaction.atomic():
+            quotas.lock_owner(owner)
+            quotas.check_new_bot(owner)
             return Bot.objects.create(owner=owner, game=game, name=name, description=description or "")
     except IntegrityError:
         raise ServiceError(f"there is already a {game} bot named {name!r}", "name") from None
@@ -88,8 +82,11 @@ def upload_version(*, bot: Bot, filename: str, data: bytes) -> BotVersion:
     safe_name = Path(filename.replace("\\", "/")).name or "bot.py"
     if len(safe_name) > 200:
         raise ServiceError(f"the file name is {len(safe_name)} characters long; the limit is 200", "file")
+    quotas.check_upload(bot.owner, bot.game, len(data))  # before the package check's work
     sha256 = check_package(safe_name, data)
     with transaction.atomic():
+        quotas.lock_owner(bot.owner)
+        quotas.check_upload(bot.owner, bot.game, len(data))  # again, under the owner's lock
         Bot.objects.select_for_update().get(pk=bot.pk)  # serialises version numbers
         same = bot.versions.filter(sha256=sha256).exclude(status=BotVersion.Status.FAILED).first()
         if same is not None:
@@ -103,9 +100,7 @@ def upload_version(*, bot: Bot, filename: str, data: bytes) -> BotVersion:
 
 
 def _queue_validation(version_id: int) -> None:
-    from ladder.tasks import validate_version
-
-    validate_version.delay(version_id)
+    enqueue.validate_version(version_id)
 
 
 def activate_version(version: BotVersion) -> None:

@@ -47,7 +47,7 @@ FORGET_AFTER = timedelta(days=1)
 MIN_GAP = 1.0
 
 # The platform failure kinds (Match.error_kind; ladder.services.matches says what each means).
-ERROR_KINDS = ("sandbox", "bot_start", "database", "lease_expired", "worker_lost", "internal")
+ERROR_KINDS = ("sandbox", "bot_start", "database", "lease_expired", "worker_lost", "ceiling", "internal")
 
 
 def heartbeat_interval() -> float:

@@ -35,6 +35,7 @@ from django.utils import timezone
 
 from ladder import selectors
 from ladder.models import BotVersion, Ladder, Match, Participant
+from ladder.services import enqueue
 from ladder.services.bots import activate_version
 
 log = logging.getLogger("cardroom.validation")
@@ -228,8 +229,6 @@ def revalidate_stale(older_than: timedelta = STALE_PENDING) -> list[int]:
     problem, a worker that died between its last match and the verdict) with
     no validation match in hand and no activity for ``older_than``: send
     their validation again."""
-    from ladder.tasks import validate_version as task
-
     cutoff = timezone.now() - older_than
     ids = []
     stuck = BotVersion.objects.filter(
@@ -242,7 +241,7 @@ def revalidate_stale(older_than: timedelta = STALE_PENDING) -> list[int]:
                 continue  # in hand (the reaper / stale re-sender covers those)
             if (last.finished or last.enqueued or last.created) > cutoff:
                 continue
-        task.delay(version.pk)
+        enqueue.validate_version(version.pk)
         ids.append(version.pk)
     return ids
 
