@@ -145,12 +145,17 @@ def bench_starts(launchers: list[tuple[str, Launcher]], root: Path, runs: int) -
     }
 
 
+FREEZE = True  # --no-freeze: measure the round trip without it, for comparison
+
+
 def decide(wire: Wire, act: bytes) -> None:
     """One decision as a match makes it: thaw, act, answer, freeze."""
-    wire.proc.resume()
+    if FREEZE:
+        wire.proc.resume()
     wire.send(act)
     wire.line()
-    wire.proc.pause()
+    if FREEZE:
+        wire.proc.pause()
 
 
 def bench_fairness(launcher: Launcher, rounds: int) -> tuple[float, float]:
@@ -181,7 +186,8 @@ def bench_round_trips(launchers: list[tuple[str, Launcher]], root: Path, n: int,
             wire = Wire(proc)
             wire.send((json.dumps(START) + "\n").encode())
             wire.line()
-            proc.pause()
+            if FREEZE:
+                proc.pause()
             for _ in range(50):  # warm up
                 decide(wire, act)
             wires[name] = wire
@@ -257,8 +263,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--starts", type=int, default=20)
     parser.add_argument("--round-trips", type=int, default=2000)
     parser.add_argument("--breakdown", action="store_true", help="also time the steps of a sandboxed start")
+    parser.add_argument("--no-freeze", action="store_true", help="round trips without freezing and thawing (comparison)")
     parser.add_argument("--fairness-rounds", type=int, default=3, help="matches per opponent for the fairness figure")
     args = parser.parse_args(argv)
+    global FREEZE
+    FREEZE = not args.no_freeze
 
     from cardroom.sandbox import SandboxUnavailable, get_launcher, probe
 
@@ -286,7 +295,8 @@ def main(argv: list[str] | None = None) -> int:
             print()
     fairness = bench_fairness(launchers[1][1], args.fairness_rounds) if len(launchers) > 1 and args.fairness_rounds else None
 
-    print(f"act message: {len(act)} bytes; {args.starts} starts, {args.round_trips} round trips")
+    print(f"act message: {len(act)} bytes; {args.starts} starts, {args.round_trips} round trips"
+          f"{' (no freezing)' if args.no_freeze else ', each thawed before and frozen after'}")  # fmt: skip
     print(f"{'':<34}{'plain':>10}{'bwrap':>10}{'ratio':>8}{'goal':>8}")
     rows = [
         ("start to first reply (median, ms)", 0, 1.5),
