@@ -82,7 +82,9 @@ def test_cpu_hog_neither_slows_the_honest_seat_nor_gets_more_than_one_core(recor
     assert attacked.replay["result"]["forfeits"] == [], attacked.replay["result"]["forfeits"]
     normal, under_attack = statistics.median(move_times(baseline, 1)), statistics.median(move_times(attacked, 1))
     print(f"honest bot, median ms per move: {normal} against a random bot, {under_attack} against the CPU hog")
-    assert under_attack <= 2 * normal + 100, (normal, under_attack, move_times(attacked, 1))
+    # Generous: with the fix it measured 0.8-1.1x here under a load of 10-17; without
+    # it 1.4x under that load, and several times slower on a quiet machine.
+    assert under_attack <= 1.5 * normal + 50, (normal, under_attack, move_times(attacked, 1))
 
     assert seen["checks"] > 10 and seen["not_frozen"] == [], f"the hog ran between moves at events {seen['not_frozen']}"
     # Held to one core: its quota is one period's worth, and all it used
