@@ -157,6 +157,10 @@ class _LogDrain(threading.Thread):
         return out
 
 
+def _encode(message: dict[str, Any]) -> bytes:
+    return (json.dumps(message, separators=(",", ":")) + "\n").encode()
+
+
 class ProtocolPlayer(Player):
     """A bot program speaking protocol v1 over its stdin/stdout."""
 
@@ -170,20 +174,44 @@ class ProtocolPlayer(Player):
         self._proc: BotProcess | None = None
         self._drain: _LogDrain | None = None
         self._buffer = bytearray()
+        self._pending = bytearray()  # written to the bot's stdin once it takes it
+        self._stdin_fd = -1
         self._time: TimeControl = TimeControl()
         self._used_ms = 0.0
         self._bank_ms = 0.0
 
-
     # -- wire --------------------------------------------------------------
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: dict[str, Any], deadline: float, what: str) -> None:
+        """Write one message, giving the bot until ``deadline`` to take it in.
+
+        The pipe is non-blocking: a bot that stops reading (or shrinks its
+        pipe and peeks at it without consuming) cannot stall the runner; the
+        time it takes to accept its input counts against it, like thinking."""
+        self._pending += _encode(message)
+        self._flush(deadline)
+        if self._pending:
+            pending, self._pending = len(self._pending), bytearray()
+            raise BotFault(TIMEOUT, f"did not take its {what} message in time ({pending} bytes still unread)")
+
+    def _flush(self, deadline: float) -> None:
+        """Write what is pending until it is all written or ``deadline`` passes."""
         assert self._proc is not None
-        data = (json.dumps(message, separators=(",", ":")) + "\n").encode()
-        try:
-            self._proc.stdin.write(data)
-            self._proc.stdin.flush()
-        except (BrokenPipeError, ValueError, OSError):
-            raise self._died("stopped reading its input") from None
+        fd = self._stdin_fd
+        while self._pending:
+            try:
+                written = os.write(fd, self._pending)
+            except BlockingIOError:
+                written = 0
+            except (BrokenPipeError, ValueError, OSError):
+                self._pending = bytearray()
+                raise self._died("stopped reading its input") from None
+            del self._pending[:written]
+            if not self._pending:
+                return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            select.select([], [fd], [], left)
 
     def _died(self, what: str) -> BotFault:
         assert self._proc is not None
@@ -201,7 +229,9 @@ class ProtocolPlayer(Player):
             return BotFault(CRASH, f"the bot {what}: it was killed by signal {-status}")
         return BotFault(CRASH, f"the bot {what}: it exited with status {status}")
 
-    def _read_line(self, timeout_ms: float, what: str) -> bytes:
+    def _read_line(self, timeout_ms: float, what: str, limit_ms: float | None = None) -> bytes:
+        """The next line, within ``timeout_ms``; a timeout names ``limit_ms``
+        (the whole budget, of which writing the request took a part)."""
         assert self._proc is not None
         deadline = time.monotonic() + timeout_ms / 1000
         fd = self._proc.stdout_fd
@@ -217,7 +247,7 @@ class ProtocolPlayer(Player):
                 raise BotFault(OUTPUT_LIMIT, f"a line longer than {MAX_LINE_BYTES} bytes")
             left = deadline - time.monotonic()
             if left <= 0:
-                raise BotFault(TIMEOUT, f"no {what} within {timeout_ms:.0f} ms")
+                raise BotFault(TIMEOUT, f"no {what} within {timeout_ms if limit_ms is None else limit_ms:.0f} ms")
             ready, _, _ = select.select([fd], [], [], left)
             if not ready:
                 continue
@@ -250,6 +280,9 @@ class ProtocolPlayer(Player):
         self._proc = self._launcher.spawn(self._root, self._argv, self._limits)
         self._drain = _LogDrain(self._proc.stderr_fd)
         self._drain.start()
+        self._stdin_fd = self._proc.stdin.fileno()
+        os.set_blocking(self._stdin_fd, False)
+        deadline = time.monotonic() + info.time.startup_ms / 1000
         self._send(
             {
                 "type": "start",
@@ -260,19 +293,25 @@ class ProtocolPlayer(Player):
                 "match_id": info.match_id,
                 "options": info.options,
                 "time": info.time.as_protocol(),
-            }
+            },
+            deadline,
+            "start",
         )
-        self._parse(self._read_line(info.time.startup_ms, "ready reply"), "ready")
+        left_ms = (deadline - time.monotonic()) * 1000
+        self._parse(self._read_line(max(left_ms, 0), "ready reply", info.time.startup_ms), "ready")
 
     def act(self, state: State, seat: int) -> Action:
         total_left = self._time.total_ms - self._used_ms
         budget = min(self._time.per_move_ms + self._bank_ms, total_left)
         started = time.monotonic()
-        self._send(
-            {"type": "act", "observation": state.observation(seat), "legal": state.legal_actions(seat), "time_left_ms": int(total_left)}
-        )
+        deadline = started + max(budget, 0) / 1000
         try:
-            line = self._read_line(max(budget, 0), "action")
+            self._send(
+                {"type": "act", "observation": state.observation(seat), "legal": state.legal_actions(seat), "time_left_ms": int(total_left)},
+                deadline,
+                "act",
+            )
+            line = self._read_line(max(deadline - time.monotonic(), 0) * 1000, "action", budget)
         finally:
             used = (time.monotonic() - started) * 1000
             self._used_ms += used
@@ -285,14 +324,22 @@ class ProtocolPlayer(Player):
     def end(self, observation: dict[str, Any], result: dict[str, Any]) -> None:
         if self._proc is None or self._proc.poll() is not None:
             return
+        # Only what the pipe takes now, without waiting: await_exit writes the
+        # rest while every seat winds down together.
+        self._pending += _encode({"type": "end", "observation": observation, "result": result})
         try:
-            self._send({"type": "end", "observation": observation, "result": result})
+            self._flush(deadline=0.0)
         except BotFault:
             return
 
     def await_exit(self, deadline: float) -> None:
-        if self._proc is not None:
-            self._proc.wait(max(0.0, deadline - time.monotonic()))
+        if self._proc is None:
+            return
+        try:
+            self._flush(deadline)  # the rest of 'end', if the bot reads it in time
+        except BotFault:
+            pass
+        self._proc.wait(max(0.0, deadline - time.monotonic()))
 
     def close(self) -> None:
         if self._proc is not None:
