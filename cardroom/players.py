@@ -97,6 +97,7 @@ class Player(abc.ABC):
         """Release everything (always called)."""
 
     def log(self) -> str:
+        """The bot's stderr; ends the bot first if it still runs."""
         return ""
 
 
@@ -151,9 +152,13 @@ class _LogDrain(threading.Thread):
             self.dropped += max(0, len(chunk) - max(room, 0))
 
     def text(self) -> str:
+        """The log; call once the thread has ended (the bot's stderr closed),
+        or it says that it may be short."""
         out = b"".join(self._chunks).decode("utf-8", errors="replace")
         if self.dropped:
-            out += f"\n[cardroom: log truncated, {self.dropped} more bytes dropped]\n"
+            out += f"\n[log cut at {self._cap} bytes]\n"
+        elif self.is_alive():
+            out += "\n[log may be incomplete: a process of the bot still held its stderr open]\n"
         return out
 
 
@@ -345,7 +350,14 @@ class ProtocolPlayer(Player):
         if self._proc is not None:
             self._proc.kill()
         if self._drain is not None:
-            self._drain.join(timeout=2)
+            # The bot and all it started are dead: its stderr reaches end of
+            # file as soon as the last lines are read.
+            self._drain.join(timeout=5)
 
     def log(self) -> str:
-        return self._drain.text() if self._drain is not None else ""
+        """Everything the bot wrote to stderr (up to the cap): read only once
+        the bot is gone and its stderr is drained to the end (``close``)."""
+        if self._drain is None:
+            return ""
+        self.close()
+        return self._drain.text()
