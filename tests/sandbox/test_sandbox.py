@@ -546,9 +546,9 @@ def reprobe(monkeypatch):
 
 
 def test_missing_bwrap_is_explained(monkeypatch, reprobe):
-    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
     real_access = os.access
-    monkeypatch.setattr(sandbox.os, "access", lambda p, m: False if p == "/usr/bin/bwrap" else real_access(p, m))
+    monkeypatch.setattr(os, "access", lambda p, m: False if p == "/usr/bin/bwrap" else real_access(p, m))
     report = reprobe()
     assert not report.ok
     assert report.error == (
@@ -562,9 +562,9 @@ def test_missing_bwrap_is_explained(monkeypatch, reprobe):
 
 
 def test_not_root_is_explained(monkeypatch, reprobe):
-    if not sandbox.shutil.which("bwrap"):
+    if not shutil.which("bwrap"):
         pytest.skip("bubblewrap is not installed")
-    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
     report = reprobe()
     assert not report.ok
     assert report.error.startswith("the bwrap sandbox must run as root: it starts each bot as its own unprivileged uid (61000-61999)")
