@@ -32,6 +32,7 @@ from .config import (
     state_dir,
 )
 from .reaping import _children, _cleanup, _pidfd_open, _status_fields, _uids_of, kill_uid
+from .seccomp import SeccompFilter, filter_fd
 from .shim import SHIM_DIR, SHIM_ENV, _install_shim
 from .uids import UidLease, lease_uid
 
@@ -183,9 +184,15 @@ class BwrapLauncher(Launcher):
     isolated = True
 
     def __init__(
-        self, bwrap: str, controllers: list[_Controller], prlimit: str | None = None, disable_userns: bool | None = None
+        self,
+        bwrap: str,
+        controllers: list[_Controller],
+        prlimit: str | None = None,
+        disable_userns: bool | None = None,
+        seccomp: SeccompFilter | None = None,
     ):
         self.bwrap = bwrap
+        self.seccomp = seccomp  # None only in the weak mode the operator chose
         if disable_userns is None:
             disable_userns = _bwrap_supports(bwrap, "--disable-userns")
         # bubblewrap 0.8+: the bot cannot create user namespaces of its own
@@ -199,7 +206,15 @@ class BwrapLauncher(Launcher):
         self._empty = state_dir() / "empty"
         self.shim = _install_shim()
 
-    def argv(self, inner_argv: list[str], limits: BotLimits, run_dir: Path, info_fd: int, block_fd: int | None) -> list[str]:
+    def argv(
+        self,
+        inner_argv: list[str],
+        limits: BotLimits,
+        run_dir: Path,
+        info_fd: int,
+        block_fd: int | None,
+        seccomp_fd: int | None = None,
+    ) -> list[str]:
         args = [
             self.bwrap,
             "--unshare-user",
@@ -248,6 +263,8 @@ class BwrapLauncher(Launcher):
             "--info-fd",
             str(info_fd),
             *(["--block-fd", str(block_fd)] if block_fd is not None else []),
+            # Installed by bwrap as its last step before it executes the bot.
+            *(["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []),
             "--",
             *inner_argv,
         ]
@@ -296,6 +313,11 @@ class BwrapLauncher(Launcher):
             # bwrap's --block-fd.
             use_block = bool(cgroups) and not handover
             pass_fds = [info_w] + ([block_r] if use_block else [])
+            seccomp_fd = None
+            if self.seccomp is not None:
+                seccomp_fd = filter_fd(self.seccomp.program)
+                fds.append(seccomp_fd)
+                pass_fds.append(seccomp_fd)
             if handover:
                 # The bot's stdin/stdout travel over a socket (SCM_RIGHTS) to
                 # the shim in its own interpreter, so that only the bot holds
@@ -312,7 +334,7 @@ class BwrapLauncher(Launcher):
                 child_stdin, child_stdout = dummy_r, dummy_w
             else:
                 child_stdin, child_stdout = stdin_r, stdout_w
-            command = self.argv(argv, limits, run_dir, info_w, block_r if use_block else None)
+            command = self.argv(argv, limits, run_dir, info_w, block_r if use_block else None, seccomp_fd)
             if self.prlimit:
                 command = _prlimit_prefix(self.prlimit, limits) + command
             popen = subprocess.Popen(

@@ -29,6 +29,7 @@ from .config import (
 )
 from .launcher import BwrapLauncher, UnsandboxedLauncher
 from .reaping import _set_child_subreaper, sweep_stale
+from .seccomp import WEAK_LIMITS_ENV, SeccompFilter, SeccompUnavailable, get_filter, seccomp_waived
 
 # -- probe ------------------------------------------------------------------------------------
 
@@ -46,6 +47,7 @@ class ProbeReport:
     subreaper: bool = False
     nested_userns: str = "not tried"
     rlimits: str = "not tried"
+    seccomp: str = "not tried"
     uids: str = ""
     state_dir: str = ""
     start_ms: float | None = None
@@ -60,6 +62,7 @@ class ProbeReport:
             f"  memory limit: {self.memory_cgroup}",
             f"  process limit: {self.pids_cgroup}",
             f"  rlimits: {self.rlimits}",
+            f"  seccomp: {self.seccomp}",
             f"  user namespaces inside a sandbox: {self.nested_userns}",
             f"  child subreaper: {'yes' if self.subreaper else 'no'}",
             f"  bot uids: {self.uids}",
@@ -166,7 +169,22 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
     swept = sweep_stale(controllers)
     if swept:
         report.notes.append(f"removed {len(swept)} run folders and cgroups left behind by workers that died")
-    launcher = BwrapLauncher(bwrap, controllers)
+    try:
+        seccomp_filter: SeccompFilter | None = get_filter()
+        report.seccomp = seccomp_filter.describe()
+    except SeccompUnavailable as exc:
+        if not seccomp_waived():
+            report.seccomp = f"cannot be built: {exc}"
+            report.error = (
+                f"the bots' seccomp filter cannot be built: {exc}; refusing to run bots without it, "
+                f"or set {WEAK_LIMITS_ENV}=1 to run them without it (not for a public ladder)"
+            )
+            return report, None
+        seccomp_filter = None
+        setting = f"{WEAK_LIMITS_ENV}={os.environ.get(WEAK_LIMITS_ENV, '')}"
+        report.seccomp = f"NOT IN FORCE ({setting}): {exc}"
+        report.notes.append(f"{setting}: bots run WITHOUT the seccomp filter")
+    launcher = BwrapLauncher(bwrap, controllers, seccomp=seccomp_filter)
     report.nested_userns = "blocked (--disable-userns)" if launcher.disable_userns else "allowed (bubblewrap < 0.8)"
     report.rlimits = f"set by {launcher.prlimit} before bwrap starts" if launcher.prlimit else "set in the child before exec (no prlimit(1))"
     error = _trial_run(launcher, report)
@@ -184,7 +202,12 @@ try:
     net = "open"
 except OSError:
     net = "none"
-sys.stdout.write("cardroom-probe %d %s\\n" % (os.getuid(), net))
+try:  # refused by the seccomp filter (EPERM), when it is in force
+    socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0).close()
+    netlink = "allowed"
+except OSError as exc:
+    netlink = "denied" if exc.errno == 1 else "failed"
+sys.stdout.write("cardroom-probe %d %s %s\\n" % (os.getuid(), net, netlink))
 sys.stdout.flush()
 """
 
@@ -224,13 +247,18 @@ def _trial_run(launcher: BwrapLauncher, report: ProbeReport) -> str | None:
                     err = b""
                 report.userns = "failed"
                 return _explain(" ".join(err.decode("utf-8", "replace").split())[:500] or "the test bot printed nothing")
-            _, uid, net = out.decode().split()
+            _, uid, net, netlink = out.decode().split()
             report.userns = "work (unprivileged, as the bot's uid)"
             report.start_ms = elapsed
             if net != "none":
                 return "the test bot reached the network from inside the sandbox; refusing to run bots here"
             if int(uid) == 0:
                 return "the test bot ran as uid 0 inside the sandbox; refusing to run bots here"
+            if launcher.seccomp is not None and netlink != "denied":
+                return (
+                    f"the seccomp filter is not in force in the sandbox (a netlink socket was {netlink}); "
+                    f"refusing to run bots without it, or set {WEAK_LIMITS_ENV}=1 to run them without it"
+                )
         finally:
             proc.kill()
     return None
@@ -247,6 +275,11 @@ def _explain(message: str) -> str:
         )
     elif "proc" in lower and "mount" in lower:
         fix = "mounting a fresh /proc is refused (a masked /proc, typical of containers); " + DOCKER_HINT
+    elif "seccomp" in lower:
+        fix = (
+            "the kernel refused the bots' seccomp filter (a kernel without CONFIG_SECCOMP_FILTER, or a container "
+            "profile that forbids seccomp(2)); " + DOCKER_HINT
+        )
     elif "mount" in lower or "pivot_root" in lower or "operation not permitted" in lower:
         fix = "mounts inside the sandbox are refused (AppArmor/seccomp); " + DOCKER_HINT
     else:
