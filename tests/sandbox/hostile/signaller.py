@@ -30,10 +30,17 @@ def reply(message):
 
 
 def shared_files():
-    """Files of /usr nobody else opens, the same list in every sandbox."""
-    files = sorted(p for p in glob.glob("/usr/share/zoneinfo/right/*/*") if os.path.isfile(p))
-    if len(files) < 2 * BITS + 2:
-        files = sorted(p for p in glob.glob("/usr/lib/python3*/**/*.py", recursive=True) if os.path.isfile(p))
+    """Files of /usr nobody else opens, the same list in every sandbox, each
+    its own inode (zoneinfo has hard links: one inode is one lock, one watch)."""
+    candidates = sorted(p for p in glob.glob("/usr/share/zoneinfo/right/*/*") if os.path.isfile(p))
+    if len(candidates) < 4 * BITS:
+        candidates = sorted(p for p in glob.glob("/usr/lib/python3*/**/*.py", recursive=True) if os.path.isfile(p))
+    files, inodes = [], set()
+    for path in candidates:
+        st = os.stat(path)
+        if (st.st_dev, st.st_ino) not in inodes:
+            inodes.add((st.st_dev, st.st_ino))
+            files.append(path)
     return files[:BITS], files[BITS : 2 * BITS], files[2 * BITS], files[2 * BITS + 1]
 
 
