@@ -304,10 +304,13 @@ class ProtocolPlayer(Player):
         )
         left_ms = (deadline - time.monotonic()) * 1000
         self._parse(self._read_line(max(left_ms, 0), "ready reply", info.time.startup_ms), "ready")
+        self._proc.pause()  # frozen until its first move: no thinking on the others' time
 
     def act(self, state: State, seat: int) -> Action:
         total_left = self._time.total_ms - self._used_ms
         budget = min(self._time.per_move_ms + self._bank_ms, total_left)
+        assert self._proc is not None
+        self._proc.resume()  # before the clock starts: thawing is ours, not the bot's
         started = time.monotonic()
         deadline = started + max(budget, 0) / 1000
         try:
@@ -321,6 +324,7 @@ class ProtocolPlayer(Player):
             used = (time.monotonic() - started) * 1000
             self._used_ms += used
             self._bank_ms -= max(0.0, used - self._time.per_move_ms)
+            self._proc.pause()  # answered (or out of time): frozen until its next move
         message = self._parse(line, "action")
         if set(message) != {"type", "action"} or not isinstance(message["action"], dict):
             raise BotFault(INVALID_MESSAGE, f"an action reply is {{\"type\": \"action\", \"action\": {{…}}}}, got {line[:120]!r}")
@@ -329,6 +333,7 @@ class ProtocolPlayer(Player):
     def end(self, observation: dict[str, Any], result: dict[str, Any]) -> None:
         if self._proc is None or self._proc.poll() is not None:
             return
+        self._proc.resume()  # it may read the result and exit by itself
         # Only what the pipe takes now, without waiting: await_exit writes the
         # rest while every seat winds down together.
         self._pending += _encode({"type": "end", "observation": observation, "result": result})

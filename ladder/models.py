@@ -219,7 +219,7 @@ class WorkerHeartbeat(models.Model):
     last_seen = models.DateTimeField(db_index=True)
     current_match = models.ForeignKey(Match, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     matches_done = models.PositiveIntegerField(default=0)
-    sandbox = models.CharField(max_length=40, blank=True)
+    sandbox = models.CharField(max_length=200, blank=True)  # mode and the limits in force
 
     class Meta:
         ordering = ["name"]

@@ -12,12 +12,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-# -- cgroups -----------------------------------------------------------------------
+# The cgroups a bot is held in: what each limits (the probe's report).
+CONTROLLERS = ("memory", "pids", "cpu", "freezer")
+CPU_PERIOD_US = 100_000  # the cpu quota's period: a bot gets quota/period of one core
 
 
 @dataclass
 class _Controller:
-    """One cgroup controller (``memory`` or ``pids``) we may create children in."""
+    """One cgroup controller (``memory``, ``pids``, ``cpu`` or ``freezer``)
+    we may create children in. (On cgroup v2, "freezer" is the core
+    ``cgroup.freeze`` file of the unified hierarchy, not a controller.)"""
 
     name: str
     version: int
@@ -34,17 +38,53 @@ class _Controller:
             path.mkdir()
         if self.name == "memory":
             if self.version == 1:
-                _write(path / "memory.limit_in_bytes", str(limit))
+                # memsw may never be below the limit: raise it first (a
+                # leftover cgroup may hold a lower one), set it again after.
                 memsw = path / "memory.memsw.limit_in_bytes"
+                if memsw.exists():
+                    _write(memsw, str(limit), quiet=True)
+                _write(path / "memory.limit_in_bytes", str(limit))
                 if memsw.exists():
                     _write(memsw, str(limit), quiet=True)
             else:
                 _write(path / "memory.max", str(limit))
                 if (path / "memory.swap.max").exists():
                     _write(path / "memory.swap.max", "0", quiet=True)
-        else:
+        elif self.name == "pids":
             _write(path / "pids.max", str(limit))
+        elif self.name == "cpu":  # ``limit``: microseconds of CPU time per CPU_PERIOD_US
+            if self.version == 1:
+                _write(path / "cpu.cfs_period_us", str(CPU_PERIOD_US))
+                _write(path / "cpu.cfs_quota_us", str(limit))
+            else:
+                _write(path / "cpu.max", f"{limit} {CPU_PERIOD_US}")
+        else:  # freezer: a cgroup left behind may still be frozen
+            self.thaw(path)
         return path
+
+    def freeze(self, path: Path) -> None:
+        """Stop every process of the cgroup (the kernel finishes the job
+        asynchronously, within microseconds: a running task is stopped at
+        its next return to user space)."""
+        if self.version == 1:
+            _write(path / "freezer.state", "FROZEN")
+        else:
+            _write(path / "cgroup.freeze", "1")
+
+    def thaw(self, path: Path) -> None:
+        if self.version == 1:
+            _write(path / "freezer.state", "THAWED")
+        else:
+            _write(path / "cgroup.freeze", "0")
+
+    def frozen(self, path: Path) -> bool:
+        """Is the cgroup (asked to be) frozen?"""
+        try:
+            if self.version == 1:
+                return (path / "freezer.state").read_text().strip() in ("FROZEN", "FREEZING")
+            return (path / "cgroup.freeze").read_text().strip() == "1"
+        except OSError:
+            return False
 
     def join(self, path: Path, pid: int) -> None:
         _write(path / "cgroup.procs", str(pid))
@@ -68,6 +108,12 @@ class _Controller:
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
+                    pass
+            if self.name == "freezer":
+                # A frozen task (cgroup v1) acts on its SIGKILL only once thawed.
+                try:
+                    self.thaw(path)
+                except OSError:
                     pass
             time.sleep(0.002)
 
@@ -170,7 +216,7 @@ def _detect_controller(name: str) -> tuple[_Controller | None, str]:
                 available = (here / "cgroup.controllers").read_text().split()
             except OSError:
                 available = []
-            if name not in available:
+            if name != "freezer" and name not in available:
                 return None, f"cgroup v2: the {name} controller is not available in {here}"
             return _setup_base(name, 2, here)
     return None, f"no cgroup hierarchy with the {name} controller"
@@ -179,13 +225,14 @@ def _detect_controller(name: str) -> tuple[_Controller | None, str]:
 def _setup_base(name: str, version: int, here: Path) -> tuple[_Controller | None, str]:
     base = here / "cardroom-sandbox"
     try:
-        if version == 2:
+        delegate = version == 2 and name != "freezer"  # cgroup.freeze needs no enabling
+        if delegate:
             for parent in (here,):
                 enabled = (parent / "cgroup.subtree_control").read_text().split()
                 if name not in enabled:
                     _write(parent / "cgroup.subtree_control", f"+{name}")
         base.mkdir(exist_ok=True)
-        if version == 2:
+        if delegate:
             enabled = (base / "cgroup.subtree_control").read_text().split()
             if name not in enabled:
                 _write(base / "cgroup.subtree_control", f"+{name}")
@@ -193,8 +240,13 @@ def _setup_base(name: str, version: int, here: Path) -> tuple[_Controller | None
         test = base / f"probe-{os.getpid()}-{threading.get_ident()}"
         test.mkdir(exist_ok=True)
         try:
-            limit_file = {"memory": "memory.limit_in_bytes" if version == 1 else "memory.max", "pids": "pids.max"}[name]
-            _write(test / limit_file, str(64 * 1024 * 1024) if name == "memory" else "16")
+            limit_file, value = {
+                "memory": ("memory.limit_in_bytes" if version == 1 else "memory.max", str(64 * 1024 * 1024)),
+                "pids": ("pids.max", "16"),
+                "cpu": ("cpu.cfs_quota_us", str(CPU_PERIOD_US)) if version == 1 else ("cpu.max", f"{CPU_PERIOD_US} {CPU_PERIOD_US}"),
+                "freezer": ("freezer.state", "THAWED") if version == 1 else ("cgroup.freeze", "0"),
+            }[name]
+            _write(test / limit_file, value)
         finally:
             test.rmdir()
     except OSError as exc:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from cardroom.launch import BotLimits, BotProcess, Launcher, PlainLauncher, PlainProcess
 
-from .cgroups import _Controller
+from .cgroups import CPU_PERIOD_US, _Controller
 from .config import (
     BOT_DIR,
     BOT_ENV,
@@ -31,9 +31,10 @@ from .config import (
     runs_dir,
     state_dir,
 )
-from .reaping import _children, _cleanup, _pidfd_open, _status_fields, _uids_of, kill_uid
+from .reaping import _children, _cleanup, _pid_namespace, _pidfd_open, _status_fields, _uids_of
 from .seccomp import SeccompFilter, filter_fd
 from .shim import SHIM_DIR, SHIM_ENV, _install_shim
+from .tmpfs import check_tmpfs_mounts, mount_bot_tmpfs
 from .uids import UidLease, lease_uid
 
 # -- the process -----------------------------------------------------------------------
@@ -43,7 +44,9 @@ class BwrapProcess(BotProcess):
     """A bot running in the sandbox. ``pid`` is the outer bwrap process
     (whose exit status is the bot's), ``inner_pid`` the bot's own process
     (pid 1 of its namespace);
-    ``uid``, ``run_dir`` and ``cgroups`` say what it was given on the host."""
+    ``uid``, ``run_dir``, ``cgroups`` and ``mounts`` (its /tmp and /dev/shm)
+    say what it was given on the host. ``pause``/``resume`` freeze and thaw
+    its cgroup (when the freezer is in force)."""
 
     def __init__(
         self,
@@ -55,6 +58,8 @@ class BwrapProcess(BotProcess):
         lease: UidLease,
         run_dir: Path,
         cgroups: list[tuple[_Controller, Path]],
+        pidns: tuple[int, int] | None = None,
+        mounts: list[Path] | None = None,
     ):
         self._popen = popen
         assert popen.stderr is not None
@@ -69,8 +74,37 @@ class BwrapProcess(BotProcess):
         self._inner_pidfd = inner_pidfd
         self._lease = lease
         self._cgroups = cgroups
+        self._freezer = [(c, path) for c, path in cgroups if c.name == "freezer"]
+        self._pidns = pidns
+        self.mounts = list(mounts or [])
         self._killed = False
         self._lock = threading.Lock()
+
+    def pause(self) -> None:
+        self._set_frozen(True)
+
+    def resume(self) -> None:
+        self._set_frozen(False)
+
+    def frozen(self) -> bool | None:
+        """Is the bot frozen now? (None: no freezer here, the weak mode.)"""
+        if not self._freezer:
+            return None
+        return all(controller.frozen(path) for controller, path in self._freezer)
+
+    def cgroup(self, name: str) -> Path | None:
+        """The bot's cgroup of controller ``name`` (None if not in force)."""
+        return next((path for controller, path in self._cgroups if controller.name == name), None)
+
+    def _set_frozen(self, frozen: bool) -> None:
+        for controller, path in self._freezer:
+            try:
+                controller.freeze(path) if frozen else controller.thaw(path)
+            except OSError as exc:
+                if self._killed:
+                    return  # gone with its cgroup: nothing left to freeze
+                # Never let a bot run on unfrozen by mistake: a platform failure.
+                raise SandboxError(f"cannot {'freeze' if frozen else 'thaw'} the bot's cgroup {path}: {exc}") from None
 
     def poll(self) -> int | None:
         status = self._popen.poll()
@@ -84,7 +118,7 @@ class BwrapProcess(BotProcess):
                 return
             self._killed = True
         try:
-            _cleanup(self._popen, self._inner_pidfd, self.uid, self._cgroups, self.run_dir)
+            _cleanup(self._popen, self._inner_pidfd, self._pidns, self._cgroups, self.run_dir, self.mounts)
         finally:
             if self._inner_pidfd is not None:
                 os.close(self._inner_pidfd)
@@ -189,6 +223,7 @@ class BwrapLauncher(Launcher):
         controllers: list[_Controller],
         prlimit: str | None = None,
         disable_userns: bool | None = None,
+        tmpfs_mounts: bool | None = None,
         seccomp: SeccompFilter | None = None,
     ):
         self.bwrap = bwrap
@@ -201,6 +236,11 @@ class BwrapLauncher(Launcher):
         self.as_pid_1 = True  # the bot is pid 1: no init process to fork
         self.prlimit = prlimit if prlimit is not None else shutil.which("prlimit")
         self.controllers = controllers
+        if tmpfs_mounts is None:
+            tmpfs_mounts = check_tmpfs_mounts() is None
+        # /tmp and /dev/shm mounted by us, with an inode limit (else bwrap's
+        # own tmpfs, size-limited only: the weak mode).
+        self.tmpfs_mounts = tmpfs_mounts
         self._static = _root_links() + _etc_binds()
         self._hidden = _hidden_dirs()
         self._empty = state_dir() / "empty"
@@ -213,8 +253,18 @@ class BwrapLauncher(Launcher):
         run_dir: Path,
         info_fd: int,
         block_fd: int | None,
+        tmpfs: tuple[Path, Path] | None = None,
         seccomp_fd: int | None = None,
     ) -> list[str]:
+        """The bwrap command line; ``tmpfs``: the bot's (tmp, shm) mounts
+        made by ``mount_bot_tmpfs``, else bwrap makes size-limited ones;
+        ``seccomp_fd``: the filter program (``filter_fd``)."""
+        if tmpfs is not None:
+            shm_args = ["--bind", str(tmpfs[1]), "/dev/shm"]
+            tmp_args = ["--bind", str(tmpfs[0]), "/tmp"]
+        else:
+            shm_args = ["--size", str(limits.shm_bytes), "--tmpfs", "/dev/shm"]
+            tmp_args = ["--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"]
         args = [
             self.bwrap,
             "--unshare-user",
@@ -243,16 +293,10 @@ class BwrapLauncher(Launcher):
             "/proc",
             "--dev",
             "/dev",
-            "--size",
-            str(limits.shm_bytes),
-            "--tmpfs",
-            "/dev/shm",
+            *shm_args,
             "--remount-ro",
             "/dev",
-            "--size",
-            str(limits.tmp_bytes),
-            "--tmpfs",
-            "/tmp",
+            *tmp_args,
             "--ro-bind",
             str(run_dir),
             BOT_DIR,
@@ -279,20 +323,28 @@ class BwrapLauncher(Launcher):
         popen: subprocess.Popen | None = None
         inner_pidfd: int | None = None
         cgroups: list[tuple[_Controller, Path]] = []
+        mounts: list[Path] = []
+        tmpfs: tuple[Path, Path] | None = None
+        pidns: tuple[int, int] | None = None
         run_dir = runs_dir() / f"uid-{uid}"
         fds: list[int] = []
         socks: list[socket.socket] = []
         try:
             # A run folder left behind means a worker died without cleaning
-            # up after this uid: make sure nothing of it still runs.
+            # up after this uid (what still ran of it, in its cgroups, is
+            # killed by ``prepare``).
             if os.path.lexists(run_dir):
-                kill_uid(uid)
                 shutil.rmtree(run_dir)
             _ensure_bwrap_base(uid)
             _copy_bot_files(Path(root), run_dir, uid)
+            if self.tmpfs_mounts:
+                tmpfs = mount_bot_tmpfs(uid, limits)
+                mounts = [*tmpfs, tmpfs[0].parent]
             for controller in self.controllers:
                 if controller.name == "memory":
                     limit = limits.memory_bytes + limits.tmp_bytes + limits.shm_bytes + CGROUP_SLACK_BYTES
+                elif controller.name == "cpu":
+                    limit = max(1000, int(limits.cpu_cores * CPU_PERIOD_US))
                 else:
                     limit = limits.max_processes  # the bot's own; the outer bwrap stays outside
                 cgroups.append((controller, controller.prepare(uid, limit)))
@@ -334,7 +386,7 @@ class BwrapLauncher(Launcher):
                 child_stdin, child_stdout = dummy_r, dummy_w
             else:
                 child_stdin, child_stdout = stdin_r, stdout_w
-            command = self.argv(argv, limits, run_dir, info_w, block_r if use_block else None, seccomp_fd)
+            command = self.argv(argv, limits, run_dir, info_w, block_r if use_block else None, tmpfs, seccomp_fd)
             if self.prlimit:
                 command = _prlimit_prefix(self.prlimit, limits) + command
             popen = subprocess.Popen(
@@ -363,6 +415,7 @@ class BwrapLauncher(Launcher):
             inner_pidfd = _pidfd_open(inner_pid)
             if inner_pidfd is None or uid not in _uids_of(_status_fields(inner_pid)):
                 raise SandboxError(f"the bot's process ({inner_pid}) vanished during start-up")
+            pidns = _pid_namespace(inner_pid)
             if cgroups:
                 # Everything in the sandbox descends from this process (pid 1
                 # of the sandbox: the bot's interpreter, starting up, before
@@ -396,7 +449,7 @@ class BwrapLauncher(Launcher):
                 if fd not in (stdin_w, stdout_r):
                     os.close(fd)
             fds = [stdin_w, stdout_r]
-            process = BwrapProcess(popen, stdin_w, stdout_r, inner_pid, inner_pidfd, lease, run_dir, cgroups)
+            process = BwrapProcess(popen, stdin_w, stdout_r, inner_pid, inner_pidfd, lease, run_dir, cgroups, pidns, mounts)
             fds = []
             return process
         except BaseException:
@@ -408,7 +461,7 @@ class BwrapLauncher(Launcher):
             for sock in socks:
                 sock.close()
             try:
-                _cleanup(popen, inner_pidfd, uid, cgroups, run_dir)
+                _cleanup(popen, inner_pidfd, pidns, cgroups, run_dir, mounts)
             finally:
                 if inner_pidfd is not None:
                     os.close(inner_pidfd)

@@ -17,21 +17,42 @@ from pathlib import Path
 
 from cardroom.launch import BotLimits, Launcher
 
-from .cgroups import _detect_controller
+from .cgroups import CONTROLLERS, _detect_controller
 from .config import (
+    DEFAULT_UIDS,
     MIN_BWRAP,
     START_TIMEOUT_S,
+    WEAK_LIMITS_ENV,
     SandboxError,
     SandboxUnavailable,
     _prepare_state_dir,
     state_dir,
+    uid_collisions,
     uid_range,
+    weak_limits_allowed,
 )
 from .launcher import BwrapLauncher, UnsandboxedLauncher
 from .reaping import _set_child_subreaper, sweep_stale
-from .seccomp import WEAK_LIMITS_ENV, SeccompFilter, SeccompUnavailable, get_filter, seccomp_waived
+from .seccomp import SeccompFilter, SeccompUnavailable, get_filter
+from .tmpfs import check_tmpfs_mounts
 
 # -- probe ------------------------------------------------------------------------------------
+
+
+@dataclass
+class LimitStatus:
+    """One limit the sandbox puts on every bot: in force here or not, and why."""
+
+    name: str  # e.g. "memory", "cpu", "seccomp"
+    what: str  # what it limits, for people
+    in_force: bool
+    detail: str  # how it is applied, or why it cannot be
+    fix: str = ""  # what to do about it, when not in force
+
+    def describe(self) -> str:
+        state = "in force" if self.in_force else "NOT IN FORCE"
+        fix = f"; fix: {self.fix}" if self.fix and not self.in_force else ""
+        return f"{self.name} ({self.what}): {state}: {self.detail}{fix}"
 
 
 @dataclass
@@ -47,11 +68,24 @@ class ProbeReport:
     subreaper: bool = False
     nested_userns: str = "not tried"
     rlimits: str = "not tried"
-    seccomp: str = "not tried"
     uids: str = ""
     state_dir: str = ""
     start_ms: float | None = None
     notes: list[str] = field(default_factory=list)
+    limits: list[LimitStatus] = field(default_factory=list)
+    weak_limits: bool = False  # CARDROOM_SANDBOX_WEAK_LIMITS: runs without the missing ones
+
+    def missing_limits(self) -> list[LimitStatus]:
+        return [limit for limit in self.limits if not limit.in_force]
+
+    def limits_summary(self) -> str:
+        """One line: which limits are in force (the status page, the worker's log)."""
+        held = [limit.name for limit in self.limits if limit.in_force]
+        missing = [limit.name for limit in self.missing_limits()]
+        text = "limits in force: " + (", ".join(held) or "none")
+        if missing:
+            text += "; NOT in force: " + ", ".join(missing) + (f" ({WEAK_LIMITS_ENV}=1)" if self.weak_limits else "")
+        return text
 
     def describe(self) -> str:
         lines = [
@@ -59,15 +93,15 @@ class ProbeReport:
             f"  bubblewrap: {self.bwrap or 'not found'}{' (' + self.bwrap_version + ')' if self.bwrap_version else ''}",
             f"  running as root: {'yes' if self.root else 'no'}",
             f"  user namespaces: {self.userns}",
-            f"  memory limit: {self.memory_cgroup}",
-            f"  process limit: {self.pids_cgroup}",
             f"  rlimits: {self.rlimits}",
-            f"  seccomp: {self.seccomp}",
             f"  user namespaces inside a sandbox: {self.nested_userns}",
             f"  child subreaper: {'yes' if self.subreaper else 'no'}",
             f"  bot uids: {self.uids}",
             f"  state folder: {self.state_dir}",
         ]
+        if self.limits:
+            lines.append("  limits:" + (f" (weak mode, {WEAK_LIMITS_ENV}=1)" if self.weak_limits else ""))
+            lines += [f"    {limit.describe()}" for limit in self.limits]
         if self.start_ms is not None:
             lines.append(f"  test bot started and answered in {self.start_ms:.1f} ms")
         lines += [f"  note: {n}" for n in self.notes]
@@ -154,37 +188,47 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
     except OSError as exc:
         report.error = f"cannot prepare the sandbox folder {state_dir()}: {exc}; set CARDROOM_SANDBOX_DIR to a writable folder"
         return report, None
+    collisions = uid_collisions(uids)
+    if collisions:
+        report.error = (
+            f"the bot uids {report.uids} are in use on this machine: {', '.join(collisions[:5])}"
+            f"{' and more' if len(collisions) > 5 else ''}; set CARDROOM_SANDBOX_UIDS to a range no account, group "
+            f"or subordinate-id range uses (the default, {DEFAULT_UIDS}, lies outside what systemd and Debian allocate)"
+        )
+        return report, None
     controllers = []
-    for name in ("memory", "pids"):
+    for name in CONTROLLERS:
         controller, note = _detect_controller(name)
         if controller is not None:
             controllers.append(controller)
-            text = note
-        else:
-            text = f"skipped ({note}); rlimits only"
+        what, fix = LIMIT_TEXTS[name]
+        report.limits.append(LimitStatus(name, what, controller is not None, note, fix))
         if name == "memory":
-            report.memory_cgroup = text
-        else:
-            report.pids_cgroup = text
+            report.memory_cgroup = note if controller else f"skipped ({note}); rlimits only"
+        elif name == "pids":
+            report.pids_cgroup = note if controller else f"skipped ({note}); rlimits only"
+    tmpfs_error = check_tmpfs_mounts()
+    report.limits.append(
+        LimitStatus(
+            "tmpfs",
+            "size and inode limits of /tmp and /dev/shm",
+            tmpfs_error is None,
+            "mounted per bot with size= and nr_inodes="
+            if tmpfs_error is None
+            else f"cannot mount an inode-limited tmpfs ({tmpfs_error}): bwrap's own tmpfs limits the size only",
+            "run the worker as root with CAP_SYS_ADMIN in its mount namespace (see docs/operations.md)",
+        )
+    )
+    seccomp_filter, seccomp_status = _seccomp_filter()
+    report.limits.append(seccomp_status)
+    refusal = _refuse_missing_limits(report)
+    if refusal:
+        report.error = refusal
+        return report, None
     swept = sweep_stale(controllers)
     if swept:
         report.notes.append(f"removed {len(swept)} run folders and cgroups left behind by workers that died")
-    try:
-        seccomp_filter: SeccompFilter | None = get_filter()
-        report.seccomp = seccomp_filter.describe()
-    except SeccompUnavailable as exc:
-        if not seccomp_waived():
-            report.seccomp = f"cannot be built: {exc}"
-            report.error = (
-                f"the bots' seccomp filter cannot be built: {exc}; refusing to run bots without it, "
-                f"or set {WEAK_LIMITS_ENV}=1 to run them without it (not for a public ladder)"
-            )
-            return report, None
-        seccomp_filter = None
-        setting = f"{WEAK_LIMITS_ENV}={os.environ.get(WEAK_LIMITS_ENV, '')}"
-        report.seccomp = f"NOT IN FORCE ({setting}): {exc}"
-        report.notes.append(f"{setting}: bots run WITHOUT the seccomp filter")
-    launcher = BwrapLauncher(bwrap, controllers, seccomp=seccomp_filter)
+    launcher = BwrapLauncher(bwrap, controllers, tmpfs_mounts=tmpfs_error is None, seccomp=seccomp_filter)
     report.nested_userns = "blocked (--disable-userns)" if launcher.disable_userns else "allowed (bubblewrap < 0.8)"
     report.rlimits = f"set by {launcher.prlimit} before bwrap starts" if launcher.prlimit else "set in the child before exec (no prlimit(1))"
     error = _trial_run(launcher, report)
@@ -193,6 +237,49 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
         return report, None
     report.ok = True
     return report, launcher
+
+
+CGROUP_FIX = (
+    "give the worker a writable, delegated cgroup (see docs/operations.md: systemd Delegate=yes, or in Docker "
+    "--cgroupns=private with a writable /sys/fs/cgroup)"
+)
+LIMIT_TEXTS = {
+    "memory": ("memory of all the bot's processes, cgroup", CGROUP_FIX),
+    "pids": ("number of processes, cgroup", CGROUP_FIX),
+    "cpu": ("one core for all the bot's processes, cgroup cpu quota", CGROUP_FIX),
+    "freezer": ("frozen when not its move, cgroup freezer", CGROUP_FIX),
+}
+
+
+SECCOMP_WHAT = "system calls a bot never needs: locks, inotify, keyrings, io_uring, foreign sockets ..."
+
+
+def _seccomp_filter() -> tuple[SeccompFilter | None, LimitStatus]:
+    """The bots' seccomp filter (None if it cannot be built) and its status."""
+    try:
+        built = get_filter()
+    except SeccompUnavailable as exc:
+        return None, LimitStatus("seccomp", SECCOMP_WHAT, False, str(exc), "install libseccomp2 and the pyseccomp package")
+    return built, LimitStatus("seccomp", SECCOMP_WHAT, True, built.describe())
+
+
+def _refuse_missing_limits(report: ProbeReport) -> str | None:
+    """Fail closed: the error if a limit is missing and the operator has not
+    opted into the weak mode; with it, a note and None."""
+    missing = report.missing_limits()
+    if not missing:
+        return None
+    report.weak_limits = weak_limits_allowed()
+    names = ", ".join(limit.name for limit in missing)
+    if report.weak_limits:
+        report.notes.append(f"{WEAK_LIMITS_ENV}=1: bots run WITHOUT these limits: {names}")
+        return None
+    reasons = "; ".join(limit.detail for limit in missing)
+    fixes = "; ".join(dict.fromkeys(limit.fix for limit in missing if limit.fix))
+    return (
+        f"limits that cannot be applied here: {names} ({reasons}). Refusing to run bots without them: {fixes}; "
+        f"or set {WEAK_LIMITS_ENV}=1 to run them with the weaker limits that remain (not for a public ladder)"
+    )
 
 
 PROBE_BOT = b"""import os, socket, sys

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .cgroups import _Controller
 from .config import runs_dir, uid_range
+from .tmpfs import tmpfs_dir, unmount_bot_tmpfs, unmount_tmpfs
 from .uids import _try_lease
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -74,75 +75,68 @@ def _pidfd_open(pid: int) -> int | None:
         return None
 
 
-def _kill_pid_if_uid(pid: int, uid: int) -> None:
-    """SIGKILL ``pid`` only if it (still) runs as ``uid`` (pidfd: no pid reuse race)."""
-    pidfd = _pidfd_open(pid)
+def _pid_namespace(pid: int) -> tuple[int, int] | None:
+    """(device, inode) of the pid namespace of ``pid``: what names it."""
     try:
-        if uid not in _uids_of(_status_fields(pid)):
-            return
-        if pidfd is not None:
-            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-        else:  # pragma: no cover - kernels before 5.3
-            os.kill(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    finally:
-        if pidfd is not None:
-            os.close(pidfd)
+        st = os.stat(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
-def kill_uid(uid: int, timeout: float = 5.0) -> list[int]:
-    """Kill every process of ``uid`` until none is left; returns the pids
-    still alive (zombies aside) after ``timeout`` (normally none)."""
+def kill_namespace(pidns: tuple[int, int], timeout: float = 2.0) -> list[int]:
+    """SIGKILL every process of the pid namespace ``pidns`` (a bot's
+    sandbox), and only those: never "everything of this uid", which on a
+    host could name a process that is not the bot's. Returns the pids still
+    alive (zombies aside) after ``timeout`` (normally none)."""
     deadline = time.monotonic() + timeout
-    delay = 0.001
     while True:
-        pids = processes_of_uid(uid)
-        if not pids or time.monotonic() > deadline:
-            return pids
-        for pid in pids:
-            _kill_pid_if_uid(pid, uid)
-        time.sleep(delay)
-        delay = min(delay * 2, 0.05)
-
-
-def _kill_uid_quick(uid: int) -> None:
-    """Kill the processes whose /proc/PID is owned by ``uid`` (every process
-    of that uid, except those that made themselves non-dumpable)."""
-    for _ in range(100):
-        pids = []
-        with os.scandir("/proc") as it:
-            for entry in it:
-                if entry.name.isdigit():
-                    try:
-                        if entry.stat(follow_symlinks=False).st_uid == uid:
-                            pids.append(int(entry.name))
-                    except OSError:
-                        pass
-        pids = [p for p in pids if not _status_fields(p).get("State", "Z").startswith(("Z", "X"))]
-        if not pids:
-            return
-        for pid in pids:
-            _kill_pid_if_uid(pid, uid)
-        time.sleep(0.002)
+        left = []
+        for name in os.listdir("/proc"):
+            if not name.isdigit() or _pid_namespace(int(name)) != pidns:
+                continue
+            if _status_fields(name).get("State", "Z").startswith(("Z", "X")):
+                continue
+            left.append(int(name))
+            pidfd = _pidfd_open(int(name))
+            if pidfd is None:
+                continue
+            try:
+                if _pid_namespace(int(name)) == pidns:  # still the same process (pidfd pins it)
+                    signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            finally:
+                os.close(pidfd)
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.005)
 
 
 def _cleanup(
     popen: subprocess.Popen | None,
     inner_pidfd: int | None,
-    uid: int,
+    pidns: tuple[int, int] | None,
     cgroups: list[tuple[_Controller, Path]],
     run_dir: Path | None,
+    mounts: list[Path] | None = None,
 ) -> None:
     # 1. The bot, pid 1 of its namespace, first: its death kills the whole
     #    pid namespace (double-forked, setsid daemons included); the kernel
     #    has reaped them all by the time pid 1 itself is seen to exit. Then
-    #    the outer bwrap (normally exiting by itself by now).
+    #    the outer bwrap (normally exiting by itself by now). A frozen bot
+    #    acts on its SIGKILL only once thawed.
     if inner_pidfd is not None:
         try:
             signal.pidfd_send_signal(inner_pidfd, signal.SIGKILL)
         except ProcessLookupError:
             pass
+    for controller, path in cgroups:
+        if controller.name == "freezer":
+            try:
+                controller.thaw(path)
+            except OSError:
+                pass
     if popen is not None:
         try:
             popen.kill()
@@ -151,8 +145,9 @@ def _cleanup(
     # 2. Wait for both; if the outer bwrap died first, the bot was re-parented
     #    to us (we are a child subreaper): reap it through its pidfd, never
     #    by bare pid (which could by now name another of our children).
+    bot_gone = inner_pidfd is None
     if inner_pidfd is not None:
-        _wait_pidfd(inner_pidfd, 5.0)
+        bot_gone = _wait_pidfd(inner_pidfd, 5.0)
     if popen is not None:
         try:
             popen.wait(timeout=5)
@@ -163,27 +158,28 @@ def _cleanup(
             os.waitid(os.P_PIDFD, inner_pidfd, os.WEXITED | os.WNOHANG)
         except OSError:  # ChildProcessError: bwrap reaped it, as usual
             pass
-    # 3. Anything still in the bot's cgroups (nothing, normally).
+    # 3. Anything still in the bot's cgroups (nothing, normally), and, if pid
+    #    1 was not seen to exit, in its pid namespace: only the bot's own
+    #    processes, never a host process that happens to share its uid.
     for controller, path in cgroups:
         controller.kill_all(path)
-    # 4. Whatever still runs as the bot's uid (there should be nothing). With
-    #    cgroups, every sandbox process was in them: a quick scan (the owner
-    #    of /proc/PID) is enough; without, read every process's status.
-    if cgroups:
-        _kill_uid_quick(uid)
-    else:
-        kill_uid(uid)
+    if not bot_gone and pidns is not None:
+        kill_namespace(pidns)
     for controller, path in cgroups:
         controller.remove(path)
+    for mount in mounts or []:
+        unmount_tmpfs(mount)
     if run_dir is not None:
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
-def _wait_pidfd(pidfd: int, timeout: float) -> None:
+def _wait_pidfd(pidfd: int, timeout: float) -> bool:
+    """Wait for the process to exit; whether it did."""
     try:
-        select.select([pidfd], [], [], timeout)
+        ready, _, _ = select.select([pidfd], [], [], timeout)
     except OSError:
-        pass
+        return False
+    return bool(ready)
 
 
 def _children(pid: int) -> list[int]:
@@ -209,7 +205,7 @@ def sweep_stale(controllers: list[_Controller]) -> list[str]:
     removed: list[str] = []
     pool = uid_range()
     stale: dict[int, list[Path]] = {}
-    for folder in [runs_dir()] + [c.base for c in controllers]:
+    for folder in [runs_dir(), tmpfs_dir()] + [c.base for c in controllers]:
         try:
             entries = list(folder.iterdir())
         except OSError:
@@ -223,12 +219,16 @@ def sweep_stale(controllers: list[_Controller]) -> list[str]:
         if lease is None:
             continue  # in use
         try:
-            kill_uid(uid)
+            # Cgroups first (what is in them is the dead worker's bots, and
+            # only that), then the tmpfs mounts and run folders.
+            paths.sort(key=lambda path: path.parent not in [c.base for c in controllers])
             for path in paths:
                 controller = next((c for c in controllers if path.parent == c.base), None)
                 if controller is not None:
                     controller.kill_all(path)
                     controller.remove(path)
+                elif path.parent == tmpfs_dir():
+                    unmount_bot_tmpfs(path)
                 else:
                     shutil.rmtree(path, ignore_errors=True)
                 if not path.exists():

@@ -39,19 +39,7 @@ import os
 import threading
 from dataclasses import dataclass
 
-__all__ = ["DENIED", "WEAK_LIMITS_ENV", "SeccompFilter", "SeccompUnavailable", "build_filter", "filter_fd", "get_filter", "seccomp_waived"]
-
-
-# The operator's explicit opt-in to run bots without limits this machine
-# cannot apply (shared with the cgroup limits: docs/operations.md).
-WEAK_LIMITS_ENV = "CARDROOM_SANDBOX_WEAK_LIMITS"
-
-
-def seccomp_waived() -> bool:
-    """Has the operator opted into running bots without the filter?
-    (``CARDROOM_SANDBOX_WEAK_LIMITS=1``, or a comma list naming ``seccomp``)."""
-    value = os.environ.get(WEAK_LIMITS_ENV, "").strip().lower()
-    return value in ("1", "true", "yes", "on", "all") or "seccomp" in {v.strip() for v in value.split(",")}
+__all__ = ["DENIED", "SeccompFilter", "SeccompUnavailable", "build_filter", "filter_fd", "get_filter"]
 
 
 class SeccompUnavailable(RuntimeError):

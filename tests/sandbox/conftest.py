@@ -126,6 +126,8 @@ def assert_host_clean(procs: list[BotProcess]) -> None:
         assert not proc.run_dir.exists(), f"run folder {proc.run_dir} is left"  # type: ignore[attr-defined]
         for cgroup in proc.cgroups:  # type: ignore[attr-defined]
             assert not cgroup.exists(), f"cgroup {cgroup} is left"
+        for mount in getattr(proc, "mounts", []):
+            assert not os.path.ismount(mount) and not mount.exists(), f"tmpfs mount {mount} is left"
         assert uid_is_free(uid), f"uid {uid} is still leased"
     left = files_owned_by(uids, [Path("/tmp"), Path("/dev/shm"), Path("/var/tmp"), state_dir(), Path("/run/user")])
     assert left == [], f"files owned by bot uids left: {left[:10]}"
