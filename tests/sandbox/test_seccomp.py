@@ -12,6 +12,7 @@ filter cannot be built, unless the operator opted into the weak mode.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -213,3 +214,51 @@ def test_the_sandbox_refuses_to_run_without_the_filter_unless_waived(bwrap_launc
         first = out.stdout.splitlines()[0]
         assert first.startswith("REFUSED") and "cannot be applied here: seccomp" in first, out.stdout
         assert "pip install pyseccomp" in first and "CARDROOM_SANDBOX_WEAK_LIMITS=1" in first, first
+
+
+MOUNTS = """
+    import json, sys
+    json.dump(open("/proc/self/mountinfo").read().splitlines(), sys.stdout)
+"""
+# Writable mounts a sandbox may have, each of its own or without state.
+PRIVATE_RW = {"/proc": "proc", "/dev/pts": "devpts", "/tmp": "tmpfs", "/dev/shm": "tmpfs"}
+STATELESS_DEVICES = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+
+
+def mounts_of(lines: list[str]) -> dict[str, tuple[str, str, bool]]:
+    """mount point -> (device, fs type, writable)"""
+    out = {}
+    for line in lines:
+        left, _, right = line.partition(" - ")
+        fields = left.split()
+        out[fields[4]] = (fields[2], right.split()[0], "rw" in fields[5].split(","))
+    return out
+
+
+def test_no_path_shared_between_seats_carries_writable_state(bwrap_launcher, tmp_path):
+    """Two bots at once: every mount they share is read-only; what is
+    writable is each bot's own (its /tmp, /dev/shm, /proc, /dev/pts) or a
+    device without state."""
+    from .test_sandbox import read_all, start, wait_exit
+
+    for seat in range(2):
+        (tmp_path / f"seat-{seat}").mkdir()
+    procs = [start(bwrap_launcher, tmp_path / f"seat-{seat}", MOUNTS) for seat in range(2)]
+    try:
+        seen = [mounts_of(json.loads(read_all(proc.stdout_fd))) for proc in procs]
+        for proc in procs:
+            assert wait_exit(proc) == 0
+    finally:
+        for proc in procs:
+            proc.kill()
+    for mounts in seen:
+        for point, (_device, fstype, writable) in mounts.items():
+            if writable:
+                assert PRIVATE_RW.get(point) == fstype or point in STATELESS_DEVICES, f"{point} ({fstype}) is writable"
+    shared = {point for point in seen[0] if point in seen[1] and seen[0][point][0] == seen[1][point][0]}
+    assert shared, "the two sandboxes share /usr at least"
+    for point in shared:
+        assert not seen[0][point][2] or point in STATELESS_DEVICES, f"{point} is shared and writable"
+    for point in PRIVATE_RW:
+        assert seen[0][point][0] != seen[1][point][0], f"{point} is the same mount in both sandboxes"
+    assert_host_clean(procs)
