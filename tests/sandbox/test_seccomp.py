@@ -262,3 +262,15 @@ def test_no_path_shared_between_seats_carries_writable_state(bwrap_launcher, tmp
     for point in PRIVATE_RW:
         assert seen[0][point][0] != seen[1][point][0], f"{point} is the same mount in both sandboxes"
     assert_host_clean(procs)
+
+
+def test_the_probe_and_the_status_line_name_the_filter(bwrap_launcher):
+    """/ops/status/ and the worker's start-up log show probe().limits_summary()."""
+    from cardroom.sandbox import probe
+
+    report = probe()
+    seccomp = [limit for limit in report.limits if limit.name == "seccomp"]
+    assert len(seccomp) == 1 and seccomp[0].in_force, report.describe()
+    assert "seccomp filter of" in report.describe()
+    held = report.limits_summary().split(";")[0]
+    assert held.startswith("limits in force: ") and "seccomp" in held, report.limits_summary()
