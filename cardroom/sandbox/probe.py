@@ -208,17 +208,23 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
         elif name == "pids":
             report.pids_cgroup = note if controller else f"skipped ({note}); rlimits only"
     tmpfs_error = check_tmpfs_mounts()
-    report.limits.append(
-        LimitStatus(
+    memory_held = any(c.name == "memory" for c in controllers)
+    if tmpfs_error is None:
+        tmpfs_status = LimitStatus("tmpfs", TMPFS_WHAT, True, "mounted per bot with size= and nr_inodes=")
+    else:
+        # bwrap's own tmpfs has a size limit only; each inode's kernel memory
+        # is charged to the bot's memory cgroup, which then bounds them.
+        why = f"cannot mount an inode-limited tmpfs here ({tmpfs_error}): bwrap's --size limits the size"
+        tmpfs_status = LimitStatus(
             "tmpfs",
-            "size and inode limits of /tmp and /dev/shm",
-            tmpfs_error is None,
-            "mounted per bot with size= and nr_inodes="
-            if tmpfs_error is None
-            else f"cannot mount an inode-limited tmpfs ({tmpfs_error}): bwrap's own tmpfs limits the size only",
-            "run the worker as root with CAP_SYS_ADMIN in its mount namespace (see docs/operations.md)",
+            TMPFS_WHAT,
+            memory_held,
+            f"{why}; the number of inodes is bounded by the memory cgroup (their kernel memory is charged to it)"
+            if memory_held
+            else f"{why}, and nothing bounds the number of inodes",
+            "run the worker with CAP_SYS_ADMIN in its mount namespace, or give it the memory cgroup",
         )
-    )
+    report.limits.append(tmpfs_status)
     seccomp_filter, seccomp_status = _seccomp_filter()
     report.limits.append(seccomp_status)
     refusal = _refuse_missing_limits(report)
@@ -239,6 +245,7 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
     return report, launcher
 
 
+TMPFS_WHAT = "size and inodes of /tmp and /dev/shm"
 CGROUP_FIX = (
     "give the worker a writable, delegated cgroup (see docs/operations.md: systemd Delegate=yes, or in Docker "
     "--cgroupns=private with a writable /sys/fs/cgroup)"

@@ -95,6 +95,45 @@ def test_300k_files_are_stopped(clean_host_limits, tmp_path, path):
     assert "No space left on device" in log, log[-2000:]
 
 
+FILE_MAKER = """
+import os, sys
+made = 0
+try:
+    for i in range(300_000):
+        os.close(os.open(f"/tmp/f{i}", os.O_CREAT | os.O_WRONLY, 0o600))
+        made += 1
+finally:
+    sys.stderr.write(f"created {made} files\\n")
+print("ALL FILES CREATED", flush=True)
+"""
+
+
+def test_without_our_mounts_the_memory_cgroup_bounds_the_files(bwrap_launcher, tmp_path):
+    """Where the worker cannot mount an inode-limited tmpfs, bwrap's own
+    (size-limited) tmpfs is used: each inode's kernel memory is charged to
+    the bot's memory cgroup, which stops a bot creating files without end."""
+    if "memory" in [limit.name for limit in sandbox.probe().missing_limits()]:
+        pytest.skip("no memory cgroup here (weak mode)")
+    launcher = sandbox.BwrapLauncher(bwrap_launcher.bwrap, bwrap_launcher.controllers, tmpfs_mounts=False)
+    root = tmp_path / "bot"
+    root.mkdir()
+    (root / "bot.py").write_text(FILE_MAKER)
+    proc = launcher.spawn(root, ["/usr/bin/python3", "bot.py"], BotLimits(memory_bytes=64 * 1024 * 1024))
+    try:
+        status = proc.wait(120)
+        os.set_blocking(proc.stdout_fd, False)
+        try:
+            out = os.read(proc.stdout_fd, 4096)
+        except OSError:
+            out = b""
+    finally:
+        proc.kill()
+    assert status is not None and status != 0, "the bot was not stopped"
+    assert b"ALL FILES CREATED" not in out
+    assert proc.mounts == []  # bwrap's own tmpfs, none of ours
+    assert_host_clean([proc])
+
+
 @pytest.fixture
 def clean_host_limits(recording: RecordingLauncher):
     yield recording
