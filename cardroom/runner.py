@@ -14,6 +14,7 @@ import secrets
 import tempfile
 import time as _time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -164,6 +165,18 @@ def _late_seats(thought_ms: list[float], faults: dict[int, BotFault], ceiling_s:
     return late
 
 
+def _wind_down(players: list[Player], deadline: float) -> None:
+    """Let every seat read the rest of its 'end' and exit, all at once: a bot
+    that neither reads nor exits then costs the others nothing."""
+    if len(players) <= 1:
+        for player in players:
+            player.await_exit(deadline)
+        return
+    with ThreadPoolExecutor(max_workers=len(players), thread_name_prefix="cardroom-end") as pool:
+        for waited in [pool.submit(player.await_exit, deadline) for player in players]:
+            waited.result()
+
+
 def _play(
     game, players: list[Player], seed: int, match_id: str, time: TimeControl, names, on_event, started, ceiling_at=None
 ) -> MatchRecord:
@@ -232,8 +245,7 @@ def _play(
     for seat in ended:
         players[seat].end(state.observation(seat), result_doc)
     grace_over = _time.monotonic() + time.end_grace_ms / 1000  # one grace period for all
-    for seat in ended:
-        players[seat].await_exit(grace_over)
+    _wind_down([players[seat] for seat in ended], grace_over)
     player_docs = [
         {"seat": seat, "name": names[seat] if names else player.name, "bot": player.spec}
         for seat, player in enumerate(players)

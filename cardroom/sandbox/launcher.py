@@ -32,6 +32,7 @@ from .config import (
     state_dir,
 )
 from .reaping import _children, _cleanup, _pid_namespace, _pidfd_open, _status_fields, _uids_of
+from .seccomp import SeccompFilter, filter_fd
 from .shim import SHIM_DIR, SHIM_ENV, _install_shim
 from .tmpfs import check_tmpfs_mounts, mount_bot_tmpfs
 from .uids import UidLease, lease_uid
@@ -223,8 +224,10 @@ class BwrapLauncher(Launcher):
         prlimit: str | None = None,
         disable_userns: bool | None = None,
         tmpfs_mounts: bool | None = None,
+        seccomp: SeccompFilter | None = None,
     ):
         self.bwrap = bwrap
+        self.seccomp = seccomp  # None only in the weak mode the operator chose
         if disable_userns is None:
             disable_userns = _bwrap_supports(bwrap, "--disable-userns")
         # bubblewrap 0.8+: the bot cannot create user namespaces of its own
@@ -251,9 +254,11 @@ class BwrapLauncher(Launcher):
         info_fd: int,
         block_fd: int | None,
         tmpfs: tuple[Path, Path] | None = None,
+        seccomp_fd: int | None = None,
     ) -> list[str]:
         """The bwrap command line; ``tmpfs``: the bot's (tmp, shm) mounts
-        made by ``mount_bot_tmpfs``, else bwrap makes size-limited ones."""
+        made by ``mount_bot_tmpfs``, else bwrap makes size-limited ones;
+        ``seccomp_fd``: the filter program (``filter_fd``)."""
         if tmpfs is not None:
             shm_args = ["--bind", str(tmpfs[1]), "/dev/shm"]
             tmp_args = ["--bind", str(tmpfs[0]), "/tmp"]
@@ -302,6 +307,8 @@ class BwrapLauncher(Launcher):
             "--info-fd",
             str(info_fd),
             *(["--block-fd", str(block_fd)] if block_fd is not None else []),
+            # Installed by bwrap as its last step before it executes the bot.
+            *(["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []),
             "--",
             *inner_argv,
         ]
@@ -358,6 +365,11 @@ class BwrapLauncher(Launcher):
             # bwrap's --block-fd.
             use_block = bool(cgroups) and not handover
             pass_fds = [info_w] + ([block_r] if use_block else [])
+            seccomp_fd = None
+            if self.seccomp is not None:
+                seccomp_fd = filter_fd(self.seccomp.program)
+                fds.append(seccomp_fd)
+                pass_fds.append(seccomp_fd)
             if handover:
                 # The bot's stdin/stdout travel over a socket (SCM_RIGHTS) to
                 # the shim in its own interpreter, so that only the bot holds
@@ -374,7 +386,7 @@ class BwrapLauncher(Launcher):
                 child_stdin, child_stdout = dummy_r, dummy_w
             else:
                 child_stdin, child_stdout = stdin_r, stdout_w
-            command = self.argv(argv, limits, run_dir, info_w, block_r if use_block else None, tmpfs)
+            command = self.argv(argv, limits, run_dir, info_w, block_r if use_block else None, tmpfs, seccomp_fd)
             if self.prlimit:
                 command = _prlimit_prefix(self.prlimit, limits) + command
             popen = subprocess.Popen(

@@ -33,6 +33,7 @@ from .config import (
 )
 from .launcher import BwrapLauncher, UnsandboxedLauncher
 from .reaping import _set_child_subreaper, sweep_stale
+from .seccomp import SeccompFilter, SeccompUnavailable, get_filter
 from .tmpfs import check_tmpfs_mounts
 
 # -- probe ------------------------------------------------------------------------------------
@@ -224,6 +225,8 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
             "run the worker with CAP_SYS_ADMIN in its mount namespace, or give it the memory cgroup",
         )
     report.limits.append(tmpfs_status)
+    seccomp_filter, seccomp_status = _seccomp_filter()
+    report.limits.append(seccomp_status)
     refusal = _refuse_missing_limits(report)
     if refusal:
         report.error = refusal
@@ -231,7 +234,7 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
     swept = sweep_stale(controllers)
     if swept:
         report.notes.append(f"removed {len(swept)} run folders and cgroups left behind by workers that died")
-    launcher = BwrapLauncher(bwrap, controllers, tmpfs_mounts=tmpfs_error is None)
+    launcher = BwrapLauncher(bwrap, controllers, tmpfs_mounts=tmpfs_error is None, seccomp=seccomp_filter)
     report.nested_userns = "blocked (--disable-userns)" if launcher.disable_userns else "allowed (bubblewrap < 0.8)"
     report.rlimits = f"set by {launcher.prlimit} before bwrap starts" if launcher.prlimit else "set in the child before exec (no prlimit(1))"
     error = _trial_run(launcher, report)
@@ -253,6 +256,18 @@ LIMIT_TEXTS = {
     "cpu": ("one core for all the bot's processes, cgroup cpu quota", CGROUP_FIX),
     "freezer": ("frozen when not its move, cgroup freezer", CGROUP_FIX),
 }
+
+
+SECCOMP_WHAT = "system calls a bot never needs: locks, inotify, keyrings, io_uring, foreign sockets ..."
+
+
+def _seccomp_filter() -> tuple[SeccompFilter | None, LimitStatus]:
+    """The bots' seccomp filter (None if it cannot be built) and its status."""
+    try:
+        built = get_filter()
+    except SeccompUnavailable as exc:
+        return None, LimitStatus("seccomp", SECCOMP_WHAT, False, str(exc), "install libseccomp2 and the pyseccomp package")
+    return built, LimitStatus("seccomp", SECCOMP_WHAT, True, built.describe())
 
 
 def _refuse_missing_limits(report: ProbeReport) -> str | None:
@@ -281,7 +296,12 @@ try:
     net = "open"
 except OSError:
     net = "none"
-sys.stdout.write("cardroom-probe %d %s\\n" % (os.getuid(), net))
+try:  # refused by the seccomp filter (EPERM), when it is in force
+    socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0).close()
+    netlink = "allowed"
+except OSError as exc:
+    netlink = "denied" if exc.errno == 1 else "failed"
+sys.stdout.write("cardroom-probe %d %s %s\\n" % (os.getuid(), net, netlink))
 sys.stdout.flush()
 """
 
@@ -321,13 +341,18 @@ def _trial_run(launcher: BwrapLauncher, report: ProbeReport) -> str | None:
                     err = b""
                 report.userns = "failed"
                 return _explain(" ".join(err.decode("utf-8", "replace").split())[:500] or "the test bot printed nothing")
-            _, uid, net = out.decode().split()
+            _, uid, net, netlink = out.decode().split()
             report.userns = "work (unprivileged, as the bot's uid)"
             report.start_ms = elapsed
             if net != "none":
                 return "the test bot reached the network from inside the sandbox; refusing to run bots here"
             if int(uid) == 0:
                 return "the test bot ran as uid 0 inside the sandbox; refusing to run bots here"
+            if launcher.seccomp is not None and netlink != "denied":
+                return (
+                    f"the seccomp filter is not in force in the sandbox (a netlink socket was {netlink}); "
+                    f"refusing to run bots without it, or set {WEAK_LIMITS_ENV}=1 to run them without it"
+                )
         finally:
             proc.kill()
     return None
@@ -344,6 +369,11 @@ def _explain(message: str) -> str:
         )
     elif "proc" in lower and "mount" in lower:
         fix = "mounting a fresh /proc is refused (a masked /proc, typical of containers); " + DOCKER_HINT
+    elif "seccomp" in lower:
+        fix = (
+            "the kernel refused the bots' seccomp filter (a kernel without CONFIG_SECCOMP_FILTER, or a container "
+            "profile that forbids seccomp(2)); " + DOCKER_HINT
+        )
     elif "mount" in lower or "pivot_root" in lower or "operation not permitted" in lower:
         fix = "mounts inside the sandbox are refused (AppArmor/seccomp); " + DOCKER_HINT
     else:

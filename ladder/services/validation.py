@@ -49,7 +49,8 @@ HINTS = {
     "crash": "your program stopped with an error: its stderr below shows why (a Python traceback, say).",
     "exit": "your program stopped before the match ended: keep reading stdin until the \"end\" message.",
     "timeout": "answer \"start\" within the start-up limit and every \"act\" within the move limit "
-    "(\"time\" in the start message; \"time_left_ms\" in each act message says what is left in all).",
+    "(\"time\" in the start message; \"time_left_ms\" in each act message says what is left in all), "
+    "and keep reading stdin: the time we take to hand your program a message counts against it.",
     "invalid_json": "write exactly one JSON object per line on stdout, and flush it; write your logs to stderr, never stdout.",
     "invalid_message": "answer \"start\" with {\"type\": \"ready\"} and every \"act\" with "
     "{\"type\": \"action\", \"action\": {…}} and nothing else (docs/protocol.md).",
