@@ -206,6 +206,9 @@ CARDROOM_MATCH_MAX_ATTEMPTS = env.int("CARDROOM_MATCH_MAX_ATTEMPTS", default=3)
 # A match's wall-clock ceiling is what its time control lets its bots think,
 # plus this for the platform's own work (cardroom.ceiling, docs/ladder.md).
 CARDROOM_MATCH_CEILING_ALLOWANCE_SECONDS = env.int("CARDROOM_MATCH_CEILING_ALLOWANCE_SECONDS", default=30)
+# Fair shares of the workers (ladder.services.fairshare): the window of
+# recent worker time over which owners' usage is compared.
+CARDROOM_FAIR_SHARE_WINDOW_SECONDS = env.int("CARDROOM_FAIR_SHARE_WINDOW_SECONDS", default=600)
 CARDROOM_QUEUE_TARGET = env.int("CARDROOM_QUEUE_TARGET", default=4)  # queued matches kept per ladder
 # Queued matches whose task message may be lost are re-sent after this long.
 CARDROOM_RESEND_STALE_SECONDS = env.int("CARDROOM_RESEND_STALE_SECONDS", default=120)

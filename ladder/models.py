@@ -180,6 +180,9 @@ class Participant(models.Model):
     mu_after = models.FloatField(null=True, blank=True)
     sigma_before = models.FloatField(null=True, blank=True)
     sigma_after = models.FloatField(null=True, blank=True)
+    # The worker time this seat is charged (ladder.services.fairshare): its
+    # own thinking plus its part of the rest of the match.
+    worker_ms = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["match", "seat"]

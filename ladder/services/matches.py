@@ -57,6 +57,7 @@ from cardroom.runner import BotSpecError, MatchCeilingExceeded, MatchRecord, run
 from ladder.models import BotVersion, Ladder, Match, Participant
 from ladder.services import enqueue, ops
 from ladder.services.connections import close_connection
+from ladder.services.fairshare import seat_charges
 from ladder.services.ratings import apply_match_ratings
 
 log = logging.getLogger("cardroom.matches")
@@ -301,7 +302,7 @@ def play(match: Match, participants: list[Participant], on_event=None) -> MatchR
 
 
 # What record_result writes of each participant.
-RESULT_FIELDS = ["score", "rank", "forfeit_reason", "forfeit_event", "forfeit_detail", "log", "log_size"]
+RESULT_FIELDS = ["score", "rank", "forfeit_reason", "forfeit_event", "forfeit_detail", "log", "log_size", "worker_ms"]
 
 
 def record_result(claim: Claim, record: MatchRecord) -> bool:
@@ -317,8 +318,12 @@ def record_result(claim: Claim, record: MatchRecord) -> bool:
             return False
         match.replay.save(f"match-{match.pk}.json.gz", ContentFile(replay_bytes), save=False)
         forfeits = {f.seat: f for f in record.forfeits}
-        participants = list(match.participants.order_by("seat"))
+        participants = list(match.participants.select_related("bot").order_by("seat"))
+        charges = seat_charges(
+            record.replay["events"], record.elapsed_ms, [p.seat for p in participants if not p.bot.builtin], match.num_players
+        )
         for p in participants:
+            p.worker_ms = charges[p.seat]
             p.score = record.result.scores[p.seat]
             p.rank = record.result.ranks[p.seat]
             forfeit = forfeits.get(p.seat)

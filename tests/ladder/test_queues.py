@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 from ladder.models import BotVersion, Ladder, Match
 from ladder.services import enqueue
@@ -41,6 +42,18 @@ def test_the_services_never_import_the_tasks_module():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+def test_a_worker_started_without_queues_consumes_every_queue():
+    """`celery -A config worker` (contract section 5; the compose worker,
+    make demo's) consumes the queues the app declares: all of them."""
+    from django.conf import settings
+
+    from config.celery import app
+
+    assert set(app.amqp.queues) == set(settings.CARDROOM_QUEUES.values()) == {"celery", "validation"}
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    assert "-Q" not in compose["services"]["worker"]["command"]
 
 
 @pytest.mark.django_db
