@@ -8,6 +8,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Lower
 
 GAME_CHOICES = [("allegory", "Allegory"), ("allegra", "Allegra")]
 
@@ -27,7 +28,11 @@ class Bot(models.Model):
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["game", "name"], name="bot_name_unique_per_game")]
+        constraints = [
+            models.UniqueConstraint(fields=["game", "name"], name="bot_name_unique_per_game"),
+            # "Greedy" may not sit beside the built-in "greedy" (bot names are ASCII: Lower() is exact on SQLite too).
+            models.UniqueConstraint(Lower("name"), "game", name="bot_name_unique_per_game_ci"),
+        ]
         ordering = ["game", "name"]
 
     def __str__(self) -> str:
@@ -226,3 +231,16 @@ class WorkerHeartbeat(models.Model):
 
     class Meta:
         ordering = ["name"]
+
+
+class UsernameClaim(models.Model):
+    """The forms of a username no other account may take (ladder.services.accounts):
+    NFKC case-folded, and its look-alike skeleton. Unique in the database,
+    on PostgreSQL and SQLite alike (SQLite's lower() only knows ASCII)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE, related_name="username_claim")
+    folded = models.CharField(max_length=600, unique=True)
+    skeleton = models.CharField(max_length=600, unique=True)
+
+    def __str__(self) -> str:
+        return self.folded

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import logging
 
-from django.core.exceptions import PermissionDenied
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import exceptions, status
@@ -69,6 +70,9 @@ def exception_handler(exc, context):
         return error_response(exc.message, exc.field, 400)
     if isinstance(exc, Http404):
         return error_response("not found", None, 404)
+    if isinstance(exc, RequestDataTooBig):  # Django's DATA_UPLOAD_MAX_MEMORY_SIZE, before any parser
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return error_response(f"the request body is more than {limit} bytes; the limit is {limit} bytes", None, 413)
     if isinstance(exc, PermissionDenied):
         return error_response("not allowed", None, 403)
     response = drf_handler(exc, context)
