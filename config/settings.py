@@ -181,7 +181,13 @@ SPECTACULAR_SETTINGS = {
 # ladder migration 0004, or `manage.py createcachetable`).
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    "limits": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "cardroom_cache"},
+    "limits": {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "cardroom_cache",
+        # Past MAX_ENTRIES the database cache drops a third of its keys: with
+        # the default 300, many clients at once would wipe each other's counts.
+        "OPTIONS": {"MAX_ENTRIES": 100_000},
+    },
 }
 if env("CACHE_URL", default=""):
     CACHES["default"] = env.cache("CACHE_URL")
