@@ -52,12 +52,17 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "csp",
     "ladder",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Public reads (standings, match lists, match pages) from the shared
+    # cache, before sessions and authentication cost anything.
+    "ladder.caching.PublicReadCacheMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -153,9 +158,52 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-if env("CACHE_URL", default=""):
-    CACHES["default"] = env.cache("CACHE_URL")
+# The shared cache: public reads (ladder.caching) and whatever else must be
+# seen by every process. Production: Redis (CACHE_URL=redis://cache:6379/0).
+# The embedded default is a file cache under var/, which the web server's
+# processes and the worker (which records results, and so invalidates) share.
+CACHES = {"default": env.cache("CACHE_URL", default=f"filecache://{VAR_DIR / 'cache'}")}
+# Longest a cached public read is served; a recorded result (any match state
+# change) invalidates them at once, this bounds what other writes leave stale.
+CARDROOM_PUBLIC_CACHE_SECONDS = env.int("CARDROOM_PUBLIC_CACHE_SECONDS", default=300)
+
+# --- HTTPS, behind the proxy (docs/operations.md, "TLS") -----------------------
+# CARDROOM_HTTPS=1 says the site is served over HTTPS (nginx terminates TLS):
+# HTTP is redirected, cookies are secure-only, browsers are told HSTS.
+CARDROOM_HTTPS = env.bool("CARDROOM_HTTPS", default=False)
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=CARDROOM_HTTPS)
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=CARDROOM_HTTPS)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=CARDROOM_HTTPS)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000 if CARDROOM_HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=CARDROOM_HTTPS)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=CARDROOM_HTTPS)
+# Trust the scheme the proxy reports only when a proxy that always sets it
+# stands in front (deploy/nginx sets X-Forwarded-Proto on every request):
+# CARDROOM_PROXY_SSL_HEADER=X-Forwarded-Proto.
+_proxy_ssl_header = env("CARDROOM_PROXY_SSL_HEADER", default="")
+if _proxy_ssl_header:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_" + _proxy_ssl_header.upper().replace("-", "_"), "https")
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+# Content-Security-Policy (django-csp 4): everything from this origin, no
+# inline script or style anywhere (the pages' scripts are static files; no
+# nonces, so cached pages stay valid for everyone), no framing, no plugins.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],  # (Swagger UI's icons are data: URLs)
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
 
 # --- Celery ------------------------------------------------------------------
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=f"sqla+sqlite:///{VAR_DIR / 'broker.sqlite3'}")

@@ -15,3 +15,6 @@ class LadderConfig(AppConfig):
     def ready(self) -> None:
         # After every `manage.py migrate`: default ladders and built-in bots.
         post_migrate.connect(_install_defaults, sender=self, dispatch_uid="ladder-install-defaults")
+        from ladder import caching
+
+        caching.connect_signals()  # writes through save() invalidate cached public reads
