@@ -180,3 +180,40 @@ def test_static_files_come_from_the_proxy_and_no_version_leaks(stack):
     assert page.getheader("Server") == "nginx"  # no version, and not gunicorn's
     direct = _get(stack["gunicorn"], "/api/games/", 10)
     assert direct.getheader("Server") == "gunicorn"  # what the proxy hides
+
+
+@pytest.mark.parametrize("site", ["http", "https"])
+def test_the_container_configuration_is_valid(site, tmp_path):
+    """nginx -t on the proxy container's own files (nginx.conf, http.conf or
+    https.conf with a throw-away certificate), as entrypoint.sh would choose
+    them; only the container's absolute paths are moved into tmp_path."""
+    binary = nginx_binary()
+    if binary is None or shutil.which("openssl") is None:
+        pytest.skip("needs nginx and openssl")
+    etc = tmp_path / "etc"
+    (etc / "cardroom" / "enabled").mkdir(parents=True)
+    (etc / "tls").mkdir()
+
+    def moved(text: str) -> str:
+        text = text.replace("/etc/nginx/cardroom/", f"{etc}/cardroom/").replace("/etc/nginx/tls/", f"{etc}/tls/")
+        text = text.replace("server web:8000;", "server 127.0.0.1:8000;")  # (the compose network's name)
+        text = text.replace("pid /run/nginx.pid;", f"pid {tmp_path}/nginx.pid;")
+        return text.replace("user www-data;", "")
+
+    for path in NGINX_DIR.iterdir():
+        if path.suffix == ".conf":
+            (etc / "cardroom" / path.name).write_text(moved(path.read_text()))
+    (etc / "nginx.conf").write_text(moved((NGINX_DIR / "nginx.conf").read_text()))
+    (etc / "cardroom" / "enabled" / "site.conf").symlink_to(etc / "cardroom" / f"{site}.conf")
+    if site == "https":
+        subprocess.run(
+            ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+             "-keyout", str(etc / "tls" / "privkey.pem"), "-out", str(etc / "tls" / "fullchain.pem")],
+            check=True, capture_output=True, timeout=60,
+        )  # fmt: skip
+    result = subprocess.run(
+        [binary, "-t", "-c", str(etc / "nginx.conf"), "-e", str(tmp_path / "error.log")],
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "syntax is ok" in result.stderr
