@@ -64,6 +64,18 @@ http {{
 """
 
 
+def half_open(port: int, n: int) -> socket.socket:
+    """A connection that never finishes its request, the way a slow client
+    holds on: stopped in its headers (odd ``n``) or in its body (even ``n``)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    if n % 2:
+        s.sendall(b"GET /api/games/ HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+    else:
+        s.sendall(b"POST /api/auth/token/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: 100000\r\n\r\n{\"username\": ")  # fmt: skip
+    return s
+
+
 class LocalProxy:
     def __init__(self, *, upstream_port: int, var_dir: Path, port: int | None = None, workers: int = 1):
         binary = nginx_binary()

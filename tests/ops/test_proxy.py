@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from ladder.ops.proxy import NGINX_DIR, LocalProxy, nginx_binary
+from ladder.ops.proxy import NGINX_DIR, LocalProxy, half_open, nginx_binary
 from tests.ops.procs import ROOT, free_port, wait_for
 
 pytestmark = pytest.mark.slow
@@ -93,16 +93,7 @@ def stack():
 def _half_open(port: int, n: int) -> list[socket.socket]:
     """n connections that never finish their request: half of them stop in
     the headers, half in the body (the two ways a slow client holds on)."""
-    socks = []
-    for i in range(n):
-        s = socket.create_connection(("127.0.0.1", port), timeout=5)
-        if i % 2:
-            s.sendall(b"GET /api/games/ HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
-        else:
-            s.sendall(b"POST /api/auth/token/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                      b"Content-Length: 100000\r\n\r\n{\"username\": ")  # fmt: skip
-        socks.append(s)
-    return socks
+    return [half_open(port, i) for i in range(n)]
 
 
 def test_half_open_clients_do_not_block_other_requests(stack):
