@@ -295,7 +295,10 @@ class ReplayView(APIView):
             match = selectors.match(pk)
             if match is None:
                 raise Http404
-            gz = selectors.replay_gz(match) if match.status == Match.Status.FINISHED else None
+            try:
+                gz = selectors.replay_gz(match) if match.status == Match.Status.FINISHED else None
+            except OSError:
+                return error_response(f"the replay file of match {pk} is missing from storage", None, 404)
             if gz is None:
                 return error_response(f"match {pk} has no replay yet (status: {match.status})", None, 404)
             entry = caching.keep_replay(pk, gz)

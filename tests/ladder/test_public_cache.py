@@ -124,6 +124,11 @@ def test_a_replay_is_immutable(world):
     assert json.loads(gzip.decompress(packed.content)) == doc
     assert packed["ETag"] != plain["ETag"]
     assert client.get(url, HTTP_ACCEPT_ENCODING="gzip", HTTP_IF_NONE_MATCH=packed["ETag"]).status_code == 304
+    # a replay file lost from storage: a 404 that says so, not a 500
+    lost = f.finished_match(world["ladder"], world["bots"], seed=13)
+    lost.replay.storage.delete(lost.replay.name)
+    response = client.get(f"/api/matches/{lost.pk}/replay/")
+    assert response.status_code == 404 and "missing from storage" in response.json()["error"]
     # no replay yet: a 404, not cached for later
     queued = f.queued_match(world["ladder"], world["bots"], seed=12)
     assert client.get(f"/api/matches/{queued.pk}/replay/").status_code == 404
