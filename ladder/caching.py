@@ -5,16 +5,17 @@ GET is answered 304.
 
 Invalidation is by generation, not by deleting keys: each kind of data has a
 generation key (``SCOPES``), every cached entry's key holds the generations
-it was built from, and a write bumps the generations it changes (at once, and again on commit).
-After a bump no request can reach the old entries; they expire on their own
+it was built from, and a write bumps the generations it changes (at once,
+and again on commit). After a bump no request can reach the old entries; they expire on their own
 (CARDROOM_PUBLIC_CACHE_SECONDS, which also bounds how stale a write that
 bumps nothing can leave a page). Who bumps what:
 
 * ``matches``: every save or delete of a match (queued, claimed, finished,
   failed, re-queued: post_save below) and ``cancel`` (an UPDATE);
-* ``ratings``: a recorded result (the result-recording service), a bot saved
-  (activation changes which bots stand on a ladder), a rating created or
-  deleted, a ratings recompute that wrote.
+* ``ratings``: a recorded result (the result-recording service: its ratings
+  are bulk updates, which send no signal), a bot saved (activation changes
+  which bots stand on a ladder), a rating saved or deleted one by one (a
+  recompute saves each rating it corrects).
 
 Only canonical requests are cached: a GET with no query parameter but the
 page's own (a junk parameter would otherwise be copied into another
