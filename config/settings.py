@@ -157,6 +157,17 @@ CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"
 if env("CACHE_URL", default=""):
     CACHES["default"] = env.cache("CACHE_URL")
 
+# --- e-mail (password resets) ---------------------------------------------------
+# EMAIL_URL: smtp+tls://user:password@host:587 (or smtp://, smtps://) in
+# production; the embedded default prints each message on the web process's
+# standard output (consolemail://). DEFAULT_FROM_EMAIL is the sender.
+globals().update(
+    {k: v for k, v in env.email_url("EMAIL_URL", default="consolemail://").items() if v not in (None, "")}
+)
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="cardroom <noreply@localhost>")
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
+PASSWORD_RESET_TIMEOUT = env.int("PASSWORD_RESET_TIMEOUT", default=3 * 24 * 3600)
+
 # --- Celery ------------------------------------------------------------------
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=f"sqla+sqlite:///{VAR_DIR / 'broker.sqlite3'}")
 CELERY_RESULT_BACKEND = None

@@ -4,6 +4,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from ladder.api import views
 
 urlpatterns = [
+    path("", views.ApiRoot.as_view(), name="api-root"),
+    path("auth/me/", views.MeView.as_view(), name="api-me"),
     path("auth/register/", views.RegisterView.as_view(), name="api-register"),
     path("auth/token/", views.TokenView.as_view(), name="api-token"),
     path("games/", views.GamesView.as_view(), name="api-games"),
@@ -13,6 +15,7 @@ urlpatterns = [
     path("bots/", views.BotList.as_view(), name="api-bots"),
     path("bots/<int:pk>/", views.BotDetail.as_view(), name="api-bot"),
     path("bots/<int:pk>/versions/", views.VersionList.as_view(), name="api-versions"),
+    path("bots/<int:pk>/versions/<int:number>/", views.VersionDetail.as_view(), name="api-version"),
     path("matches/", views.MatchList.as_view(), name="api-matches"),
     path("matches/<int:pk>/", views.MatchDetail.as_view(), name="api-match"),
     path("matches/<int:pk>/replay/", views.ReplayView.as_view(), name="api-replay"),

@@ -25,7 +25,7 @@ from engine.replay import ReplayError
 from ladder import selectors as core_selectors
 from ladder.models import Bot, BotVersion, Ladder, Match, Participant
 from ladder.services.bots import ServiceError, create_bot, upload_version
-from ladder.web import charts, frames, selectors
+from ladder.web import author_views, charts, docs, frames, selectors
 from ladder.web.forms import BotForm, SignupForm, UploadForm
 
 GAMES = {
@@ -79,29 +79,9 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def _render_markdown(path: Path) -> tuple[str, str] | None:
-    """A rules document as HTML, and its table of contents (cached until the
-    file changes). The document's own title is left out: the page has it."""
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    key = f"web:rules:{path.name}:{stat.st_mtime_ns}:{stat.st_size}"
-    out = cache.get(key)
-    if out is None:
-        import markdown
-
-        text = path.read_text(encoding="utf-8")
-        lines = text.splitlines()
-        if lines and lines[0].startswith("# "):
-            text = "\n".join(lines[1:])
-        md = markdown.Markdown(
-            extensions=["tables", "fenced_code", "toc", "sane_lists"],
-            extension_configs={"toc": {"permalink": "#", "permalink_title": "Link to this section", "toc_depth": "2"}},
-            output_format="html",
-        )
-        out = (md.convert(text), md.toc)
-        cache.set(key, out, 3600)
-    return out
+    """A rules document as HTML and its table of contents (ladder.web.docs:
+    raw HTML escaped, links checked, cached until the file changes)."""
+    return docs.render_file(path, toc_depth="2")
 
 
 def rules(request: HttpRequest, game: str) -> HttpResponse:
@@ -399,7 +379,7 @@ def account(request: HttpRequest) -> HttpResponse:
         messages.success(request, "A new API token was created; the old one no longer works.")
         return redirect("web-account")
     token, _ = Token.objects.get_or_create(user=request.user)
-    return render(request, "cardroom/account.html", {"token": token})
+    return render(request, "cardroom/account.html", {"token": token, **author_views.account_context(request)})
 
 
 # ---------------------------------------------------------------------------
@@ -441,6 +421,7 @@ def _versions_context(bot: Bot) -> dict:
     """The part of "manage my bot" that changes while a version is validated
     (re-fetched every few seconds until no version is pending)."""
     versions = selectors.bot_versions(bot)
+    author_views.annotate_versions(bot, versions)
     busy = any(v.status in (BotVersion.Status.PENDING, BotVersion.Status.VALIDATING) for v in versions)
     return {
         "bot": bot, "versions": versions, "busy": busy, "is_owner": True,
@@ -479,6 +460,7 @@ def my_bot(request: HttpRequest, pk: int) -> HttpResponse:
             "form": form,
             "upload_error": upload_error,
             "max_upload": settings.CARDROOM_MAX_UPLOAD_BYTES,
+            **author_views.bot_management_context(bot),
         }
     )
     return render(request, "cardroom/my_bot.html", context)
