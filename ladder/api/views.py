@@ -78,7 +78,7 @@ class RegisterView(APIView):
             with transaction.atomic():
                 user = get_user_model().objects.create_user(data.validated_data["username"], password=data.validated_data["password"])
         except IntegrityError:
-            return error_response(f"the username {data.validated_data['username']!r} is taken", "username", 400)
+            return error_response(f"the username {data.validated_data['username']!r} is taken: choose another", "username", 400)
         token, _ = Token.objects.get_or_create(user=user)
         return Response({"token": token.key}, status=status.HTTP_201_CREATED)
 
@@ -95,7 +95,7 @@ class TokenView(APIView):
         data.is_valid(raise_exception=True)
         user = authenticate(request, username=data.validated_data["username"], password=data.validated_data["password"])
         if user is None:
-            return error_response("wrong username or password", None, 400)
+            return error_response("wrong username or password: check both, or reset the password on the website (/password-reset/)", None, 400)
         token, _ = Token.objects.get_or_create(user=user)
         return Response({"token": token.key})
 
@@ -365,7 +365,9 @@ class ReplayView(APIView):
             raise Http404
         data = selectors.replay_bytes(match)
         if data is None:
-            return error_response(f"match {pk} has no replay yet (status: {match.status})", None, 404)
+            return error_response(
+                f"match {pk} has no replay yet (status: {match.status}): it has one once the match is finished", None, 404
+            )
         response = HttpResponse(data, content_type="application/json")
         response["Content-Disposition"] = f'attachment; filename="cardroom-match-{pk}.json"'
         return response
@@ -383,13 +385,13 @@ class LogView(APIView):
             raise Http404
         participant = selectors.participant(match, seat)
         if participant is None:
-            return error_response(f"match {pk} has no seat {seat}", None, 404)
+            return error_response(f"match {pk} has no seat {seat}: its seats are 0 to {match.num_players - 1}", None, 404)
         if participant.bot.owner_id != request.user.pk:
-            return error_response("only the bot's owner may read its logs", None, 403)
+            return error_response("only the bot's owner may read its logs: send the owner's token (the replay is public)", None, 403)
         return HttpResponse(selectors.log_text(participant), content_type="text/plain; charset=utf-8")
 
 
 @csrf_exempt
 def not_found(request, *args, **kwargs):
     """Any other path under /api/: a JSON 404 like the rest of the API."""
-    return JsonResponse({"error": f"not found: no API resource at {request.path}"}, status=404)
+    return JsonResponse({"error": f"not found: no API resource at {request.path} (GET /api/ lists the resources)"}, status=404)

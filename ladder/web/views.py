@@ -341,7 +341,7 @@ def match_log(request: HttpRequest, pk: int, seat: int) -> HttpResponse:
     if participant is None:
         raise Http404("no such seat")
     if participant.bot.owner_id != request.user.pk:
-        return render(request, "cardroom/forbidden.html", {"message": "Only the bot's owner may read its logs."}, status=403)
+        return render(request, "cardroom/forbidden.html", {"message": "Only the bot's owner may read its logs. The match and its replay are public: open the match page."}, status=403)
     text = core_selectors.log_text(participant)
     if request.GET.get("raw") == "1":
         response = HttpResponse(text, content_type="text/plain; charset=utf-8")
@@ -443,13 +443,17 @@ def my_bot(request: HttpRequest, pk: int) -> HttpResponse:
             limit = settings.CARDROOM_MAX_UPLOAD_BYTES
             try:
                 if f.size > 4 * limit:  # do not read a huge file into memory just to refuse it
-                    raise ServiceError(f"{f.name}: the package is {f.size} bytes; the limit is {limit} bytes", "file", 413)
+                    raise ServiceError(
+                        f"{f.name}: the package is {f.size} bytes; the limit is {limit} bytes: leave out what the bot does not need",
+                        "file",
+                        413,
+                    )
                 version = upload_version(bot=bot, filename=f.name, data=f.read())
             except ServiceError as exc:
                 upload_error = exc.message
             else:
                 messages.success(
-                    request, f"Uploaded {version.filename} as version {version.number}: it is being validated."
+                    request, f"Uploaded {version.filename} as version {version.number}: it is queued for validation, and this page follows it."
                 )
                 return redirect("web-my-bot", pk=bot.pk)
         else:
