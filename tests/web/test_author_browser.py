@@ -13,7 +13,7 @@ import pytest
 from ladder.models import Bot, BotVersion
 from tests.ladder.worker_fixtures import celery_workers_fixture, only_ladders  # noqa: F401 (the fixture)
 from tests.web import factories as f
-from tests.web.conftest import login, snap
+from tests.web.conftest import DESKTOP, PHONE, login, snap
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -123,6 +123,14 @@ def test_a_new_author_from_the_home_page_to_the_leaderboard_and_back(web, celery
     web.goto("/")  # leave no refresh running
 
 
+def fits_a_phone(page) -> bool:
+    """The page is no wider than a phone's screen (nothing scrolls sideways)."""
+    page.set_viewport_size(PHONE)
+    width = page.evaluate("document.documentElement.scrollWidth")
+    page.set_viewport_size(DESKTOP)
+    return width <= PHONE["width"]
+
+
 def test_document_pages_and_account_pages_look_right(web):
     owner = f.user("reader")
     web.goto("/docs/")
@@ -132,9 +140,13 @@ def test_document_pages_and_account_pages_look_right(web):
     web.wait_for_url("**/docs/protocol/")
     assert web.locator("[data-testid=doc] h2").count() >= 5
     snap(web, "doc-protocol")
+    assert fits_a_phone(web)
     assert web.locator("[data-testid=doc] a[href='/docs/starters/random_bot.py']").count() >= 1
     web.goto("/docs/bot-authors/")
     snap(web, "doc-bot-authors")
+    assert fits_a_phone(web)
+    web.goto("/docs/first-bot/")
+    assert fits_a_phone(web)
     web.goto("/password-reset/")
     snap(web, "password-reset")
     login(web, owner.username, f.PASSWORD)
