@@ -273,6 +273,17 @@ CARDROOM_RESERVED_USERNAMES = env.list(
     default=["cardroom", "admin", "administrator", "api", "staff", "root", "system", "support", "moderator", "operator", "ops", "static", "media"],
 )
 
+# --- e-mail (password resets) ---------------------------------------------------
+# EMAIL_URL: smtp+tls://user:password@host:587 (or smtp://, smtps://) in
+# production; the embedded default prints each message on the web process's
+# standard output (consolemail://). DEFAULT_FROM_EMAIL is the sender.
+globals().update(
+    {k: v for k, v in env.email_url("EMAIL_URL", default="consolemail://").items() if v not in (None, "")}
+)
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="cardroom <noreply@localhost>")
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
+PASSWORD_RESET_TIMEOUT = env.int("PASSWORD_RESET_TIMEOUT", default=3 * 24 * 3600)
+
 # --- Celery ------------------------------------------------------------------
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=f"sqla+sqlite:///{VAR_DIR / 'broker.sqlite3'}")
 CELERY_RESULT_BACKEND = None

@@ -26,6 +26,9 @@ class Bot(models.Model):
         "BotVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created = models.DateTimeField(auto_now_add=True)
+    # Set while the bot is withdrawn from its game's ladders: it keeps its
+    # history, leaves the current standings and is never matched.
+    withdrawn = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -123,7 +123,14 @@ def test_schema_is_openapi_3_and_documents_every_path():
         "/api/auth/register/", "/api/auth/token/", "/api/games/", "/api/ladders/", "/api/ladders/{id}/",
         "/api/ladders/{id}/standings/", "/api/bots/", "/api/bots/{id}/", "/api/bots/{id}/versions/",
         "/api/matches/", "/api/matches/{id}/", "/api/matches/{id}/replay/", "/api/matches/{id}/logs/{seat}/",
+        # managing bots and the API root (issue 13)
+        "/api/", "/api/auth/me/", "/api/bots/{id}/versions/{number}/",
     }
+    bot = doc["paths"]["/api/bots/{id}/"]
+    assert {"get", "patch", "delete"} <= set(bot) and "put" not in bot
+    assert set(doc["components"]["schemas"]["PatchedBotUpdateInputRequest"]["properties"]) == {"description", "withdrawn"}
+    version_fields = set(doc["components"]["schemas"]["VersionOutput"]["properties"])
+    assert {"queue_position", "validation_step", "validation_steps", "validation_match", "progress"} <= version_fields
     upload = doc["paths"]["/api/bots/{id}/versions/"]["post"]
     assert "multipart/form-data" in upload["requestBody"]["content"]
     for code in ("400", "401", "403", "404", "409", "413", "429"):
