@@ -14,6 +14,7 @@ import pytest
 
 from cardroom.launch import BotLimits, BotProcess, Launcher
 from cardroom.sandbox import SandboxUnavailable, get_launcher, processes_of_uid, state_dir, uid_range
+from cardroom.sandbox import probe as sandbox_probe
 
 HOSTILE = Path(__file__).resolve().parent / "hostile"
 REPO = Path(__file__).resolve().parents[2]
@@ -42,6 +43,14 @@ class RecordingLauncher(Launcher):
         proc = self.inner.spawn(root, argv, limits)
         self.procs.append(proc)
         return proc
+
+
+@pytest.fixture
+def reprobe(monkeypatch):
+    """Run a probe under monkeypatches, then restore the real one."""
+    yield lambda: sandbox_probe(refresh=True)
+    monkeypatch.undo()
+    sandbox_probe(refresh=True)
 
 
 @pytest.fixture

@@ -140,12 +140,6 @@ def clean_host_limits(recording: RecordingLauncher):
     assert_host_clean(recording.procs)
 
 
-@pytest.fixture
-def reprobe():
-    yield lambda: sandbox.probe(refresh=True)
-    sandbox.probe(refresh=True)
-
-
 def test_a_uid_pool_used_by_an_account_is_refused(bwrap_launcher, monkeypatch, reprobe):
     account = next((u for u in pwd.getpwall() if 1000 <= u.pw_uid < 2**32 - 1), None)
     if account is None:

@@ -568,14 +568,6 @@ def test_default_mode_is_bwrap(monkeypatch, bwrap_launcher):
     assert sandbox.probe() is sandbox.probe()  # probed once per process
 
 
-@pytest.fixture
-def reprobe(monkeypatch):
-    """Run a probe under monkeypatches, then restore the real one."""
-    yield lambda: sandbox.probe(refresh=True)
-    monkeypatch.undo()
-    sandbox.probe(refresh=True)
-
-
 def test_missing_bwrap_is_explained(monkeypatch, reprobe):
     monkeypatch.setattr(shutil, "which", lambda name: None)
     real_access = os.access
