@@ -9,6 +9,7 @@ import re
 
 import pytest
 from django.core import mail
+from django.http import HttpRequest
 from django.test import Client
 from django.urls import reverse
 
@@ -204,4 +205,5 @@ def test_delete_account_needs_the_password_and_keeps_history():
     match = next(m for m in data["matches"] if any(p.bot.owner_id == owner.pk for p in m.participants.all()))
     page = _client().get(reverse("web-match", args=[match.pk])).content.decode()
     assert match.participants.count() == 2 and "[deleted-" in page
-    assert _client().login(username=owner.username, password=f.PASSWORD) is False
+    # (django-axes wants the request its lockouts are about)
+    assert _client().login(request=HttpRequest(), username=owner.username, password=f.PASSWORD) is False
