@@ -20,6 +20,7 @@ from celery.signals import (
     worker_process_shutdown,
     worker_shutdown,
 )
+from kombu import Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -27,6 +28,10 @@ app = Celery("cardroom")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.update(
     task_default_queue="celery",
+    # A worker started without -Q consumes both: the ladder's queue and the
+    # tournaments' own (CARDROOM_TOURNAMENT_QUEUE); -Q picks one to dedicate
+    # workers to events.
+    task_queues=[Queue("celery"), Queue(os.environ.get("CARDROOM_TOURNAMENT_QUEUE", "tournaments"))],
     # A lost broker connection does not cancel a running match: its result is
     # recorded under its lease, and a redelivered duplicate cannot claim it.
     worker_cancel_long_running_tasks_on_connection_loss=False,

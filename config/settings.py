@@ -190,6 +190,11 @@ CARDROOM_MATCH_MAX_ATTEMPTS = env.int("CARDROOM_MATCH_MAX_ATTEMPTS", default=3)
 CARDROOM_QUEUE_TARGET = env.int("CARDROOM_QUEUE_TARGET", default=4)  # queued matches kept per ladder
 # Queued matches whose task message may be lost are re-sent after this long.
 CARDROOM_RESEND_STALE_SECONDS = env.int("CARDROOM_RESEND_STALE_SECONDS", default=120)
+# Tournament matches: their own Celery queue and message priority (0-9), and
+# how many of one event's matches are sent to the broker at a time.
+CARDROOM_TOURNAMENT_QUEUE = env("CARDROOM_TOURNAMENT_QUEUE", default="tournaments")
+CARDROOM_TOURNAMENT_PRIORITY = env.int("CARDROOM_TOURNAMENT_PRIORITY", default=3)
+CARDROOM_TOURNAMENT_IN_FLIGHT = env.int("CARDROOM_TOURNAMENT_IN_FLIGHT", default=20)
 CARDROOM_HEARTBEAT_SECONDS = env.int("CARDROOM_HEARTBEAT_SECONDS", default=10)
 CARDROOM_MAX_UPLOAD_BYTES = env.int("CARDROOM_MAX_UPLOAD_BYTES", default=10 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 12 * 1024 * 1024

@@ -17,6 +17,10 @@ urlpatterns = [
     path("matches/<int:pk>/", views.MatchDetail.as_view(), name="api-match"),
     path("matches/<int:pk>/replay/", views.ReplayView.as_view(), name="api-replay"),
     path("matches/<int:pk>/logs/<int:seat>/", views.LogView.as_view(), name="api-logs"),
+    path("tournaments/", views.TournamentList.as_view(), name="api-tournaments"),
+    path("tournaments/<int:pk>/", views.TournamentDetail.as_view(), name="api-tournament"),
+    path("tournaments/<int:pk>/standings/", views.TournamentStandings.as_view(), name="api-tournament-standings"),
+    path("tournaments/<int:pk>/matches/", views.TournamentMatches.as_view(), name="api-tournament-matches"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     # Last: every other path ending in "/" is a JSON 404 (a path without the

@@ -159,7 +159,8 @@ def _die_with_parent() -> None:  # runs in the child before exec
 class CeleryWorker:
     """One ``celery -A config worker`` process (prefork, concurrency 1)."""
 
-    def __init__(self, name: str, logfile: Path, env: dict[str, str], pool: str = "prefork"):
+    def __init__(self, name: str, logfile: Path, env: dict[str, str], pool: str = "prefork", queues: str = "celery"):
+        self.queues = queues
         self.name = name
         self.logfile = logfile
         self.env = env
@@ -173,7 +174,7 @@ class CeleryWorker:
     def start(self) -> CeleryWorker:
         argv = [
             CELERY, "-A", "config", "worker",
-            f"--pool={self.pool}", "--concurrency=1", "-Q", "celery",
+            f"--pool={self.pool}", "--concurrency=1", "-Q", self.queues,
             "-n", f"{self.name}@%h",
             "--without-gossip", "--without-mingle", "--without-heartbeat",
             "-l", "INFO", "--logfile", str(self.logfile),
@@ -247,8 +248,8 @@ class Workers:
         self.logdir = logdir
         self.started: list[CeleryWorker] = []
 
-    def start(self, name: str, pool: str = "prefork", **env: str) -> CeleryWorker:
-        worker = CeleryWorker(name, self.logdir / f"worker-{name}.log", worker_env(**env), pool)
+    def start(self, name: str, pool: str = "prefork", queues: str = "celery", **env: str) -> CeleryWorker:
+        worker = CeleryWorker(name, self.logdir / f"worker-{name}.log", worker_env(**env), pool, queues)
         self.started.append(worker)
         return worker.start()
 
