@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from ladder.web import views
+from ladder.web import tournaments, views
 
 urlpatterns = [
     path("", views.home, name="web-home"),
@@ -12,6 +12,10 @@ urlpatterns = [
     path("matches/<int:pk>/", views.match_detail, name="web-match"),
     path("matches/<int:pk>/frames/", views.match_frames, name="web-match-frames"),
     path("matches/<int:pk>/logs/<int:seat>/", views.match_log, name="web-match-log"),
+    path("tournaments/", tournaments.tournament_list, name="web-tournaments"),
+    path("tournaments/new/", tournaments.tournament_new, name="web-tournament-new"),
+    path("tournaments/<int:pk>/", tournaments.tournament_detail, name="web-tournament"),
+    path("tournaments/<int:pk>/<str:action>/", tournaments.tournament_control, name="web-tournament-control"),
     path("my/bots/", views.my_bots, name="web-my-bots"),
     path("my/bots/<int:pk>/", views.my_bot, name="web-my-bot"),
     path("account/", views.account, name="web-account"),

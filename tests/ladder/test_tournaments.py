@@ -166,3 +166,20 @@ def test_the_rest_api_lists_shows_and_creates_events_staff_only():
     replay = anyone.get(f"/api/matches/{matches[0]['id']}/replay/")
     assert replay.status_code == 200  # public, as on the ladder
     factories.assert_error(anyone.get("/api/tournaments/999999/"), 404)
+
+
+def test_staff_pause_resume_and_cancel_in_the_admin(client):
+    t = tournaments.create_tournament(
+        user=(boss := staff()), name="admin cup", game="allegory", format="swiss",
+        bots=[builtin("allegory", "greedy"), builtin("allegory", "random")], table_size=2, seed=2,
+    )  # fmt: skip
+    boss.is_superuser = True
+    boss.save()
+    client.force_login(boss)
+    assert client.get("/admin/ladder/tournament/").status_code == 200
+    assert client.get(f"/admin/ladder/tournament/{t.pk}/change/").status_code == 200
+    for action, status in (("pause", "paused"), ("resume", "running"), ("cancel", "cancelled")):
+        response = client.post("/admin/ladder/tournament/", {"action": action, "_selected_action": [t.pk]})
+        assert response.status_code == 302
+        t.refresh_from_db()
+        assert t.status == status
