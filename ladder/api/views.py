@@ -70,7 +70,7 @@ class RegisterView(APIView):
     throttle_classes = [ScopedThrottle]
     throttle_scope = "register"
 
-    @extend_schema(request=s.RegisterInput, responses={201: s.TokenOutput, **errors(400, 429)}, auth=[])
+    @extend_schema(request=s.RegisterInput, responses={201: s.TokenOutput, **errors(400, 415, 429)}, auth=[])
     def post(self, request):
         data = s.RegisterInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -89,7 +89,7 @@ class TokenView(APIView):
     throttle_classes = [ScopedThrottle]
     throttle_scope = "login"
 
-    @extend_schema(request=s.LoginInput, responses={200: s.TokenOutput, **errors(400, 429)}, auth=[])
+    @extend_schema(request=s.LoginInput, responses={200: s.TokenOutput, **errors(400, 415, 429)}, auth=[])
     def post(self, request):
         data = s.LoginInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -316,7 +316,7 @@ class LogView(APIView):
 class TournamentList(generics.ListAPIView):
     serializer_class = s.TournamentOutput
 
-    @extend_schema(responses={200: s.TournamentOutput(many=True), **errors(401)})
+    @extend_schema(responses={200: s.TournamentOutput(many=True), **errors(400, 401, 404)})
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
@@ -366,7 +366,7 @@ class TournamentStandings(APIView):
         return Response({"tournament": t.pk, "progress": selectors.tournament_progress(t), **selectors.tournament_standings(t)})
 
 
-@extend_schema_view(get=extend_schema(responses={200: s.TournamentMatchOutput(many=True), **errors(401, 404)}))
+@extend_schema_view(get=extend_schema(responses={200: s.TournamentMatchOutput(many=True), **errors(400, 401, 404)}))
 class TournamentMatches(generics.ListAPIView):
     serializer_class = s.TournamentMatchOutput
 
