@@ -45,7 +45,7 @@ ANNEAL_START_TEMPERATURE = 0.3
 # An event may not schedule more matches than this (fails closed at creation).
 MAX_MATCHES = 500_000
 # Swiss: how many partial draws the rematch-free search may try per round.
-SWISS_SEARCH_BUDGET = 50_000
+SWISS_SEARCH_BUDGET = 20_000
 
 COMPLETE, BALANCED, SWISS = "complete", "balanced", "swiss"
 
@@ -416,8 +416,9 @@ def _bye_sets(candidates: list[int], byes: Sequence[int], sit_out: int, least: i
     threshold = byes[ordered[sit_out - 1]]
     must = [e for e in candidates if byes[e] < threshold]
     may = [e for e in candidates if byes[e] == threshold]
-    sets = [frozenset(must + list(rest)) for rest in itertools.combinations(may, sit_out - len(must))]
-    return sets[:200]  # ordered by preference already (may is lowest-ranked first)
+    # the first 200, in preference order already (may is lowest-ranked first)
+    combos = itertools.islice(itertools.combinations(may, sit_out - len(must)), 200)
+    return [frozenset(must + list(rest)) for rest in combos]
 
 
 def _rematch_free(players: list[int], k: int, met: set[frozenset[int]], budget: list[int]) -> list[list[int]] | None:
@@ -433,12 +434,29 @@ def _rematch_free(players: list[int], k: int, met: set[frozenset[int]], budget: 
         if any(frozenset(p) in met for p in itertools.combinations(companions, 2)):
             continue
         chosen = set(companions)
-        tail = _rematch_free([e for e in rest if e not in chosen], k, met, budget)
+        left = [e for e in rest if e not in chosen]
+        if not _everyone_can_sit(left, k, met):
+            continue
+        tail = _rematch_free(left, k, met, budget)
         if tail is not None:
             return [[head, *companions], *tail]
         if budget[0] < 0:
             return None
     return None
+
+
+def _everyone_can_sit(players: list[int], k: int, met: set[frozenset[int]]) -> bool:
+    """A quick necessary condition: each has k-1 others it has not met."""
+    for a in players:
+        fresh = 0
+        for b in players:
+            if b != a and frozenset((a, b)) not in met:
+                fresh += 1
+                if fresh >= k - 1:
+                    break
+        else:
+            return False
+    return True
 
 
 def _fewest_rematches(players: list[int], k: int, met: set[frozenset[int]]) -> list[list[int]]:
