@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/tournament_speed.py [--matches 200] [--rounds 1] [--jobs 1,2]
 
-Plays the same event (Allegory, greedy and three random built-in bots at one
+Plays the same event (Allegra, greedy and three random built-in bots at one
 table of 4, round-robin with MATCHES deals, seed 1) once per job count per
 round, alternating the counts (1, 2, 1, 2, ...) so a change in the machine's
 load hits both alike, and prints each count's median wall time and the
@@ -25,7 +25,7 @@ BOTS = ["builtin:greedy", "builtin:random", "builtin:random", "builtin:random"]
 
 
 def play(matches: int, jobs: int, out: Path) -> float:
-    argv = [sys.executable, "-m", "cardroom", "tournament", "allegory", *BOTS, "--format", "round-robin",
+    argv = [sys.executable, "-m", "cardroom", "tournament", "allegra", *BOTS, "--format", "round-robin",
             "--deals", str(matches), "--seed", "1", "--out", str(out), "--jobs", str(jobs)]
     started = time.monotonic()
     subprocess.run(argv, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
