@@ -308,7 +308,12 @@ CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=500)
 # (docs/operations.md). Another kind of work is one more queue here and one
 # more route below. The ladder queue keeps Celery's default name, so a worker
 # started with `-Q celery` still plays the ladder.
-CARDROOM_QUEUES = {"ladder": "celery", "validation": "validation"}
+CARDROOM_QUEUES = {
+    "ladder": "celery",
+    "validation": "validation",
+    # tournament matches: the same task, sent to this queue with its own priority (ladder.services.enqueue)
+    "tournament": env("CARDROOM_TOURNAMENT_QUEUE", default="tournaments"),
+}
 CELERY_TASK_DEFAULT_QUEUE = CARDROOM_QUEUES["ladder"]
 CELERY_TASK_QUEUES = [Queue(name) for name in CARDROOM_QUEUES.values()]
 CELERY_TASK_ROUTES = {
@@ -338,6 +343,11 @@ CARDROOM_FAIR_SHARE_WINDOW_SECONDS = env.int("CARDROOM_FAIR_SHARE_WINDOW_SECONDS
 CARDROOM_QUEUE_TARGET = env.int("CARDROOM_QUEUE_TARGET", default=4)  # queued matches kept per ladder
 # Queued matches whose task message may be lost are re-sent after this long.
 CARDROOM_RESEND_STALE_SECONDS = env.int("CARDROOM_RESEND_STALE_SECONDS", default=120)
+# Tournament matches: their own Celery queue and message priority (0-9), and
+# how many of one event's matches are sent to the broker at a time.
+CARDROOM_TOURNAMENT_QUEUE = CARDROOM_QUEUES["tournament"]
+CARDROOM_TOURNAMENT_PRIORITY = env.int("CARDROOM_TOURNAMENT_PRIORITY", default=3)
+CARDROOM_TOURNAMENT_IN_FLIGHT = env.int("CARDROOM_TOURNAMENT_IN_FLIGHT", default=20)
 CARDROOM_HEARTBEAT_SECONDS = env.int("CARDROOM_HEARTBEAT_SECONDS", default=10)
 CARDROOM_MAX_UPLOAD_BYTES = env.int("CARDROOM_MAX_UPLOAD_BYTES", default=10 * 1024 * 1024)
 # Per-user quotas (ladder.services.quotas; staff are exempt).

@@ -208,3 +208,72 @@ def progress_text(version: BotVersion, progress: dict) -> str:
             text += f" (/matches/{progress['validation_match']}/)"
         return text
     return ""
+
+
+# -- tournaments ----------------------------------------------------------------
+
+
+def tournaments_list() -> QuerySet:
+    from ladder.models import Tournament
+
+    return Tournament.objects.order_by("-id")
+
+
+def tournament(pk: int):
+    from ladder.models import Tournament
+
+    return Tournament.objects.filter(pk=pk).first()
+
+
+def tournament_progress(t) -> dict:
+    """Matches played (finished), failed, cancelled, running and still to
+    play, out of the event's total."""
+    from django.db.models import Count
+
+    from ladder.models import Match
+
+    counts = dict(
+        Match.objects.filter(tournament_slot__tournament=t).values_list("status").annotate(n=Count("id")).values_list("status", "n")
+    )
+    played = counts.get(Match.Status.FINISHED, 0)
+    return {
+        "played": played,
+        "failed": counts.get(Match.Status.FAILED, 0),
+        "cancelled": counts.get(Match.Status.CANCELLED, 0),
+        "running": counts.get(Match.Status.RUNNING, 0),
+        "total": t.total_matches,
+        "percent": round(100 * played / t.total_matches, 1) if t.total_matches else 100.0,
+    }
+
+
+def tournament_entries(t) -> list[dict]:
+    return [
+        {"entry": e.index, "bot": e.bot_id, "name": e.bot.name, "version": e.version_id, "version_number": e.version.number}
+        for e in t.entries.select_related("bot", "version").order_by("index")
+    ]
+
+
+def tournament_standings(t) -> dict:
+    """The standings of the finished matches so far (cardroom.tournament)."""
+    from cardroom.tournament import event
+    from ladder.services.tournaments import outcomes, spec_of
+
+    entries = tournament_entries(t)
+    names = [f"{e['name']} v{e['version_number']}" for e in entries]
+    doc = event.standings_of(spec_of(t), names, outcomes(t))
+    for row in doc["standings"]:
+        row["bot"] = entries[row["entry"]]["bot"]
+    return doc
+
+
+def tournament_matches(t) -> QuerySet:
+    from ladder.models import Match
+
+    return (
+        Match.objects.filter(tournament_slot__tournament=t)
+        .order_by("tournament_slot__number")
+        .values(
+            "id", "status", "tournament_slot__number", "tournament_slot__round", "tournament_slot__table",
+            "tournament_slot__deal", "tournament_slot__rotation", "tournament_slot__seats", "finished",
+        )  # fmt: skip
+    )

@@ -26,6 +26,7 @@ ERRORS = {
     404: OpenApiResponse(ErrorOutput, description="no such thing"),
     409: OpenApiResponse(ErrorOutput, description="conflict"),
     413: OpenApiResponse(ErrorOutput, description="too large"),
+    415: OpenApiResponse(ErrorOutput, description="a body type the operation does not take"),
     429: OpenApiResponse(ErrorOutput, description="too many requests"),
 }
 

@@ -331,3 +331,75 @@ class MatchOutput(serializers.ModelSerializer):
 class ErrorOutput(serializers.Serializer):
     error = serializers.CharField(help_text="what was wrong, for a human")
     field = serializers.CharField(required=False, help_text="the input at fault, where there is one")
+
+
+class TournamentInput(serializers.Serializer):
+    name = serializers.CharField(max_length=80)
+    game = serializers.ChoiceField(choices=GAME_CHOICES)
+    format = serializers.ChoiceField(choices=["round-robin", "swiss", "duplicate"])
+    bots = serializers.ListField(child=serializers.IntegerField(min_value=1), min_length=2, max_length=1000,
+                                 help_text="the field: bot ids (each bot's current version is frozen)")
+    table_size = serializers.IntegerField(min_value=2, max_value=6)
+    deals = serializers.IntegerField(min_value=1, max_value=1000, default=1)
+    rounds = serializers.IntegerField(min_value=1, max_value=1000, required=False, allow_null=True, default=None)
+    seed = serializers.IntegerField(min_value=0, max_value=2**62 - 1, required=False, allow_null=True, default=None)
+    options = serializers.DictField(required=False, default=dict)
+    startup_ms = serializers.IntegerField(default=10_000)
+    per_move_ms = serializers.IntegerField(default=1_000)
+    overage_ms = serializers.IntegerField(default=10_000)
+    total_ms = serializers.IntegerField(default=300_000)
+
+
+class TournamentProgress(serializers.Serializer):
+    played = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    cancelled = serializers.IntegerField()
+    running = serializers.IntegerField()
+    total = serializers.IntegerField()
+    percent = serializers.FloatField()
+
+
+class TournamentEntryOutput(serializers.Serializer):
+    entry = serializers.IntegerField()
+    bot = serializers.IntegerField()
+    name = serializers.CharField()
+    version = serializers.IntegerField()
+    version_number = serializers.IntegerField()
+
+
+class TournamentOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    game = serializers.CharField()
+    format = serializers.CharField()
+    pairing = serializers.CharField(help_text="complete, balanced or swiss")
+    table_size = serializers.IntegerField()
+    deals = serializers.IntegerField()
+    rounds = serializers.IntegerField(source="num_rounds")
+    seed = serializers.IntegerField()
+    options = serializers.DictField()
+    time = serializers.SerializerMethodField()
+    status = serializers.CharField()
+    total_matches = serializers.IntegerField()
+    created = serializers.DateTimeField()
+    finished = serializers.DateTimeField(allow_null=True)
+
+    def get_time(self, t) -> dict:
+        return {"startup_ms": t.startup_ms, "per_move_ms": t.per_move_ms, "overage_ms": t.overage_ms, "total_ms": t.total_ms}
+
+
+class TournamentDetailOutput(TournamentOutput):
+    progress = TournamentProgress()
+    entries = TournamentEntryOutput(many=True)
+
+
+class TournamentMatchOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    number = serializers.IntegerField(source="tournament_slot__number")
+    round = serializers.IntegerField(source="tournament_slot__round")
+    table = serializers.IntegerField(source="tournament_slot__table")
+    deal = serializers.IntegerField(source="tournament_slot__deal")
+    rotation = serializers.IntegerField(source="tournament_slot__rotation")
+    seats = serializers.ListField(child=serializers.IntegerField(), source="tournament_slot__seats", help_text="entry by seat")
+    finished = serializers.DateTimeField(allow_null=True)

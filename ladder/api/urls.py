@@ -21,6 +21,10 @@ urlpatterns = [
     path("matches/<id:pk>/", views.MatchDetail.as_view(), name="api-match"),
     path("matches/<id:pk>/replay/", views.ReplayView.as_view(), name="api-replay"),
     path("matches/<id:pk>/logs/<seat:seat>/", views.LogView.as_view(), name="api-logs"),
+    path("tournaments/", views.TournamentList.as_view(), name="api-tournaments"),
+    path("tournaments/<id:pk>/", views.TournamentDetail.as_view(), name="api-tournament"),
+    path("tournaments/<id:pk>/standings/", views.TournamentStandings.as_view(), name="api-tournament-standings"),
+    path("tournaments/<id:pk>/matches/", views.TournamentMatches.as_view(), name="api-tournament-matches"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # The split view: its init script is a request of its own, not inline
     # (the Content-Security-Policy runs no inline script).

@@ -28,6 +28,7 @@ from ladder.limits import ScopedThrottle
 from ladder.models import Bot, Ladder, Match
 from ladder.services import accounts, bot_management
 from ladder.services import bots as bot_services
+from ladder.services import tournaments as tournament_services
 from ladder.uploads import too_large_upload
 
 
@@ -44,7 +45,7 @@ class RegisterView(APIView):
     throttle_classes = [ScopedThrottle]
     throttle_scope = "register"
 
-    @extend_schema(request=s.RegisterInput, responses={201: s.TokenOutput, **errors(400, 429)}, auth=[])
+    @extend_schema(request=s.RegisterInput, responses={201: s.TokenOutput, **errors(400, 415, 429)}, auth=[])
     def post(self, request):
         data = s.RegisterInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -59,7 +60,7 @@ class TokenView(APIView):
     throttle_classes = [ScopedThrottle]
     throttle_scope = "login"
 
-    @extend_schema(request=s.LoginInput, responses={200: s.TokenOutput, **errors(400, 429)}, auth=[])
+    @extend_schema(request=s.LoginInput, responses={200: s.TokenOutput, **errors(400, 415, 429)}, auth=[])
     def post(self, request):
         data = s.LoginInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -371,6 +372,70 @@ class LogView(APIView):
         if participant.bot.owner_id != request.user.pk:
             return error_response("only the bot's owner may read its logs: send the owner's token (the replay is public)", None, 403)
         return HttpResponse(selectors.log_text(participant), content_type="text/plain; charset=utf-8")
+
+
+class TournamentList(generics.ListAPIView):
+    serializer_class = s.TournamentOutput
+
+    @extend_schema(responses={200: s.TournamentOutput(many=True), **errors(400, 401, 404)})
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        return selectors.tournaments_list()
+
+    @extend_schema(request=s.TournamentInput, responses={201: s.TournamentDetailOutput, **errors(400, 401, 403)})
+    def post(self, request, *args, **kwargs):
+        if not (request.user and request.user.is_staff):
+            return error_response("only staff create events", None, status.HTTP_403_FORBIDDEN)
+        data = s.TournamentInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = dict(data.validated_data)
+        ids = fields.pop("bots")
+        found = {b.pk: b for b in Bot.objects.filter(pk__in=ids).select_related("current_version")}
+        missing = [i for i in ids if i not in found]
+        if missing:
+            return error_response(f"no bot with id {missing[0]}", "bots", status.HTTP_400_BAD_REQUEST)
+        t = tournament_services.create_tournament(user=request.user, bots=[found[i] for i in ids], **fields)
+        return Response(_tournament_detail(t), status=status.HTTP_201_CREATED)
+
+
+def _tournament_detail(t) -> dict:
+    t.progress = selectors.tournament_progress(t)
+    t.entries_list = selectors.tournament_entries(t)
+    data = s.TournamentOutput(t).data
+    return {**data, "progress": t.progress, "entries": t.entries_list}
+
+
+class TournamentDetail(APIView):
+    @extend_schema(responses={200: s.TournamentDetailOutput, **errors(401, 404)})
+    def get(self, request, pk: int):
+        t = selectors.tournament(pk)
+        if t is None:
+            raise Http404
+        return Response(_tournament_detail(t))
+
+
+class TournamentStandings(APIView):
+    @extend_schema(
+        responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="standings, crosstable, intervals (docs/tournaments.md)"), **errors(401, 404)}
+    )
+    def get(self, request, pk: int):
+        t = selectors.tournament(pk)
+        if t is None:
+            raise Http404
+        return Response({"tournament": t.pk, "progress": selectors.tournament_progress(t), **selectors.tournament_standings(t)})
+
+
+@extend_schema_view(get=extend_schema(responses={200: s.TournamentMatchOutput(many=True), **errors(400, 401, 404)}))
+class TournamentMatches(generics.ListAPIView):
+    serializer_class = s.TournamentMatchOutput
+
+    def get_queryset(self):
+        t = selectors.tournament(self.kwargs["pk"])
+        if t is None:
+            raise Http404
+        return selectors.tournament_matches(t)
 
 
 @csrf_exempt

@@ -2,7 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from ladder import converters  # noqa: F401  (registers the "id" and "seat" path converters)
-from ladder.web import author_views, views
+from ladder.web import author_views, tournaments, views
 
 urlpatterns = [
     path("", views.home, name="web-home"),
@@ -13,6 +13,10 @@ urlpatterns = [
     path("matches/<id:pk>/", views.match_detail, name="web-match"),
     path("matches/<id:pk>/frames/", views.match_frames, name="web-match-frames"),
     path("matches/<id:pk>/logs/<seat:seat>/", views.match_log, name="web-match-log"),
+    path("tournaments/", tournaments.tournament_list, name="web-tournaments"),
+    path("tournaments/new/", tournaments.tournament_new, name="web-tournament-new"),
+    path("tournaments/<id:pk>/", tournaments.tournament_detail, name="web-tournament"),
+    path("tournaments/<id:pk>/<str:action>/", tournaments.tournament_control, name="web-tournament-control"),
     path("my/bots/", views.my_bots, name="web-my-bots"),
     path("my/bots/<id:pk>/", views.my_bot, name="web-my-bot"),
     path("account/", views.account, name="web-account"),
