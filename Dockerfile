@@ -6,7 +6,7 @@ FROM debian:bookworm-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PATH=/opt/venv/bin:$PATH \
     CARDROOM_VAR_DIR=/data/var CARDROOM_MEDIA_ROOT=/data/media
 RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 python3-venv bubblewrap ca-certificates \
+ && apt-get install -y --no-install-recommends python3 python3-venv bubblewrap libseccomp2 ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && python3 -m venv /opt/venv
 

@@ -4,6 +4,8 @@
     cardroom verify FILE…
     cardroom games
     cardroom bench [--games N] [--players 2,4,6]
+    cardroom login --server URL
+    cardroom submit BOT --game GAME --name NAME [--server URL] [--token KEY] [--wait]   (cardroom.remote)
 
 Every expected failure (bad bot argument, unknown game or option, wrong player
 count, unreadable or invalid replay) is one line on stderr and a non-zero exit
@@ -148,6 +150,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--players", default="2,4,6", help="player counts (default 2,4,6)")
     bench.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default 3)")
     bench.set_defaults(func=cmd_bench)
+
+    from cardroom import remote  # login and submit: against a server's REST API
+
+    remote.add_parsers(sub)
     return parser
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
@@ -53,12 +54,17 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "axes",
+    "csp",
     "ladder",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Public reads (standings, match lists, match pages) from the shared
+    # cache, before sessions and authentication cost anything.
+    "ladder.caching.PublicReadCacheMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -174,12 +180,15 @@ SPECTACULAR_SETTINGS = {
     "PATH_CONVERTER_OVERRIDES": {"id": int, "seat": int},
 }
 
-# "limits" holds the rate-limit counters, so it must be one store for every
-# web process: Redis when CACHE_URL is set (rediscache://host:6379/1, the
-# production set-up), else a table of the database (created by migrate,
-# ladder migration 0004, or `manage.py createcachetable`).
+# The shared cache: public reads (ladder.caching), rate-limit counters and
+# whatever else every process must see. Production: Redis (CACHE_URL=
+# redis://cache:6379/0); the limits use the same Redis under their own prefix.
+# The embedded default: a file cache under var/ for public reads (the web
+# processes and the worker, which records results and so invalidates, share
+# it) and a table of the database for the limits (created by migrate, ladder
+# migration 0004_abuse, or `manage.py createcachetable`).
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "default": env.cache("CACHE_URL", default=f"filecache://{VAR_DIR / 'cache'}"),
     "limits": {
         "BACKEND": "django.core.cache.backends.db.DatabaseCache",
         "LOCATION": "cardroom_cache",
@@ -188,9 +197,53 @@ CACHES = {
         "OPTIONS": {"MAX_ENTRIES": 100_000},
     },
 }
-if env("CACHE_URL", default=""):
-    CACHES["default"] = env.cache("CACHE_URL")
+# Counters must not be evicted: LIMITS_CACHE_URL names a store that keeps
+# them (compose: the broker's Redis), else they share CACHE_URL's.
+if env("LIMITS_CACHE_URL", default=""):
+    CACHES["limits"] = {**env.cache("LIMITS_CACHE_URL"), "KEY_PREFIX": "limits"}
+elif env("CACHE_URL", default=""):
     CACHES["limits"] = {**env.cache("CACHE_URL"), "KEY_PREFIX": "limits"}
+# Longest a cached public read is served; a recorded result (any match state
+# change) invalidates them at once, this bounds what other writes leave stale.
+CARDROOM_PUBLIC_CACHE_SECONDS = env.int("CARDROOM_PUBLIC_CACHE_SECONDS", default=300)
+
+# --- HTTPS, behind the proxy (docs/operations.md, "TLS") -----------------------
+# CARDROOM_HTTPS=1 says the site is served over HTTPS (nginx terminates TLS):
+# HTTP is redirected, cookies are secure-only, browsers are told HSTS.
+CARDROOM_HTTPS = env.bool("CARDROOM_HTTPS", default=False)
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=CARDROOM_HTTPS)
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=CARDROOM_HTTPS)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=CARDROOM_HTTPS)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000 if CARDROOM_HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=CARDROOM_HTTPS)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=CARDROOM_HTTPS)
+# Trust the scheme the proxy reports only when a proxy that always sets it
+# stands in front (deploy/nginx sets X-Forwarded-Proto on every request):
+# CARDROOM_PROXY_SSL_HEADER=X-Forwarded-Proto.
+_proxy_ssl_header = env("CARDROOM_PROXY_SSL_HEADER", default="")
+if _proxy_ssl_header:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_" + _proxy_ssl_header.upper().replace("-", "_"), "https")
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+# Content-Security-Policy (django-csp 4): everything from this origin, no
+# inline script or style anywhere (the pages' scripts are static files; no
+# nonces, so cached pages stay valid for everyone), no framing, no plugins.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],  # (Swagger UI's icons are data: URLs)
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
 
 # --- abuse: client addresses, rate limits, lockouts --------------------------
 # How many reverse proxies in front of the app append to X-Forwarded-For (0:
@@ -220,6 +273,17 @@ CARDROOM_RESERVED_USERNAMES = env.list(
     default=["cardroom", "admin", "administrator", "api", "staff", "root", "system", "support", "moderator", "operator", "ops", "static", "media"],
 )
 
+# --- e-mail (password resets) ---------------------------------------------------
+# EMAIL_URL: smtp+tls://user:password@host:587 (or smtp://, smtps://) in
+# production; the embedded default prints each message on the web process's
+# standard output (consolemail://). DEFAULT_FROM_EMAIL is the sender.
+globals().update(
+    {k: v for k, v in env.email_url("EMAIL_URL", default="consolemail://").items() if v not in (None, "")}
+)
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="cardroom <noreply@localhost>")
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
+PASSWORD_RESET_TIMEOUT = env.int("PASSWORD_RESET_TIMEOUT", default=3 * 24 * 3600)
+
 # --- Celery ------------------------------------------------------------------
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=f"sqla+sqlite:///{VAR_DIR / 'broker.sqlite3'}")
 CELERY_RESULT_BACKEND = None
@@ -236,6 +300,21 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # connection for this many tasks; config.celery still drops a connection
 # that is broken or older than CONN_MAX_AGE before and after each task.
 CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=500)
+# Queues. Every worker (`celery -A config worker`, no -Q) consumes all of
+# them, and takes its next message from each non-empty queue in turn (kombu's
+# round robin): a new version's validation never waits behind the ladder's
+# queued matches, nor the ladder behind a burst of uploads. An operator who
+# wants each queue on its own worker processes starts workers with -Q
+# (docs/operations.md). Another kind of work is one more queue here and one
+# more route below. The ladder queue keeps Celery's default name, so a worker
+# started with `-Q celery` still plays the ladder.
+CARDROOM_QUEUES = {"ladder": "celery", "validation": "validation"}
+CELERY_TASK_DEFAULT_QUEUE = CARDROOM_QUEUES["ladder"]
+CELERY_TASK_QUEUES = [Queue(name) for name in CARDROOM_QUEUES.values()]
+CELERY_TASK_ROUTES = {
+    "ladder.tasks.play_match": {"queue": CARDROOM_QUEUES["ladder"]},
+    "ladder.tasks.validate_version": {"queue": CARDROOM_QUEUES["validation"]},
+}
 # Our JSON logging config stays in charge (no duplicate lines from Celery).
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE = {
@@ -250,11 +329,22 @@ CARDROOM_SANDBOX = env("CARDROOM_SANDBOX", default="")  # "" = bwrap where it wo
 CARDROOM_ALLOW_UNSANDBOXED_UPLOADS = env.bool("CARDROOM_ALLOW_UNSANDBOXED_UPLOADS", default=False)
 CARDROOM_MATCH_LEASE_SECONDS = env.int("CARDROOM_MATCH_LEASE_SECONDS", default=60)
 CARDROOM_MATCH_MAX_ATTEMPTS = env.int("CARDROOM_MATCH_MAX_ATTEMPTS", default=3)
+# A match's wall-clock ceiling is what its time control lets its bots think,
+# plus this for the platform's own work (cardroom.ceiling, docs/ladder.md).
+CARDROOM_MATCH_CEILING_ALLOWANCE_SECONDS = env.int("CARDROOM_MATCH_CEILING_ALLOWANCE_SECONDS", default=30)
+# Fair shares of the workers (ladder.services.fairshare): the window of
+# recent worker time over which owners' usage is compared.
+CARDROOM_FAIR_SHARE_WINDOW_SECONDS = env.int("CARDROOM_FAIR_SHARE_WINDOW_SECONDS", default=600)
 CARDROOM_QUEUE_TARGET = env.int("CARDROOM_QUEUE_TARGET", default=4)  # queued matches kept per ladder
 # Queued matches whose task message may be lost are re-sent after this long.
 CARDROOM_RESEND_STALE_SECONDS = env.int("CARDROOM_RESEND_STALE_SECONDS", default=120)
 CARDROOM_HEARTBEAT_SECONDS = env.int("CARDROOM_HEARTBEAT_SECONDS", default=10)
 CARDROOM_MAX_UPLOAD_BYTES = env.int("CARDROOM_MAX_UPLOAD_BYTES", default=10 * 1024 * 1024)
+# Per-user quotas (ladder.services.quotas; staff are exempt).
+CARDROOM_QUOTA_BOTS = env.int("CARDROOM_QUOTA_BOTS", default=10)
+CARDROOM_QUOTA_VERSIONS_PER_DAY = env.int("CARDROOM_QUOTA_VERSIONS_PER_DAY", default=20)
+CARDROOM_QUOTA_STORED_BYTES = env.int("CARDROOM_QUOTA_STORED_BYTES", default=50 * 1024 * 1024)
+CARDROOM_QUOTA_QUEUED_MATCHES = env.int("CARDROOM_QUOTA_QUEUED_MATCHES", default=10)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 12 * 1024 * 1024
 # Every multipart upload (API, web form, admin) goes through the UploadLimit
 # guard first: a file over CARDROOM_MAX_UPLOAD_BYTES is dropped at the limit,

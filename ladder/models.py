@@ -26,6 +26,9 @@ class Bot(models.Model):
         "BotVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created = models.DateTimeField(auto_now_add=True)
+    # Set while the bot is withdrawn from its game's ladders: it keeps its
+    # history, leaves the current standings and is never matched.
+    withdrawn = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -185,6 +188,9 @@ class Participant(models.Model):
     mu_after = models.FloatField(null=True, blank=True)
     sigma_before = models.FloatField(null=True, blank=True)
     sigma_after = models.FloatField(null=True, blank=True)
+    # The worker time this seat is charged (ladder.services.fairshare): its
+    # own thinking plus its part of the rest of the match.
+    worker_ms = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["match", "seat"]
@@ -224,7 +230,7 @@ class WorkerHeartbeat(models.Model):
     last_seen = models.DateTimeField(db_index=True)
     current_match = models.ForeignKey(Match, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     matches_done = models.PositiveIntegerField(default=0)
-    sandbox = models.CharField(max_length=40, blank=True)
+    sandbox = models.CharField(max_length=200, blank=True)  # mode and the limits in force
 
     class Meta:
         ordering = ["name"]

@@ -36,9 +36,16 @@ def standings(ladder: Ladder) -> QuerySet:
     return (
         Rating.objects.filter(ladder=ladder)
         .filter(Q(games__gt=0) | Q(bot_id__in=waiting))
+        .exclude(bot_id__in=withdrawn_bots(ladder.game))
         .order_by("-elo", "-ordinal", "bot_id")
         .values(*_STANDING_FIELDS)
     )
+
+
+def withdrawn_bots(game: str) -> QuerySet:
+    """The ids of the game's withdrawn bots (few: one hashed subquery), which
+    current standings leave out."""
+    return Bot.objects.filter(game=game, withdrawn__isnull=False).order_by().values("pk")
 
 
 def with_bot_names(rows: list[dict]) -> list[dict]:
@@ -139,11 +146,17 @@ def participant(match: Match, seat: int) -> Participant | None:
     return match.participants.select_related("bot").filter(seat=seat).first()
 
 
-def replay_bytes(match: Match) -> bytes | None:
+def replay_gz(match: Match) -> bytes | None:
+    """The replay as stored: gzip-compressed JSON."""
     if not match.replay:
         return None
     with match.replay.open("rb") as f:
-        return gzip.decompress(f.read())
+        return f.read()
+
+
+def replay_bytes(match: Match) -> bytes | None:
+    data = replay_gz(match)
+    return None if data is None else gzip.decompress(data)
 
 
 def log_text(participant: Participant) -> str:
@@ -151,3 +164,47 @@ def log_text(participant: Participant) -> str:
         return ""
     with participant.log.open("rb") as f:
         return gzip.decompress(f.read()).decode("utf-8", errors="replace")
+
+
+def validation_progress(version: BotVersion) -> dict:
+    """Where a version is in validation, for its owner's page and the API:
+    ``queue_position`` (pending: 1 = next; versions uploaded earlier that are
+    still pending come first), ``validation_step`` of ``validation_steps``
+    and ``validation_match`` (validating: the match being played or next,
+    one per player count, played in order)."""
+    from ladder.services.validation import player_counts
+
+    progress = {"queue_position": None, "validation_step": None, "validation_steps": None, "validation_match": None}
+    if version.status == BotVersion.Status.PENDING:
+        ahead = BotVersion.objects.filter(status=BotVersion.Status.PENDING, bot__builtin=False, pk__lt=version.pk).count()
+        progress["queue_position"] = ahead + 1
+    elif version.status == BotVersion.Status.VALIDATING:
+        counts = player_counts(version.bot.game)
+        newest: dict[int, tuple[int, str]] = {}
+        for pk, players, status in (
+            version.validation_matches.exclude(status=Match.Status.CANCELLED)
+            .order_by("id")
+            .values_list("id", "num_players", "status")
+        ):
+            newest[players] = (pk, status)
+        progress["validation_steps"] = len(counts)
+        for step, players in enumerate(counts, start=1):
+            pk, status = newest.get(players, (None, Match.Status.QUEUED))
+            if status != Match.Status.FINISHED or step == len(counts):
+                progress["validation_step"], progress["validation_match"] = step, pk
+                break
+    return progress
+
+
+def progress_text(version: BotVersion, progress: dict) -> str:
+    """The progress in words ("" once validation is over)."""
+    if progress["queue_position"] is not None:
+        place = progress["queue_position"]
+        ahead = f"{place - 1} version{'s' if place != 2 else ''} ahead" if place > 1 else "next in line"
+        return f"queued for validation: place {place} in the queue ({ahead})"
+    if progress["validation_step"] is not None:
+        text = f"validating: playing match {progress['validation_step']} of {progress['validation_steps']}"
+        if progress["validation_match"]:
+            text += f" (/matches/{progress['validation_match']}/)"
+        return text
+    return ""

@@ -3,8 +3,11 @@
 # (safe to run again and again; the Makefile and CI call it):
 #   bubblewrap  - the bot sandbox (CARDROOM_SANDBOX=bwrap, the default)
 #   util-linux  - prlimit(1), with which the sandbox sets a bot's rlimits
+#   libseccomp2 - builds the bots' seccomp filter (through the pyseccomp binding)
 #   chromium, fonts-liberation - headless browser (and a font) for tests/web
 #   docker-compose - validates docker-compose.yml in CI (tests/ops)
+#   nginx - the reverse proxy, for its tests and `make load-test` (tests/ops,
+#           benchmarks/load_test.py start their own on loopback ports)
 # Runs as root, or through sudo when it is available.
 # `install-system-packages.sh sandbox` installs only what running bots needs
 # (make demo); with no argument, also what the tests need (make test, CI).
@@ -13,6 +16,9 @@ set -eu
 missing=""
 command -v bwrap >/dev/null 2>&1 || [ -x /usr/bin/bwrap ] || missing="$missing bubblewrap"
 command -v prlimit >/dev/null 2>&1 || [ -x /usr/bin/prlimit ] || missing="$missing util-linux"
+if command -v ldconfig >/dev/null 2>&1 && ! ldconfig -p | grep -q 'libseccomp\.so\.2'; then
+    missing="$missing libseccomp2"
+fi
 if [ "${1:-all}" != "sandbox" ]; then
 # The web suite (tests/web) drives a real headless Chromium (Playwright with
 # executable_path=/usr/bin/chromium; no browser download), and its screenshots
@@ -24,6 +30,10 @@ fi
 # docker-compose (Debian's v1): CI checks docker-compose.yml with `docker-compose
 # config -q` (tests/ops/test_compose.py); no Docker daemon is needed for that.
 command -v docker-compose >/dev/null 2>&1 || missing="$missing docker-compose"
+# nginx: the proxy tests and the load test run the real one in front of gunicorn
+# with configs of their own on loopback ports; they never use the package's
+# default site (which Debian starts on port 80 where an init system runs).
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$missing nginx"
 fi
 
 if [ -z "$missing" ]; then
@@ -47,10 +57,10 @@ if command -v apt-get >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
 elif command -v dnf >/dev/null 2>&1; then
     # shellcheck disable=SC2086
-    $SUDO dnf install -y $missing
+    $SUDO dnf install -y $(echo "$missing" | sed 's/libseccomp2/libseccomp/')
 elif command -v apk >/dev/null 2>&1; then
     # shellcheck disable=SC2086
-    $SUDO apk add --no-cache $(echo "$missing" | sed 's/util-linux/util-linux-misc/')
+    $SUDO apk add --no-cache $(echo "$missing" | sed 's/util-linux/util-linux-misc/; s/libseccomp2/libseccomp/')
 else
     echo "install-system-packages: no apt-get, dnf or apk here; install by hand:$missing" >&2
     exit 1

@@ -1,10 +1,12 @@
 from django.urls import path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from ladder import converters  # noqa: F401  (registers the "id" and "seat" path converters)
 from ladder.api import views
 
 urlpatterns = [
+    path("", views.ApiRoot.as_view(), name="api-root"),
+    path("auth/me/", views.MeView.as_view(), name="api-me"),
     path("auth/register/", views.RegisterView.as_view(), name="api-register"),
     path("auth/token/", views.TokenView.as_view(), name="api-token"),
     path("games/", views.GamesView.as_view(), name="api-games"),
@@ -14,12 +16,19 @@ urlpatterns = [
     path("bots/", views.BotList.as_view(), name="api-bots"),
     path("bots/<id:pk>/", views.BotDetail.as_view(), name="api-bot"),
     path("bots/<id:pk>/versions/", views.VersionList.as_view(), name="api-versions"),
+    path("bots/<id:pk>/versions/<id:number>/", views.VersionDetail.as_view(), name="api-version"),
     path("matches/", views.MatchList.as_view(), name="api-matches"),
     path("matches/<id:pk>/", views.MatchDetail.as_view(), name="api-match"),
     path("matches/<id:pk>/replay/", views.ReplayView.as_view(), name="api-replay"),
     path("matches/<id:pk>/logs/<seat:seat>/", views.LogView.as_view(), name="api-logs"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # The split view: its init script is a request of its own, not inline
+    # (the Content-Security-Policy runs no inline script).
+    path(
+        "docs/",
+        SpectacularSwaggerSplitView.as_view(url_name="api-schema", template_name="cardroom/swagger_ui.html"),
+        name="api-docs",
+    ),
     # Last: every other path ending in "/" is a JSON 404 (a path without the
     # slash is redirected here by APPEND_SLASH first).
     re_path(r"^(?:[\s\S]*/)?$", views.not_found, name="api-not-found"),

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import gzip
+
 from django.conf import settings
 from django.contrib.auth import authenticate
 from django.http import Http404, HttpResponse, JsonResponse
+from django.utils.cache import get_conditional_response
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
@@ -15,7 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from engine import game_ids, get_game_class
-from ladder import selectors
+from ladder import caching, selectors
 from ladder.api import serializers as s
 from ladder.api.errors import ERRORS, error_response, errors
 from ladder.api.pagination import MatchCursorPagination
@@ -23,7 +26,7 @@ from ladder.api.parsers import LimitedJSONParser
 from ladder.converters import MAX_ID  # the ids are 64-bit: a larger number is no id (and overflows the database)
 from ladder.limits import ScopedThrottle
 from ladder.models import Bot, Ladder, Match
-from ladder.services import accounts
+from ladder.services import accounts, bot_management
 from ladder.services import bots as bot_services
 from ladder.uploads import too_large_upload
 
@@ -64,7 +67,7 @@ class TokenView(APIView):
         # on it, and its middleware answers with the lockout response.
         user = authenticate(request._request, username=data.validated_data["username"], password=data.validated_data["password"])
         if user is None:
-            return error_response("wrong username or password", None, 400)
+            return error_response("wrong username or password: check both, or reset the password on the website (/password-reset/)", None, 400)
         token, _ = Token.objects.get_or_create(user=user)
         return Response({"token": token.key})
 
@@ -130,6 +133,7 @@ class BotList(generics.ListCreateAPIView):
         parameters=[
             OpenApiParameter("game", str, enum=["allegory", "allegra"]),
             OpenApiParameter("owner", str, description="a username"),
+            OpenApiParameter("name", str, description="a bot name (unique within a game)"),
         ],
         responses={200: s.BotOutput(many=True), **errors(400, 401, 404)},
     )
@@ -139,8 +143,10 @@ class BotList(generics.ListCreateAPIView):
     def get_queryset(self):
         game = self.request.query_params.get("game")
         if game is not None and game not in game_ids():
-            raise FilterError(f"game must be one of {', '.join(game_ids())}, not {game!r}", "game")
-        return selectors.bots(game, self.request.query_params.get("owner"))
+            raise FilterError(f"the filter 'game' takes one of {', '.join(game_ids())}, not {game!r}", "game")
+        bots = selectors.bots(game, self.request.query_params.get("owner"))
+        name = self.request.query_params.get("name")
+        return bots.filter(name=name) if name is not None else bots
 
     @extend_schema(request=s.BotInput, responses={201: s.BotOutput, **errors(400, 401, 413, 429)})
     def post(self, request, *args, **kwargs):
@@ -150,12 +156,85 @@ class BotList(generics.ListCreateAPIView):
         return Response(s.BotOutput(bot, context={"request": request}).data, status=status.HTTP_201_CREATED)
 
 
-@extend_schema_view(get=extend_schema(responses={200: s.BotOutput, **errors(401, 404)}))
 class BotDetail(generics.RetrieveAPIView):
+    """A bot. Its owner may edit its description, withdraw it from its
+    game's ladders and re-enter it (PATCH), and delete it while it has
+    played no ladder match (DELETE; one that has is kept as history:
+    withdraw it instead)."""
+
     serializer_class = s.BotOutput
+    http_method_names = ["get", "patch", "delete", "head", "options"]
+    parser_classes = [LimitedJSONParser]
 
     def get_queryset(self):
         return selectors.bots()
+
+    @extend_schema(responses={200: s.BotOutput, **errors(401, 404)})
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(request=s.BotUpdateInput, responses={200: s.BotOutput, **errors(400, 401, 403, 404)})
+    def patch(self, request, *args, **kwargs):
+        bot = self.get_object()
+        data = s.BotUpdateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        if not data.validated_data:
+            return error_response("send 'description' (text) or 'withdrawn' (true or false) to change", None, 400)
+        bot = bot_management.update_bot(bot=bot, user=request.user, **data.validated_data)
+        return Response(s.BotOutput(bot, context={"request": request}).data)
+
+    @extend_schema(responses={204: None, **errors(401, 403, 404, 409)})
+    def delete(self, request, *args, **kwargs):
+        bot_management.delete_bot(bot=self.get_object(), user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class VersionDetail(APIView):
+    """One version of a bot, with its validation progress; its owner may
+    delete it while it has played no ladder match (not while it is being
+    validated, nor the version the bot plays)."""
+
+    def get_version(self):
+        bot = generics.get_object_or_404(Bot.objects.select_related("owner"), pk=self.kwargs["pk"])
+        return generics.get_object_or_404(selectors.versions(bot), number=self.kwargs["number"])
+
+    @extend_schema(responses={200: s.VersionOutput, **errors(401, 404)})
+    def get(self, request, pk: int, number: int):
+        return Response(s.VersionOutput(self.get_version(), context={"request": request}).data)
+
+    @extend_schema(responses={204: None, **errors(401, 403, 404, 409)})
+    def delete(self, request, pk: int, number: int):
+        bot_management.delete_version(version=self.get_version(), user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class MeView(APIView):
+    """Who the token (or session) belongs to: ``cardroom submit`` asks
+    before it looks for the user's bot."""
+
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(responses={200: s.MeOutput, **errors(401)})
+    def get(self, request):
+        return Response({"username": request.user.username, "is_staff": request.user.is_staff})
+
+
+class ApiRoot(APIView):
+    """The API's resources, with links (DRF's root-view convention); the
+    schema at /api/schema/ describes every operation."""
+
+    permission_classes = [permissions.AllowAny]
+    ROOT_LINKS = [
+        ("register", "api-register"), ("token", "api-token"), ("me", "api-me"), ("games", "api-games"),
+        ("ladders", "api-ladders"), ("bots", "api-bots"), ("matches", "api-matches"), ("schema", "api-schema"),
+        ("docs", "api-docs"),
+    ]  # fmt: skip
+
+    @extend_schema(responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="resource name -> URL")}, auth=[])
+    def get(self, request):
+        from rest_framework.reverse import reverse
+
+        return Response({name: reverse(url_name, request=request) for name, url_name in self.ROOT_LINKS})
 
 
 @extend_schema_view(get=extend_schema(responses={200: s.VersionOutput(many=True), **errors(400, 401, 404)}))
@@ -177,13 +256,13 @@ class VersionList(generics.ListAPIView):
     def post(self, request, *args, **kwargs):
         bot = self.get_bot()
         if bot.owner_id != request.user.pk:
-            return error_response("only the bot's owner may upload versions of it", None, 403)
+            return error_response("only the bot's owner may upload versions of it: create a bot of your own with POST /api/bots/", None, 403)
         upload = request.FILES.get("file")
         too_large = too_large_upload(request._request)  # the UploadLimit guard (FILE_UPLOAD_HANDLERS)
         if too_large:
             return error_response(too_large, "file", 413)
         if upload is None:
-            return error_response("send the bot package as the multipart field 'file'", "file", 400)
+            return error_response("send the bot package as the multipart field 'file' (see /docs/bot-authors/#packaging)", "file", 400)
         s.VersionInput(data={"file": upload}).is_valid(raise_exception=True)  # the file name's length
         data = upload.read(settings.CARDROOM_MAX_UPLOAD_BYTES + 1)
         version = bot_services.upload_version(bot=bot, filename=upload.name or "bot.py", data=data)
@@ -239,21 +318,41 @@ class MatchDetail(generics.RetrieveAPIView):
 
 
 class ReplayView(APIView):
+    """A finished match's replay never changes: it is served with long cache
+    headers and an ETag, from the shared cache after the first request, and
+    gzip-compressed as stored to a client that accepts that."""
+
     permission_classes = [permissions.AllowAny]
 
     @extend_schema(
         responses={(200, "application/json"): OpenApiResponse(OpenApiTypes.OBJECT, description="replay format v1"), **errors(401, 404)}
     )
     def get(self, request, pk: int):
-        match = selectors.match(pk)
-        if match is None:
-            raise Http404
-        data = selectors.replay_bytes(match)
-        if data is None:
-            return error_response(f"match {pk} has no replay yet (status: {match.status})", None, 404)
-        response = HttpResponse(data, content_type="application/json")
+        entry = caching.cached_replay(pk)
+        if entry is None:
+            match = selectors.match(pk)
+            if match is None:
+                raise Http404
+            try:
+                gz = selectors.replay_gz(match) if match.status == Match.Status.FINISHED else None
+            except OSError:
+                return error_response(f"the replay file of match {pk} is missing from storage", None, 404)
+            if gz is None:
+                return error_response(
+                    f"match {pk} has no replay yet (status: {match.status}): it has one once the match is finished", None, 404
+                )
+            entry = caching.keep_replay(pk, gz)
+        gzipped = "gzip" in request.headers.get("Accept-Encoding", "")
+        # One ETag per representation: the gzip and the plain bytes differ.
+        etag = f'"{entry["etag"]}{"-gz" if gzipped else ""}"'
+        response = HttpResponse(entry["gz"] if gzipped else gzip.decompress(entry["gz"]), content_type="application/json")
+        if gzipped:
+            response["Content-Encoding"] = "gzip"
         response["Content-Disposition"] = f'attachment; filename="cardroom-match-{pk}.json"'
-        return response
+        response["Vary"] = "Accept-Encoding"
+        response["ETag"] = etag
+        response["Cache-Control"] = caching.REPLAY_CACHE_CONTROL
+        return get_conditional_response(request, etag=etag, response=response)
 
 
 class LogView(APIView):
@@ -268,13 +367,13 @@ class LogView(APIView):
             raise Http404
         participant = selectors.participant(match, seat)
         if participant is None:
-            return error_response(f"match {pk} has no seat {seat}", None, 404)
+            return error_response(f"match {pk} has no seat {seat}: its seats are 0 to {match.num_players - 1}", None, 404)
         if participant.bot.owner_id != request.user.pk:
-            return error_response("only the bot's owner may read its logs", None, 403)
+            return error_response("only the bot's owner may read its logs: send the owner's token (the replay is public)", None, 403)
         return HttpResponse(selectors.log_text(participant), content_type="text/plain; charset=utf-8")
 
 
 @csrf_exempt
 def not_found(request, *args, **kwargs):
     """Any other path under /api/: a JSON 404 like the rest of the API."""
-    return JsonResponse({"error": f"not found: no API resource at {request.path}"}, status=404)
+    return JsonResponse({"error": f"not found: no API resource at {request.path} (GET /api/ lists the resources)"}, status=404)

@@ -2,7 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from ladder import converters  # noqa: F401  (registers the "id" and "seat" path converters)
-from ladder.web import views
+from ladder.web import author_views, views
 
 urlpatterns = [
     path("", views.home, name="web-home"),
@@ -19,4 +19,29 @@ urlpatterns = [
     path("signup/", views.signup, name="web-signup"),
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    *[  # the bot author's pages: documents, managing bots, the account (ladder.web.author_views)
+        path("docs/", author_views.docs_index, name="web-docs"),
+        path("docs/starters/<str:filename>", author_views.starter_download, name="web-starter"),
+        path("docs/<slug:slug>/", author_views.doc_page, name="web-doc"),
+        path("my/bots/<int:pk>/description/", author_views.bot_description, name="web-bot-description"),
+        path("my/bots/<int:pk>/withdraw/", author_views.bot_withdraw, name="web-bot-withdraw"),
+        path("my/bots/<int:pk>/reenter/", author_views.bot_reenter, name="web-bot-reenter"),
+        path("my/bots/<int:pk>/delete/", author_views.bot_delete, name="web-bot-delete"),
+        path("my/bots/<int:pk>/versions/<int:number>/delete/", author_views.version_delete, name="web-version-delete"),
+        path("account/email/", author_views.account_email, name="web-account-email"),
+        path("account/password/", author_views.PasswordChange.as_view(), name="web-password-change"),
+        path("account/delete/", author_views.account_delete, name="web-account-delete"),
+        path("password-reset/", author_views.PasswordReset.as_view(), name="web-password-reset"),
+        path(
+            "password-reset/sent/",
+            auth_views.PasswordResetDoneView.as_view(template_name="cardroom/password_reset_done.html"),
+            name="web-password-reset-done",
+        ),
+        path("reset/<uidb64>/<token>/", author_views.PasswordResetConfirm.as_view(), name="web-password-reset-confirm"),
+        path(
+            "reset/done/",
+            auth_views.PasswordResetCompleteView.as_view(template_name="cardroom/password_reset_complete.html"),
+            name="web-password-reset-complete",
+        ),
+    ],
 ]

@@ -57,8 +57,8 @@ def test_the_secrets_are_required(compose, missing):
 
 def test_services_health_checks_and_order(config):
     services = config["services"]
-    assert set(services) == {"db", "redis", "migrate", "web", "worker", "scheduler"}
-    for name in ("db", "redis", "web", "worker"):
+    assert set(services) == {"db", "redis", "cache", "migrate", "collectstatic", "web", "proxy", "worker", "scheduler"}
+    for name in ("db", "redis", "cache", "web", "proxy", "worker"):
         check = services[name].get("healthcheck")
         assert check and check["test"] and check.get("interval"), f"{name} has no health check"
     assert services["migrate"]["depends_on"]["db"]["condition"] == "service_healthy"
@@ -69,7 +69,11 @@ def test_services_health_checks_and_order(config):
         assert deps["redis"]["condition"] == "service_healthy"
     assert "migrate" in services["migrate"]["command"]
     assert services["web"]["command"][:2] == ["gunicorn", "config.wsgi:application"]
-    assert "ladder.ops.gunicorn.JsonLogger" in services["web"]["command"]  # JSON access logs
+    assert "python:config.gunicorn" in services["web"]["command"]  # sync workers, JSON access logs
+    assert services["proxy"]["depends_on"]["web"]["condition"] == "service_healthy"
+    assert services["proxy"]["depends_on"]["collectstatic"]["condition"] == "service_completed_successfully"
+    assert services["worker"]["depends_on"]["cache"]["condition"] == "service_healthy"
+    assert "allkeys-lru" in services["cache"]["command"] and "--maxmemory" in services["cache"]["command"]
     assert services["worker"]["command"][:4] == ["celery", "-A", "config", "worker"]
     assert services["scheduler"]["command"][:4] == ["celery", "-A", "config", "beat"]
     assert "--appendonly" in services["redis"]["command"]
@@ -79,6 +83,8 @@ def test_settings_come_from_the_environment(config):
     services = config["services"]
     for name in ("migrate", "web", "worker", "scheduler"):
         env = services[name]["environment"]
+        assert env["CACHE_URL"] == "redis://cache:6379/0"
+        assert env["CARDROOM_PROXY_SSL_HEADER"] == "X-Forwarded-Proto"
         assert env["DATABASE_URL"] == f"postgres://cardroom:{ENV['POSTGRES_PASSWORD']}@db:5432/cardroom"
         assert env["CELERY_BROKER_URL"].startswith("redis://redis:6379/")
         assert env["SECRET_KEY"] == ENV["SECRET_KEY"]
@@ -91,7 +97,7 @@ def test_settings_come_from_the_environment(config):
 
 
 def test_named_volumes(config):
-    assert set(config["volumes"]) == {"pgdata", "redisdata", "media"}
+    assert set(config["volumes"]) == {"pgdata", "redisdata", "media", "static"}
 
     def mounts(name):
         return {v.split(":")[0]: v.split(":")[1] for v in config["services"][name]["volumes"]}
@@ -100,6 +106,8 @@ def test_named_volumes(config):
     assert mounts("redis")["redisdata"] == "/data"
     for name in ("web", "worker", "scheduler", "migrate"):
         assert mounts(name)["media"] == "/data/media"
+    assert mounts("collectstatic")["static"] == "/data/var/static"
+    assert config["services"]["proxy"]["volumes"][0] == "static:/data/var/static:ro"
 
 
 def test_only_the_worker_relaxes_its_confinement_and_gains_nothing(config):
@@ -110,5 +118,7 @@ def test_only_the_worker_relaxes_its_confinement_and_gains_nothing(config):
         assert not service.get("cap_add"), name
         if name != "worker":
             assert not service.get("security_opt"), name
-    assert list(services["web"]["ports"])  # the only published port
-    assert all(not services[n].get("ports") for n in ("db", "redis", "worker", "scheduler", "migrate"))
+    # Only the proxy faces clients: gunicorn's port is never published (a
+    # slow client facing sync workers holds one each).
+    assert [p["target"] if isinstance(p, dict) else int(str(p).rsplit(":", 1)[1]) for p in services["proxy"]["ports"]] == [80, 443]
+    assert all(not service.get("ports") for name, service in services.items() if name != "proxy")
