@@ -77,7 +77,7 @@ MIDDLEWARE = [
 
 AUTHENTICATION_BACKENDS = [
     # First: refuses every login attempt while the account or the address is locked out.
-    "axes.backends.AxesStandaloneBackend",
+    "ladder.auth_backends.LockoutBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 
@@ -177,7 +177,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     # The path converters of ladder.converters: still plain integers in the schema.
-    "PATH_CONVERTER_OVERRIDES": {"id": int, "seat": int},
+    "PATH_CONVERTER_OVERRIDES": {"id": int, "seat": int, "version": int},
 }
 
 # The shared cache: public reads (ladder.caching), rate-limit counters and

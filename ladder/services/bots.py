@@ -49,8 +49,9 @@ def create_bot(*, owner, game: str, name: str, description: str = "") -> Bot:
     # would pass for it); the constraint bot_name_unique_per_game_ci holds it under races.
     same = Bot.objects.filter(game=game, name__iexact=name).only("name", "builtin").first()
     if same is not None:
-        whose = "a built-in" if same.builtin else "a"
-        raise ServiceError(f"there is already {whose} {game} bot named {same.name!r} (bot names do not differ by case alone)", "name")
+        kind = f"built-in {game_label(game)}" if same.builtin else game_label(game)
+        whatever_case = "" if same.name == name else " (names are compared whatever the case)"
+        raise ServiceError(f"there is already {with_article(kind)} bot named {same.name!r}: choose another name{whatever_case}", "name")
     try:
         with transaction.atomic():
             quotas.lock_owner(owner)
