@@ -51,7 +51,7 @@ def test_a_worker_started_without_queues_consumes_every_queue():
 
     from config.celery import app
 
-    assert set(app.amqp.queues) == set(settings.CARDROOM_QUEUES.values()) == {"celery", "validation"}
+    assert set(app.amqp.queues) == set(settings.CARDROOM_QUEUES.values()) == {"celery", "validation", "tournaments"}
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     assert "-Q" not in compose["services"]["worker"]["command"]
 
