@@ -5,12 +5,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help setup system-packages test test-fast lint demo play bench bench-sandbox clean
+.PHONY: help setup system-packages test test-fast test-containers lint demo play bench bench-sandbox clean
 
 help:
 	@echo "make demo       set up and run the whole platform locally (web, worker, scheduler); Ctrl-C stops it"
 	@echo "make setup      create .venv and install cardroom (then .venv/bin/cardroom exists)"
 	@echo "make test       set up and run the whole test suite"
+	@echo "make test-containers  build the images and run the compose stack for real (private dockerd; root)"
 	@echo "make play       set up and play a first match (Allegra, greedy vs three random bots)"
 	@echo "make bench      engine speed: decisions and games per second"
 	@echo "make lint       ruff"
@@ -29,6 +30,11 @@ setup: $(STAMP) system-packages
 
 test: setup
 	bash scripts/test.sh
+
+# The container deployment for real: a private Docker daemon, the images,
+# the compose stack and its scenario (scripts/test-containers.sh; root).
+test-containers: setup
+	bash scripts/test-containers.sh
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -x -m "not slow"
@@ -69,3 +75,9 @@ load-test: setup
 # PostgreSQL database cardroom_throughput and a private Redis).
 bench-throughput: setup
 	$(BIN)/python benchmarks/throughput.py
+
+# Matches per minute on the compose stack with 1, 2 and 3 worker containers
+# (a private Docker daemon, as make test-containers; root).
+.PHONY: bench-compose
+bench-compose: setup
+	bash scripts/containers/run.sh $(BIN)/python benchmarks/compose_scale.py

@@ -5,12 +5,25 @@
 #   util-linux  - prlimit(1), with which the sandbox sets a bot's rlimits
 #   chromium, fonts-liberation - headless browser (and a font) for tests/web
 #   docker-compose - validates docker-compose.yml in CI (tests/ops)
+#   docker.io, containerd, runc, tini, debootstrap - `containers` mode only:
+#                 the private Docker daemon of `make test-containers` and
+#                 `make bench-compose` (scripts/containers/), which builds its
+#                 base image with debootstrap (no image registry needed)
 # Runs as root, or through sudo when it is available.
 # `install-system-packages.sh sandbox` installs only what running bots needs
-# (make demo); with no argument, also what the tests need (make test, CI).
+# (make demo); with no argument, also what the tests need (make test, CI);
+# `install-system-packages.sh containers` only what the container tests need.
 set -eu
 
 missing=""
+if [ "${1:-all}" = "containers" ]; then
+    [ -x /usr/sbin/dockerd ] || missing="$missing docker.io"
+    [ -x /usr/bin/containerd ] || missing="$missing containerd"
+    [ -x /usr/sbin/runc ] || missing="$missing runc"
+    [ -x /usr/bin/tini-static ] || missing="$missing tini"
+    command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || missing="$missing debootstrap"
+    command -v docker-compose >/dev/null 2>&1 || missing="$missing docker-compose"
+else
 command -v bwrap >/dev/null 2>&1 || [ -x /usr/bin/bwrap ] || missing="$missing bubblewrap"
 command -v prlimit >/dev/null 2>&1 || [ -x /usr/bin/prlimit ] || missing="$missing util-linux"
 if [ "${1:-all}" != "sandbox" ]; then
@@ -25,9 +38,10 @@ fi
 # config -q` (tests/ops/test_compose.py); no Docker daemon is needed for that.
 command -v docker-compose >/dev/null 2>&1 || missing="$missing docker-compose"
 fi
+fi
 
 if [ -z "$missing" ]; then
-    echo "install-system-packages: nothing to do ($(bwrap --version 2>/dev/null || echo bwrap), prlimit present)"
+    echo "install-system-packages: nothing to do ($(bwrap --version 2>/dev/null || echo bwrap), prlimit present${1:+, mode $1})"
     exit 0
 fi
 
@@ -56,5 +70,4 @@ else
     exit 1
 fi
 
-bwrap --version
-
+[ "${1:-all}" = "containers" ] && /usr/sbin/dockerd --version || bwrap --version
