@@ -64,12 +64,17 @@ clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis first-match.json
 
 # --- operations: load and throughput benchmarks (docs/operations.md) ---------
-.PHONY: load-test bench-throughput
+.PHONY: load-test load-test-slow-bots bench-throughput
 
 # The read API under 50 concurrent clients for 60 s: gunicorn on PostgreSQL
 # (database cardroom_load, seeded once; LOAD_DATABASE_URL to change it).
 load-test: setup
 	$(BIN)/python benchmarks/load_test.py
+
+# Abuse scenario "slow bots": another user's three slow bots arrive; the other
+# users' match rate must stay at least half of what it was (fair shares).
+load-test-slow-bots: setup
+	$(BIN)/python benchmarks/slow_bots.py
 
 # Matches per minute with 1 and 2 workers (4-player games, bubblewrap sandbox;
 # PostgreSQL database cardroom_throughput and a private Redis).

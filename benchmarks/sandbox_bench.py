@@ -9,12 +9,20 @@
 * round trip: one ``act`` message with a real Allegra observation and legal
   list, answered by an ``action``: N decisions, the plain and the sandboxed
   bot running at once and taking turns in blocks of 20; the median of the
-  blocks' means.
+  blocks' means. As in a match, each decision thaws the bot first and
+  freezes it after its answer (``resume``/``pause``: the cgroup freezer in
+  the sandbox, nothing for the plain launcher);
+* fairness: an honest bot needing a fixed amount of CPU per move, in
+  Allegory matches through the sandbox, against a random bot and against a
+  CPU hog (busy children that each call setsid()); its median ms per move in
+  each (``--fairness-rounds`` matches each, taking turns).
 
 Both columns are measured in turns (start, start, …), so that a busy moment
 of the machine weighs on both alike.
 
-Goals: sandboxed start within 1.5x of plain, round trip within 1.2x.
+Goals: sandboxed start within 1.5x of plain, round trip within 1.2x, the
+honest bot's median against the hog within 1.2x of its median against the
+random bot.
 Needs root and bubblewrap for the sandboxed column (see docs/bot-authors.md).
 """
 
@@ -82,6 +90,9 @@ def act_message() -> bytes:
     raise RuntimeError("the game ended before the sample decision")
 
 
+HOSTILE = Path(__file__).resolve().parent.parent / "tests" / "sandbox" / "hostile"
+
+
 class Wire:
     def __init__(self, proc: BotProcess):
         self.proc = proc
@@ -115,6 +126,7 @@ def start_once(launcher: Launcher, root: Path) -> tuple[float, float]:
     wire.send(start_line)
     assert json.loads(wire.line())["type"] == "ready"
     t1 = time.perf_counter()
+    proc.pause()  # as the players do after the ready reply
     proc.kill()
     t2 = time.perf_counter()
     return (t1 - t0) * 1000, (t2 - t1) * 1000
@@ -133,6 +145,34 @@ def bench_starts(launchers: list[tuple[str, Launcher]], root: Path, runs: int) -
     }
 
 
+FREEZE = True  # --no-freeze: measure the round trip without it, for comparison
+
+
+def decide(wire: Wire, act: bytes) -> None:
+    """One decision as a match makes it: thaw, act, answer, freeze."""
+    if FREEZE:
+        wire.proc.resume()
+    wire.send(act)
+    wire.line()
+    if FREEZE:
+        wire.proc.pause()
+
+
+def bench_fairness(launcher: Launcher, rounds: int) -> tuple[float, float]:
+    """The honest bot's median ms per move against a random bot and against
+    the CPU hog, in Allegory matches through ``launcher`` (taking turns)."""
+    from cardroom.runner import TimeControl, run_match
+
+    honest, hog = str(HOSTILE / "honest_thinker.py"), str(HOSTILE / "cpu_hog.py")
+    clock = TimeControl(startup_ms=30_000, per_move_ms=20_000, overage_ms=60_000, total_ms=600_000)
+    times: dict[str, list[int]] = {"random": [], "hog": []}
+    for i in range(rounds):
+        for label, opponent in (("random", "builtin:random"), ("hog", hog)):
+            record = run_match("allegory", [opponent, honest], seed=100 + i, time=clock, launcher=launcher)
+            times[label] += [e["ms"] for e in record.replay["events"] if e["by"] == 1 and not e.get("forfeit")]
+    return statistics.median(times["random"]), statistics.median(times["hog"])
+
+
 def bench_round_trips(launchers: list[tuple[str, Launcher]], root: Path, n: int, act: bytes) -> dict[str, float]:
     """Microseconds per act/action round trip: all the bots run at once and
     take turns in blocks of 20 decisions (so that the machine's slow moments
@@ -146,17 +186,17 @@ def bench_round_trips(launchers: list[tuple[str, Launcher]], root: Path, n: int,
             wire = Wire(proc)
             wire.send((json.dumps(START) + "\n").encode())
             wire.line()
+            if FREEZE:
+                proc.pause()
             for _ in range(50):  # warm up
-                wire.send(act)
-                wire.line()
+                decide(wire, act)
             wires[name] = wire
         blocks: dict[str, list[float]] = {name: [] for name in wires}
         for _ in range(max(1, n // 20)):
             for name, wire in wires.items():
                 t0 = time.perf_counter()
                 for _ in range(20):
-                    wire.send(act)
-                    wire.line()
+                    decide(wire, act)
                 blocks[name].append((time.perf_counter() - t0) * 1e6 / 20)
         return {name: statistics.median(values) for name, values in blocks.items()}
     finally:
@@ -168,7 +208,8 @@ def breakdown(launcher: Launcher, root: Path, runs: int) -> None:
     """Where a sandboxed start goes: medians of the launcher's steps."""
     import subprocess
 
-    import cardroom.sandbox as sb
+    import cardroom.sandbox.cgroups as sb_cgroups
+    import cardroom.sandbox.launcher as sb
 
     samples: dict[str, list[float]] = {}
     originals = []
@@ -188,10 +229,11 @@ def breakdown(launcher: Launcher, root: Path, runs: int) -> None:
 
     timed(sb, "lease_uid", "lease a uid")
     timed(sb, "_copy_bot_files", "copy the bot's files")
-    timed(sb._Controller, "prepare", "prepare cgroups (each)")
+    timed(sb_cgroups._Controller, "prepare", "prepare cgroups (each)")
+    timed(sb, "mount_bot_tmpfs", "mount /tmp and /dev/shm")
     timed(subprocess, "Popen", "start prlimit+bwrap (Popen)")
     timed(sb, "_read_child_pid", "wait for the bot's pid (--info-fd)")
-    timed(sb._Controller, "join", "move the bot into a cgroup (each)")
+    timed(sb_cgroups._Controller, "join", "move the bot into a cgroup (each)")
     try:
         spawn, reply = [], []
         for _ in range(runs):
@@ -221,7 +263,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--starts", type=int, default=20)
     parser.add_argument("--round-trips", type=int, default=2000)
     parser.add_argument("--breakdown", action="store_true", help="also time the steps of a sandboxed start")
+    parser.add_argument("--no-freeze", action="store_true", help="round trips without freezing and thawing (comparison)")
+    parser.add_argument("--fairness-rounds", type=int, default=3, help="matches per opponent for the fairness figure")
     args = parser.parse_args(argv)
+    global FREEZE
+    FREEZE = not args.no_freeze
 
     from cardroom.sandbox import SandboxUnavailable, get_launcher, probe
 
@@ -247,8 +293,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.breakdown and len(launchers) > 1:
             breakdown(launchers[1][1], root, args.starts)
             print()
+    fairness = bench_fairness(launchers[1][1], args.fairness_rounds) if len(launchers) > 1 and args.fairness_rounds else None
 
-    print(f"act message: {len(act)} bytes; {args.starts} starts, {args.round_trips} round trips")
+    print(f"act message: {len(act)} bytes; {args.starts} starts, {args.round_trips} round trips"
+          f"{' (no freezing)' if args.no_freeze else ', each thawed before and frozen after'}")  # fmt: skip
     print(f"{'':<34}{'plain':>10}{'bwrap':>10}{'ratio':>8}{'goal':>8}")
     rows = [
         ("start to first reply (median, ms)", 0, 1.5),
@@ -266,6 +314,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{label:<34}{plain:>10.2f}{sandboxed:>10.2f}{ratio:>7.2f}x{verdict:>8}")
         else:
             print(f"{label:<34}{plain:>10.2f}{'-':>10}")
+    if fairness is not None:
+        normal, attacked = fairness
+        ratio = attacked / normal if normal else float("nan")
+        ok = ok and ratio <= 1.2
+        print()
+        print(f"fairness ({args.fairness_rounds} Allegory matches each, honest bot's median ms per move, sandboxed):")
+        print(f"  against a random bot {normal:.0f} ms, against a CPU hog {attacked:.0f} ms: "
+              f"{ratio:.2f}x {'<1.2x' if ratio <= 1.2 else 'MISSED'}")  # fmt: skip
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
     return 0 if ok else 1
 
 

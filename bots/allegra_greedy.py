@@ -62,22 +62,10 @@ def geometry(n):
     return g
 
 
-PATIENCE = 20  # own turns in a round after which the bot stops avoiding the end
-_MEMORY = {}  # per seat: the round seen last, its face-down count, own turns
-
-
-def _turns_this_round(obs, cells):
-    """How many turns this seat has started in the current round. Face-down
-    cards never come back within a round, so more of them than last time (or
-    another round number) means a new deal."""
-    fd = sum(1 for v in cells if v == "?")
-    mem = _MEMORY.setdefault(obs["seat"], {"round": None, "face_down": None, "turns": 0})
-    if obs["round"] != mem["round"] or mem["face_down"] is None or fd > mem["face_down"]:
-        mem["round"], mem["turns"] = obs["round"], 0
-    mem["face_down"] = fd
-    if obs["phase"] == "turn":
-        mem["turns"] += 1
-    return mem["turns"]
+# Own turns in a round after which the bot stops avoiding the end. The
+# platform's turn limit (200 turns a player) ends every round anyway, with no
+# doubling; patience only keeps rounds short when no seat will end them.
+PATIENCE = 20
 
 
 def sid(slot):
@@ -122,7 +110,8 @@ class View:
         self.sums = [sum(self.numv[i] for i in self.areas[s]) for s in range(n)]
         self.min_other = min((self.sums[s] for s in range(n) if s != self.me), default=0.0)
         self.ender_known = obs.get("ender") is not None
-        turns = _turns_this_round(obs, cells)
+        # the observation counts the round's turns (all seats); ours is about 1/n of them
+        turns = obs.get("turn", 0) / n
         # avoid ending a round we do not lead, but not for ever: with several
         # such players nobody would end it
         self.patience = max(0.0, 1.0 - turns / PATIENCE)

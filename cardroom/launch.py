@@ -44,6 +44,9 @@ class BotLimits:
     open_files: int = 64
     tmp_bytes: int = 16 * 1024 * 1024
     shm_bytes: int = 1024 * 1024
+    tmp_inodes: int = 4096  # files and folders in /tmp
+    shm_inodes: int = 256
+    cpu_cores: float = 1.0  # all of the bot's processes together
 
 
 class BotProcess(abc.ABC):
@@ -79,6 +82,15 @@ class BotProcess(abc.ABC):
     def kill(self) -> None:
         """Kill the bot and every process it started, reap them, and remove
         its temporary files. Idempotent."""
+
+    def pause(self) -> None:  # noqa: B027 - optional: only the sandbox freezes
+        """Freeze the bot and everything it started (it is not due to move:
+        it may neither think on the others' time nor take their CPU). The
+        plain launcher does nothing."""
+
+    def resume(self) -> None:  # noqa: B027
+        """Thaw what ``pause`` froze (we are about to send a message the bot
+        must answer)."""
 
 
 class Launcher(abc.ABC):

@@ -97,6 +97,7 @@ class Player(abc.ABC):
         """Release everything (always called)."""
 
     def log(self) -> str:
+        """The bot's stderr; ends the bot first if it still runs."""
         return ""
 
 
@@ -151,10 +152,18 @@ class _LogDrain(threading.Thread):
             self.dropped += max(0, len(chunk) - max(room, 0))
 
     def text(self) -> str:
+        """The log; call once the thread has ended (the bot's stderr closed),
+        or it says that it may be short."""
         out = b"".join(self._chunks).decode("utf-8", errors="replace")
         if self.dropped:
-            out += f"\n[cardroom: log truncated, {self.dropped} more bytes dropped]\n"
+            out += f"\n[log cut at {self._cap} bytes]\n"
+        elif self.is_alive():
+            out += "\n[log may be incomplete: a process of the bot still held its stderr open]\n"
         return out
+
+
+def _encode(message: dict[str, Any]) -> bytes:
+    return (json.dumps(message, separators=(",", ":")) + "\n").encode()
 
 
 class ProtocolPlayer(Player):
@@ -170,20 +179,44 @@ class ProtocolPlayer(Player):
         self._proc: BotProcess | None = None
         self._drain: _LogDrain | None = None
         self._buffer = bytearray()
+        self._pending = bytearray()  # written to the bot's stdin once it takes it
+        self._stdin_fd = -1
         self._time: TimeControl = TimeControl()
         self._used_ms = 0.0
         self._bank_ms = 0.0
 
-
     # -- wire --------------------------------------------------------------
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: dict[str, Any], deadline: float, what: str) -> None:
+        """Write one message, giving the bot until ``deadline`` to take it in.
+
+        The pipe is non-blocking: a bot that stops reading (or shrinks its
+        pipe and peeks at it without consuming) cannot stall the runner; the
+        time it takes to accept its input counts against it, like thinking."""
+        self._pending += _encode(message)
+        self._flush(deadline)
+        if self._pending:
+            pending, self._pending = len(self._pending), bytearray()
+            raise BotFault(TIMEOUT, f"did not take its {what} message in time ({pending} bytes still unread)")
+
+    def _flush(self, deadline: float) -> None:
+        """Write what is pending until it is all written or ``deadline`` passes."""
         assert self._proc is not None
-        data = (json.dumps(message, separators=(",", ":")) + "\n").encode()
-        try:
-            self._proc.stdin.write(data)
-            self._proc.stdin.flush()
-        except (BrokenPipeError, ValueError, OSError):
-            raise self._died("stopped reading its input") from None
+        fd = self._stdin_fd
+        while self._pending:
+            try:
+                written = os.write(fd, self._pending)
+            except BlockingIOError:
+                written = 0
+            except (BrokenPipeError, ValueError, OSError):
+                self._pending = bytearray()
+                raise self._died("stopped reading its input") from None
+            del self._pending[:written]
+            if not self._pending:
+                return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            select.select([], [fd], [], left)
 
     def _died(self, what: str) -> BotFault:
         assert self._proc is not None
@@ -201,7 +234,9 @@ class ProtocolPlayer(Player):
             return BotFault(CRASH, f"the bot {what}: it was killed by signal {-status}")
         return BotFault(CRASH, f"the bot {what}: it exited with status {status}")
 
-    def _read_line(self, timeout_ms: float, what: str) -> bytes:
+    def _read_line(self, timeout_ms: float, what: str, limit_ms: float | None = None) -> bytes:
+        """The next line, within ``timeout_ms``; a timeout names ``limit_ms``
+        (the whole budget, of which writing the request took a part)."""
         assert self._proc is not None
         deadline = time.monotonic() + timeout_ms / 1000
         fd = self._proc.stdout_fd
@@ -217,7 +252,7 @@ class ProtocolPlayer(Player):
                 raise BotFault(OUTPUT_LIMIT, f"a line longer than {MAX_LINE_BYTES} bytes")
             left = deadline - time.monotonic()
             if left <= 0:
-                raise BotFault(TIMEOUT, f"no {what} within {timeout_ms:.0f} ms")
+                raise BotFault(TIMEOUT, f"no {what} within {timeout_ms if limit_ms is None else limit_ms:.0f} ms")
             ready, _, _ = select.select([fd], [], [], left)
             if not ready:
                 continue
@@ -250,6 +285,9 @@ class ProtocolPlayer(Player):
         self._proc = self._launcher.spawn(self._root, self._argv, self._limits)
         self._drain = _LogDrain(self._proc.stderr_fd)
         self._drain.start()
+        self._stdin_fd = self._proc.stdin.fileno()
+        os.set_blocking(self._stdin_fd, False)
+        deadline = time.monotonic() + info.time.startup_ms / 1000
         self._send(
             {
                 "type": "start",
@@ -260,23 +298,33 @@ class ProtocolPlayer(Player):
                 "match_id": info.match_id,
                 "options": info.options,
                 "time": info.time.as_protocol(),
-            }
+            },
+            deadline,
+            "start",
         )
-        self._parse(self._read_line(info.time.startup_ms, "ready reply"), "ready")
+        left_ms = (deadline - time.monotonic()) * 1000
+        self._parse(self._read_line(max(left_ms, 0), "ready reply", info.time.startup_ms), "ready")
+        self._proc.pause()  # frozen until its first move: no thinking on the others' time
 
     def act(self, state: State, seat: int) -> Action:
         total_left = self._time.total_ms - self._used_ms
         budget = min(self._time.per_move_ms + self._bank_ms, total_left)
+        assert self._proc is not None
+        self._proc.resume()  # before the clock starts: thawing is ours, not the bot's
         started = time.monotonic()
-        self._send(
-            {"type": "act", "observation": state.observation(seat), "legal": state.legal_actions(seat), "time_left_ms": int(total_left)}
-        )
+        deadline = started + max(budget, 0) / 1000
         try:
-            line = self._read_line(max(budget, 0), "action")
+            self._send(
+                {"type": "act", "observation": state.observation(seat), "legal": state.legal_actions(seat), "time_left_ms": int(total_left)},
+                deadline,
+                "act",
+            )
+            line = self._read_line(max(deadline - time.monotonic(), 0) * 1000, "action", budget)
         finally:
             used = (time.monotonic() - started) * 1000
             self._used_ms += used
             self._bank_ms -= max(0.0, used - self._time.per_move_ms)
+            self._proc.pause()  # answered (or out of time): frozen until its next move
         message = self._parse(line, "action")
         if set(message) != {"type", "action"} or not isinstance(message["action"], dict):
             raise BotFault(INVALID_MESSAGE, f"an action reply is {{\"type\": \"action\", \"action\": {{…}}}}, got {line[:120]!r}")
@@ -285,20 +333,36 @@ class ProtocolPlayer(Player):
     def end(self, observation: dict[str, Any], result: dict[str, Any]) -> None:
         if self._proc is None or self._proc.poll() is not None:
             return
+        self._proc.resume()  # it may read the result and exit by itself
+        # Only what the pipe takes now, without waiting: await_exit writes the
+        # rest while every seat winds down together.
+        self._pending += _encode({"type": "end", "observation": observation, "result": result})
         try:
-            self._send({"type": "end", "observation": observation, "result": result})
+            self._flush(deadline=0.0)
         except BotFault:
             return
 
     def await_exit(self, deadline: float) -> None:
-        if self._proc is not None:
-            self._proc.wait(max(0.0, deadline - time.monotonic()))
+        if self._proc is None:
+            return
+        try:
+            self._flush(deadline)  # the rest of 'end', if the bot reads it in time
+        except BotFault:
+            pass
+        self._proc.wait(max(0.0, deadline - time.monotonic()))
 
     def close(self) -> None:
         if self._proc is not None:
             self._proc.kill()
         if self._drain is not None:
-            self._drain.join(timeout=2)
+            # The bot and all it started are dead: its stderr reaches end of
+            # file as soon as the last lines are read.
+            self._drain.join(timeout=5)
 
     def log(self) -> str:
-        return self._drain.text() if self._drain is not None else ""
+        """Everything the bot wrote to stderr (up to the cap): read only once
+        the bot is gone and its stderr is drained to the end (``close``)."""
+        if self._drain is None:
+            return ""
+        self.close()
+        return self._drain.text()

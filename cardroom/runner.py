@@ -14,6 +14,7 @@ import secrets
 import tempfile
 import time as _time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from typing import Any
 from cardroom.launch import BotLimits, Launcher
 from cardroom.players import (
     ILLEGAL_ACTION,
+    TIMEOUT,
     BotFault,
     InProcessPlayer,
     Player,
@@ -32,11 +34,16 @@ from engine import new_game
 from engine.core import CHANCE, IllegalActionError, Result
 from engine.replay import FORMAT, VERSION
 
-__all__ = ["BotSpecError", "MatchRecord", "TimeControl", "make_player", "run_match"]
+__all__ = ["BotSpecError", "MatchCeilingExceeded", "MatchRecord", "TimeControl", "make_player", "run_match"]
 
 
 class BotSpecError(ValueError):
     """A BOT argument that names no usable bot (one-line message)."""
+
+
+class MatchCeilingExceeded(RuntimeError):
+    """The match passed its wall-clock ceiling and no seat was at fault:
+    the time went to the platform (cardroom.ceiling)."""
 
 
 @dataclass
@@ -103,11 +110,14 @@ def run_match(
     match_id: str | None = None,
     names: Sequence[str] | None = None,
     on_event: Callable[[int, dict[str, Any]], None] | None = None,
+    ceiling_ms: int | None = None,
 ) -> MatchRecord:
     """Play one match; seats follow the order of ``bots``.
 
     Raises engine errors for a bad game, player count or option, BotSpecError
     for a bad bot argument; a bot's own failure is a forfeit, never an error.
+    ``ceiling_ms``: the match's wall-clock ceiling (cardroom.ceiling); when it
+    passes, the seats at fault forfeit, or MatchCeilingExceeded is raised.
     """
     game = new_game(game_id, len(bots), options)
     time = time or TimeControl()
@@ -127,18 +137,55 @@ def run_match(
             for seat, bot in enumerate(bots)
         ]
         try:
-            return _play(game, players, seed, match_id, time, names, on_event, started)
+            ceiling_at = None if ceiling_ms is None else started + ceiling_ms / 1000
+            return _play(game, players, seed, match_id, time, names, on_event, started, ceiling_at)
         finally:
             for player in players:
                 player.close()
 
 
-def _play(game, players: list[Player], seed: int, match_id: str, time: TimeControl, names, on_event, started) -> MatchRecord:
+def _late_seats(thought_ms: list[float], faults: dict[int, BotFault], ceiling_s: float) -> dict[int, BotFault]:
+    """At the ceiling: the seats that thought for longer than their equal
+    share of it forfeit; none at fault means the platform was slow."""
+    share_ms = ceiling_s * 1000 / len(thought_ms)
+    late = {
+        seat: BotFault(
+            TIMEOUT,
+            f"the match passed its wall-clock ceiling of {ceiling_s:.1f} s; this bot had thought for "
+            f"{ms / 1000:.1f} s of it, more than its share ({share_ms / 1000:.1f} s)",
+        )
+        for seat, ms in enumerate(thought_ms)
+        if seat not in faults and ms > share_ms
+    }
+    if not late:
+        raise MatchCeilingExceeded(
+            f"the match passed its wall-clock ceiling of {ceiling_s:.1f} s, and no bot had thought for more than "
+            f"its share ({share_ms / 1000:.1f} s): the time went to the platform"
+        )
+    return late
+
+
+def _wind_down(players: list[Player], deadline: float) -> None:
+    """Let every seat read the rest of its 'end' and exit, all at once: a bot
+    that neither reads nor exits then costs the others nothing."""
+    if len(players) <= 1:
+        for player in players:
+            player.await_exit(deadline)
+        return
+    with ThreadPoolExecutor(max_workers=len(players), thread_name_prefix="cardroom-end") as pool:
+        for waited in [pool.submit(player.await_exit, deadline) for player in players]:
+            waited.result()
+
+
+def _play(
+    game, players: list[Player], seed: int, match_id: str, time: TimeControl, names, on_event, started, ceiling_at=None
+) -> MatchRecord:
     state = game.new_initial_state()
     chance_rng = random.Random(seed)
     events: list[dict[str, Any]] = []
     faults: dict[int, BotFault] = {}
     first_default: dict[int, int] = {}
+    thought_ms = [0.0] * len(players)  # each seat's start-up and moves, for the ceiling
 
     def record(event: dict[str, Any]) -> None:
         events.append(event)
@@ -147,11 +194,13 @@ def _play(game, players: list[Player], seed: int, match_id: str, time: TimeContr
 
     for seat, player in enumerate(players):
         info = StartInfo(game.id, seat, game.num_players, match_id, dict(game.options), time, seed)
+        t0 = _time.monotonic()
         try:
             player.start(info)
         except BotFault as fault:
             faults[seat] = fault
             player.close()
+        thought_ms[seat] += (_time.monotonic() - t0) * 1000
 
     while not state.is_terminal():
         if state.is_chance_node():
@@ -160,11 +209,18 @@ def _play(game, players: list[Player], seed: int, match_id: str, time: TimeContr
             record({"by": CHANCE, "action": action})
             continue
         seat = state.to_act()[0]
+        if ceiling_at is not None and _time.monotonic() > ceiling_at:
+            late = _late_seats(thought_ms, faults, ceiling_at - started)
+            for late_seat, fault in late.items():
+                faults[late_seat] = fault
+                players[late_seat].close()
+            ceiling_at = None  # the seats at fault are played by the default policy from here on
         if seat not in faults:
             t0 = _time.monotonic()
             try:
                 action = players[seat].act(state, seat)
                 ms = int((_time.monotonic() - t0) * 1000)
+                thought_ms[seat] += ms
                 try:
                     state.apply(seat, action)
                 except IllegalActionError as exc:
@@ -189,8 +245,7 @@ def _play(game, players: list[Player], seed: int, match_id: str, time: TimeContr
     for seat in ended:
         players[seat].end(state.observation(seat), result_doc)
     grace_over = _time.monotonic() + time.end_grace_ms / 1000  # one grace period for all
-    for seat in ended:
-        players[seat].await_exit(grace_over)
+    _wind_down([players[seat] for seat in ended], grace_over)
     player_docs = [
         {"seat": seat, "name": names[seat] if names else player.name, "bot": player.spec}
         for seat, player in enumerate(players)

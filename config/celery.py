@@ -89,8 +89,10 @@ def start_worker_process(sender=None, **kwargs) -> None:
             )
         elif not launcher.isolated:
             log.warning("CARDROOM_SANDBOX=none with CARDROOM_ALLOW_UNSANDBOXED_UPLOADS: uploaded bots run WITHOUT isolation")
+        elif "NOT in force" in mode:  # CARDROOM_SANDBOX_WEAK_LIMITS=1
+            log.warning("sandbox: %s: bots run without the limits not in force", mode)
         else:
-            log.info("sandbox: %s", launcher.name)
+            log.info("sandbox: %s", mode)
     hb = ops.start_heartbeat(sandbox=mode)
     log.info("heartbeat started", extra={"worker": hb.worker, "interval_s": hb.interval})
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
@@ -52,6 +53,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "ladder",
 ]
 
@@ -64,6 +66,14 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last (django-axes): turns a locked-out login into the lockout response.
+    "axes.middleware.AxesMiddleware",
+]
+
+AUTHENTICATION_BACKENDS = [
+    # First: refuses every login attempt while the account or the address is locked out.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -139,7 +149,17 @@ REST_FRAMEWORK = {
         "register": env("THROTTLE_REGISTER", default="20/hour"),
         "login": env("THROTTLE_LOGIN", default="30/min"),
         "upload": env("THROTTLE_UPLOAD", default="30/hour"),
+        "bot": env("THROTTLE_BOT", default="30/hour"),
     },
+    # The client address comes from ladder.client.client_address (our
+    # throttles override DRF's get_ident); this keeps DRF's own view the same.
+    "NUM_PROXIES": None,  # set below from CARDROOM_TRUSTED_PROXIES
+    # JSON bodies over CARDROOM_MAX_JSON_BYTES are a 413 (ladder.api.parsers).
+    "DEFAULT_PARSER_CLASSES": [
+        "ladder.api.parsers.LimitedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "cardroom API",
@@ -151,11 +171,49 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # The path converters of ladder.converters: still plain integers in the schema.
+    "PATH_CONVERTER_OVERRIDES": {"id": int, "seat": int},
 }
 
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# "limits" holds the rate-limit counters, so it must be one store for every
+# web process: Redis when CACHE_URL is set (rediscache://host:6379/1, the
+# production set-up), else a table of the database (created by migrate,
+# ladder migration 0004, or `manage.py createcachetable`).
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "limits": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "cardroom_cache"},
+}
 if env("CACHE_URL", default=""):
     CACHES["default"] = env.cache("CACHE_URL")
+    CACHES["limits"] = {**env.cache("CACHE_URL"), "KEY_PREFIX": "limits"}
+
+# --- abuse: client addresses, rate limits, lockouts --------------------------
+# How many reverse proxies in front of the app append to X-Forwarded-For (0:
+# the header is ignored and the peer's address is the client's). One function,
+# ladder.client.client_address, reads it for DRF, the web forms and django-axes.
+CARDROOM_TRUSTED_PROXIES = env.int("CARDROOM_TRUSTED_PROXIES", default=0)
+if CARDROOM_TRUSTED_PROXIES < 0:
+    raise ImproperlyConfigured("CARDROOM_TRUSTED_PROXIES is a number of proxies: 0 or more")
+REST_FRAMEWORK["NUM_PROXIES"] = CARDROOM_TRUSTED_PROXIES
+# A JSON request body larger than this is refused with a 413 (the API's
+# inputs are a few hundred bytes; bot packages come as multipart uploads).
+CARDROOM_MAX_JSON_BYTES = env.int("CARDROOM_MAX_JSON_BYTES", default=64 * 1024)
+# django-axes: failed logins lock out the account and the address (each on
+# its own), on the web form, the admin and the API's token endpoint.
+AXES_FAILURE_LIMIT = env.int("CARDROOM_LOCKOUT_FAILURES", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("CARDROOM_LOCKOUT_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_CLIENT_IP_CALLABLE = "ladder.client.client_address"
+AXES_USERNAME_CALLABLE = "ladder.client.login_username"
+AXES_LOCKOUT_CALLABLE = "ladder.web.lockout.lockout_response"
+AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
+AXES_VERBOSE = False
+# Names nobody may sign up with (compared after NFKC, case-folded and as
+# look-alikes); the system user that owns the built-in bots is always one.
+CARDROOM_RESERVED_USERNAMES = env.list(
+    "CARDROOM_RESERVED_USERNAMES",
+    default=["cardroom", "admin", "administrator", "api", "staff", "root", "system", "support", "moderator", "operator", "ops", "static", "media"],
+)
 
 # --- Celery ------------------------------------------------------------------
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=f"sqla+sqlite:///{VAR_DIR / 'broker.sqlite3'}")
@@ -173,6 +231,21 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # connection for this many tasks; config.celery still drops a connection
 # that is broken or older than CONN_MAX_AGE before and after each task.
 CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=500)
+# Queues. Every worker (`celery -A config worker`, no -Q) consumes all of
+# them, and takes its next message from each non-empty queue in turn (kombu's
+# round robin): a new version's validation never waits behind the ladder's
+# queued matches, nor the ladder behind a burst of uploads. An operator who
+# wants each queue on its own worker processes starts workers with -Q
+# (docs/operations.md). Another kind of work is one more queue here and one
+# more route below. The ladder queue keeps Celery's default name, so a worker
+# started with `-Q celery` still plays the ladder.
+CARDROOM_QUEUES = {"ladder": "celery", "validation": "validation"}
+CELERY_TASK_DEFAULT_QUEUE = CARDROOM_QUEUES["ladder"]
+CELERY_TASK_QUEUES = [Queue(name) for name in CARDROOM_QUEUES.values()]
+CELERY_TASK_ROUTES = {
+    "ladder.tasks.play_match": {"queue": CARDROOM_QUEUES["ladder"]},
+    "ladder.tasks.validate_version": {"queue": CARDROOM_QUEUES["validation"]},
+}
 # Our JSON logging config stays in charge (no duplicate lines from Celery).
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE = {
@@ -187,12 +260,33 @@ CARDROOM_SANDBOX = env("CARDROOM_SANDBOX", default="")  # "" = bwrap where it wo
 CARDROOM_ALLOW_UNSANDBOXED_UPLOADS = env.bool("CARDROOM_ALLOW_UNSANDBOXED_UPLOADS", default=False)
 CARDROOM_MATCH_LEASE_SECONDS = env.int("CARDROOM_MATCH_LEASE_SECONDS", default=60)
 CARDROOM_MATCH_MAX_ATTEMPTS = env.int("CARDROOM_MATCH_MAX_ATTEMPTS", default=3)
+# A match's wall-clock ceiling is what its time control lets its bots think,
+# plus this for the platform's own work (cardroom.ceiling, docs/ladder.md).
+CARDROOM_MATCH_CEILING_ALLOWANCE_SECONDS = env.int("CARDROOM_MATCH_CEILING_ALLOWANCE_SECONDS", default=30)
+# Fair shares of the workers (ladder.services.fairshare): the window of
+# recent worker time over which owners' usage is compared.
+CARDROOM_FAIR_SHARE_WINDOW_SECONDS = env.int("CARDROOM_FAIR_SHARE_WINDOW_SECONDS", default=600)
 CARDROOM_QUEUE_TARGET = env.int("CARDROOM_QUEUE_TARGET", default=4)  # queued matches kept per ladder
 # Queued matches whose task message may be lost are re-sent after this long.
 CARDROOM_RESEND_STALE_SECONDS = env.int("CARDROOM_RESEND_STALE_SECONDS", default=120)
 CARDROOM_HEARTBEAT_SECONDS = env.int("CARDROOM_HEARTBEAT_SECONDS", default=10)
 CARDROOM_MAX_UPLOAD_BYTES = env.int("CARDROOM_MAX_UPLOAD_BYTES", default=10 * 1024 * 1024)
+# Per-user quotas (ladder.services.quotas; staff are exempt).
+CARDROOM_QUOTA_BOTS = env.int("CARDROOM_QUOTA_BOTS", default=10)
+CARDROOM_QUOTA_VERSIONS_PER_DAY = env.int("CARDROOM_QUOTA_VERSIONS_PER_DAY", default=20)
+CARDROOM_QUOTA_STORED_BYTES = env.int("CARDROOM_QUOTA_STORED_BYTES", default=50 * 1024 * 1024)
+CARDROOM_QUOTA_QUEUED_MATCHES = env.int("CARDROOM_QUOTA_QUEUED_MATCHES", default=10)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 12 * 1024 * 1024
+# Every multipart upload (API, web form, admin) goes through the UploadLimit
+# guard first: a file over CARDROOM_MAX_UPLOAD_BYTES is dropped at the limit,
+# never written in full. Up to the limit a package stays in memory (it is read
+# whole to be checked anyway): nothing goes to /tmp.
+FILE_UPLOAD_HANDLERS = [
+    "ladder.uploads.UploadLimit",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+FILE_UPLOAD_MAX_MEMORY_SIZE = CARDROOM_MAX_UPLOAD_BYTES + 1
 
 LOGGING = {
     "version": 1,

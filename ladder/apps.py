@@ -1,11 +1,20 @@
 from django.apps import AppConfig
-from django.db.models.signals import post_migrate
+from django.conf import settings
+from django.db.models.signals import post_migrate, post_save
 
 
 def _install_defaults(sender, **kwargs) -> None:
     from ladder.services.bots import install_defaults
 
     install_defaults()
+
+
+def _claim_username(sender, instance, raw=False, update_fields=None, **kwargs) -> None:
+    from ladder.services.accounts import claim_username
+
+    if raw or (update_fields is not None and "username" not in update_fields):
+        return  # loading fixtures, or a save that leaves the name (last_login)
+    claim_username(instance)
 
 
 class LadderConfig(AppConfig):
@@ -15,3 +24,5 @@ class LadderConfig(AppConfig):
     def ready(self) -> None:
         # After every `manage.py migrate`: default ladders and built-in bots.
         post_migrate.connect(_install_defaults, sender=self, dispatch_uid="ladder-install-defaults")
+        # Every saved user (sign-up, admin, createsuperuser) claims its username's forms.
+        post_save.connect(_claim_username, sender=settings.AUTH_USER_MODEL, dispatch_uid="ladder-claim-username")

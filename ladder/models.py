@@ -8,6 +8,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Lower
 
 GAME_CHOICES = [("allegory", "Allegory"), ("allegra", "Allegra")]
 
@@ -27,7 +28,11 @@ class Bot(models.Model):
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["game", "name"], name="bot_name_unique_per_game")]
+        constraints = [
+            models.UniqueConstraint(fields=["game", "name"], name="bot_name_unique_per_game"),
+            # "Greedy" may not sit beside the built-in "greedy" (bot names are ASCII: Lower() is exact on SQLite too).
+            models.UniqueConstraint(Lower("name"), "game", name="bot_name_unique_per_game_ci"),
+        ]
         ordering = ["game", "name"]
 
     def __str__(self) -> str:
@@ -180,6 +185,9 @@ class Participant(models.Model):
     mu_after = models.FloatField(null=True, blank=True)
     sigma_before = models.FloatField(null=True, blank=True)
     sigma_after = models.FloatField(null=True, blank=True)
+    # The worker time this seat is charged (ladder.services.fairshare): its
+    # own thinking plus its part of the rest of the match.
+    worker_ms = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["match", "seat"]
@@ -219,7 +227,20 @@ class WorkerHeartbeat(models.Model):
     last_seen = models.DateTimeField(db_index=True)
     current_match = models.ForeignKey(Match, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     matches_done = models.PositiveIntegerField(default=0)
-    sandbox = models.CharField(max_length=40, blank=True)
+    sandbox = models.CharField(max_length=200, blank=True)  # mode and the limits in force
 
     class Meta:
         ordering = ["name"]
+
+
+class UsernameClaim(models.Model):
+    """The forms of a username no other account may take (ladder.services.accounts):
+    NFKC case-folded, and its look-alike skeleton. Unique in the database,
+    on PostgreSQL and SQLite alike (SQLite's lower() only knows ASCII)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE, related_name="username_claim")
+    folded = models.CharField(max_length=600, unique=True)
+    skeleton = models.CharField(max_length=600, unique=True)
+
+    def __str__(self) -> str:
+        return self.folded

@@ -3,6 +3,7 @@
 # (safe to run again and again; the Makefile and CI call it):
 #   bubblewrap  - the bot sandbox (CARDROOM_SANDBOX=bwrap, the default)
 #   util-linux  - prlimit(1), with which the sandbox sets a bot's rlimits
+#   libseccomp2 - builds the bots' seccomp filter (through the pyseccomp binding)
 #   chromium, fonts-liberation - headless browser (and a font) for tests/web
 #   docker-compose - validates docker-compose.yml in CI (tests/ops)
 #   docker.io, containerd, runc, tini, debootstrap - `containers` mode only:
@@ -26,6 +27,9 @@ if [ "${1:-all}" = "containers" ]; then
 else
 command -v bwrap >/dev/null 2>&1 || [ -x /usr/bin/bwrap ] || missing="$missing bubblewrap"
 command -v prlimit >/dev/null 2>&1 || [ -x /usr/bin/prlimit ] || missing="$missing util-linux"
+if command -v ldconfig >/dev/null 2>&1 && ! ldconfig -p | grep -q 'libseccomp\.so\.2'; then
+    missing="$missing libseccomp2"
+fi
 if [ "${1:-all}" != "sandbox" ]; then
 # The web suite (tests/web) drives a real headless Chromium (Playwright with
 # executable_path=/usr/bin/chromium; no browser download), and its screenshots
@@ -61,10 +65,10 @@ if command -v apt-get >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
 elif command -v dnf >/dev/null 2>&1; then
     # shellcheck disable=SC2086
-    $SUDO dnf install -y $missing
+    $SUDO dnf install -y $(echo "$missing" | sed 's/libseccomp2/libseccomp/')
 elif command -v apk >/dev/null 2>&1; then
     # shellcheck disable=SC2086
-    $SUDO apk add --no-cache $(echo "$missing" | sed 's/util-linux/util-linux-misc/')
+    $SUDO apk add --no-cache $(echo "$missing" | sed 's/util-linux/util-linux-misc/; s/libseccomp2/libseccomp/')
 else
     echo "install-system-packages: no apt-get, dnf or apk here; install by hand:$missing" >&2
     exit 1

@@ -102,3 +102,21 @@ def test_games_lists_both_games():
     assert out.returncode == 0
     assert "allegory" in out.stdout and "unique_morals=false" in out.stdout
     assert "allegra" in out.stdout
+
+
+def test_two_stalling_allegra_bots_end_every_round_at_the_turn_limit(tmp_path):
+    # Two bots that never turn a card up by choice: before the turn limit this
+    # match could run for ever; now every round ends after its 400th turn.
+    replay = tmp_path / "stall.json"
+    staller = "tests/bots/allegra_staller.py"
+    out = cardroom("play", "allegra", staller, staller, "--seed", "3", "--replay", str(replay), env_none=False)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(replay.read_text())
+    assert doc["result"]["forfeits"] == []
+    check = cardroom("verify", str(replay))
+    assert check.returncode == 0 and ": OK:" in check.stdout, check.stdout + check.stderr
+    from engine.replay import replay_to_end
+
+    details = replay_to_end(doc).score_details()
+    assert details["turn_limit_ends"] == [True, True, True]
+    assert details["enders"] == [None, None, None]

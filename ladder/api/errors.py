@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import logging
 
-from django.core.exceptions import PermissionDenied
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import exceptions, status
@@ -14,6 +15,7 @@ from rest_framework.views import exception_handler as drf_handler
 
 from ladder.api.serializers import ErrorOutput
 from ladder.services.bots import ServiceError
+from ladder.services.errors import QuotaExceeded
 
 log = logging.getLogger("cardroom.api")
 
@@ -58,12 +60,19 @@ def _first_message(detail, path: str = "") -> tuple[str, str | None]:
 def exception_handler(exc, context):
     from ladder.api.views import FilterError
 
+    if isinstance(exc, QuotaExceeded):
+        response = error_response(exc.message, exc.field, exc.status)
+        response.data.update({"quota": exc.quota, "limit": exc.limit})
+        return response
     if isinstance(exc, ServiceError):
         return error_response(exc.message, exc.field, exc.status)
     if isinstance(exc, FilterError):
         return error_response(exc.message, exc.field, 400)
     if isinstance(exc, Http404):
         return error_response("not found", None, 404)
+    if isinstance(exc, RequestDataTooBig):  # Django's DATA_UPLOAD_MAX_MEMORY_SIZE, before any parser
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return error_response(f"the request body is more than {limit} bytes; the limit is {limit} bytes", None, 413)
     if isinstance(exc, PermissionDenied):
         return error_response("not allowed", None, 403)
     response = drf_handler(exc, context)

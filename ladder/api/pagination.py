@@ -1,7 +1,9 @@
 import re
 
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import CursorPagination, PageNumberPagination
+
+from ladder.converters import MAX_ID
 
 
 class StrictPageSize:
@@ -60,3 +62,19 @@ class MatchCursorPagination(StrictPageSize, CursorPagination):
     page_size = 50
     page_size_query_param = "page_size"
     max_page_size = 200
+
+    def decode_cursor(self, request):
+        # A bad cursor is bad input: a 400 naming it (DRF says 404). DRF
+        # checks the cursor's encoding but not the position inside it
+        # (?cursor=cD1hYmM= is "p=abc"), which would reach the query as
+        # id < 'abc', a 500: the position must be an id.
+        bad = ValidationError({self.cursor_query_param: ["invalid cursor: use the next/previous links of a page as they are"]})
+        try:
+            cursor = super().decode_cursor(request)
+        except NotFound:
+            raise bad from None
+        if cursor is not None and cursor.position is not None:
+            position = str(cursor.position)
+            if not re.fullmatch(r"[0-9]{1,19}", position) or int(position) > MAX_ID:
+                raise bad
+        return cursor

@@ -33,9 +33,10 @@ def _float(value) -> float | None:
 
 
 class RegisterInput(serializers.Serializer):
-    username = serializers.RegexField(r"^[A-Za-z0-9_.@+-]{3,40}$", max_length=40, error_messages={
-        "invalid": "a username is 3-40 characters: letters, digits and _ . @ + -"
-    })
+    # Only the shape here: the rules (length, characters, reserved names,
+    # case variants and look-alikes) are ladder.services.accounts', the web
+    # sign-up form's too.
+    username = serializers.CharField(max_length=150, help_text="3-40 letters (of one script), digits and _ . @ + -")
     password = serializers.CharField(min_length=8, max_length=128, write_only=True, trim_whitespace=False)
 
     def validate(self, attrs):

@@ -1,6 +1,7 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from ladder import converters  # noqa: F401  (registers the "id" and "seat" path converters)
 from ladder.api import views
 
 urlpatterns = [
@@ -8,15 +9,15 @@ urlpatterns = [
     path("auth/token/", views.TokenView.as_view(), name="api-token"),
     path("games/", views.GamesView.as_view(), name="api-games"),
     path("ladders/", views.LadderList.as_view(), name="api-ladders"),
-    path("ladders/<int:pk>/", views.LadderDetail.as_view(), name="api-ladder"),
-    path("ladders/<int:pk>/standings/", views.StandingsView.as_view(), name="api-standings"),
+    path("ladders/<id:pk>/", views.LadderDetail.as_view(), name="api-ladder"),
+    path("ladders/<id:pk>/standings/", views.StandingsView.as_view(), name="api-standings"),
     path("bots/", views.BotList.as_view(), name="api-bots"),
-    path("bots/<int:pk>/", views.BotDetail.as_view(), name="api-bot"),
-    path("bots/<int:pk>/versions/", views.VersionList.as_view(), name="api-versions"),
+    path("bots/<id:pk>/", views.BotDetail.as_view(), name="api-bot"),
+    path("bots/<id:pk>/versions/", views.VersionList.as_view(), name="api-versions"),
     path("matches/", views.MatchList.as_view(), name="api-matches"),
-    path("matches/<int:pk>/", views.MatchDetail.as_view(), name="api-match"),
-    path("matches/<int:pk>/replay/", views.ReplayView.as_view(), name="api-replay"),
-    path("matches/<int:pk>/logs/<int:seat>/", views.LogView.as_view(), name="api-logs"),
+    path("matches/<id:pk>/", views.MatchDetail.as_view(), name="api-match"),
+    path("matches/<id:pk>/replay/", views.ReplayView.as_view(), name="api-replay"),
+    path("matches/<id:pk>/logs/<seat:seat>/", views.LogView.as_view(), name="api-logs"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     # Last: every other path ending in "/" is a JSON 404 (a path without the

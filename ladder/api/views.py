@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib.auth import authenticate, get_user_model
-from django.core.files.uploadhandler import FileUploadHandler, SkipFile
-from django.db import IntegrityError, transaction
+from django.contrib.auth import authenticate
 from django.http import Http404, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import generics, permissions, status
 from rest_framework.authtoken.models import Token
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
-from rest_framework.settings import api_settings
-from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from engine import game_ids, get_game_class
@@ -23,8 +19,13 @@ from ladder import selectors
 from ladder.api import serializers as s
 from ladder.api.errors import ERRORS, error_response, errors
 from ladder.api.pagination import MatchCursorPagination
+from ladder.api.parsers import LimitedJSONParser
+from ladder.converters import MAX_ID  # the ids are 64-bit: a larger number is no id (and overflows the database)
+from ladder.limits import ScopedThrottle
 from ladder.models import Bot, Ladder, Match
+from ladder.services import accounts
 from ladder.services import bots as bot_services
+from ladder.uploads import too_large_upload
 
 
 class FilterError(Exception):
@@ -32,35 +33,6 @@ class FilterError(Exception):
 
     def __init__(self, message, field):
         self.message, self.field = message, field
-
-
-class UploadLimit(FileUploadHandler):
-    """Drops an uploaded file once it is over the limit (the rest of it is
-    read and thrown away; the other form fields are still read), so an upload
-    never fills the disk."""
-
-    def __init__(self, request, limit: int):
-        super().__init__(request)
-        self.limit = limit
-        self.too_large: str | None = None  # the name of the file that was
-
-    def receive_data_chunk(self, raw_data, start):
-        if start + len(raw_data) > self.limit:
-            self.too_large = self.file_name or "the file"
-            raise SkipFile
-        return raw_data
-
-    def file_complete(self, file_size):
-        return None  # the next handler keeps the file
-
-
-class ScopedThrottle(ScopedRateThrottle):
-    """ScopedRateThrottle reading the rates when it is used, not when DRF is
-    imported: a settings override (tests, a reloaded config) takes effect."""
-
-    def get_rate(self):
-        self.THROTTLE_RATES = api_settings.DEFAULT_THROTTLE_RATES
-        return super().get_rate()
 
 
 class RegisterView(APIView):
@@ -73,11 +45,7 @@ class RegisterView(APIView):
     def post(self, request):
         data = s.RegisterInput(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            with transaction.atomic():
-                user = get_user_model().objects.create_user(data.validated_data["username"], password=data.validated_data["password"])
-        except IntegrityError:
-            return error_response(f"the username {data.validated_data['username']!r} is taken", "username", 400)
+        user = accounts.create_account(data.validated_data["username"], data.validated_data["password"])
         token, _ = Token.objects.get_or_create(user=user)
         return Response({"token": token.key}, status=status.HTTP_201_CREATED)
 
@@ -92,7 +60,9 @@ class TokenView(APIView):
     def post(self, request):
         data = s.LoginInput(data=request.data)
         data.is_valid(raise_exception=True)
-        user = authenticate(request, username=data.validated_data["username"], password=data.validated_data["password"])
+        # The Django request, not DRF's: django-axes marks a locked-out attempt
+        # on it, and its middleware answers with the lockout response.
+        user = authenticate(request._request, username=data.validated_data["username"], password=data.validated_data["password"])
         if user is None:
             return error_response("wrong username or password", None, 400)
         token, _ = Token.objects.get_or_create(user=user)
@@ -151,6 +121,10 @@ class StandingsView(generics.ListAPIView):
 
 class BotList(generics.ListCreateAPIView):
     serializer_class = s.BotOutput
+    throttle_scope = "bot"
+
+    def get_throttles(self):
+        return [ScopedThrottle()] if self.request.method == "POST" else []
 
     @extend_schema(
         parameters=[
@@ -168,7 +142,7 @@ class BotList(generics.ListCreateAPIView):
             raise FilterError(f"game must be one of {', '.join(game_ids())}, not {game!r}", "game")
         return selectors.bots(game, self.request.query_params.get("owner"))
 
-    @extend_schema(request=s.BotInput, responses={201: s.BotOutput, **errors(400, 401)})
+    @extend_schema(request=s.BotInput, responses={201: s.BotOutput, **errors(400, 401, 413, 429)})
     def post(self, request, *args, **kwargs):
         data = s.BotInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -187,7 +161,7 @@ class BotDetail(generics.RetrieveAPIView):
 @extend_schema_view(get=extend_schema(responses={200: s.VersionOutput(many=True), **errors(400, 401, 404)}))
 class VersionList(generics.ListAPIView):
     serializer_class = s.VersionOutput
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    parser_classes = [MultiPartParser, FormParser, LimitedJSONParser]
     throttle_scope = "upload"
 
     def get_throttles(self):
@@ -199,26 +173,15 @@ class VersionList(generics.ListAPIView):
     def get_queryset(self):
         return selectors.versions(self.get_bot())
 
-    def initialize_request(self, request, *args, **kwargs):
-        # Before anything reads the body (even a CSRF check does): an upload
-        # over the limit is not written to disk past the limit.
-        self.upload_limit = None
-        if request.method == "POST":
-            self.upload_limit = UploadLimit(request, settings.CARDROOM_MAX_UPLOAD_BYTES)
-            request.upload_handlers.insert(0, self.upload_limit)
-        return super().initialize_request(request, *args, **kwargs)
-
     @extend_schema(request={"multipart/form-data": s.VersionInput}, responses={201: s.VersionOutput, **ERRORS})
     def post(self, request, *args, **kwargs):
         bot = self.get_bot()
         if bot.owner_id != request.user.pk:
             return error_response("only the bot's owner may upload versions of it", None, 403)
         upload = request.FILES.get("file")
-        if self.upload_limit is not None and self.upload_limit.too_large:
-            limit = self.upload_limit.limit
-            return error_response(
-                f"{self.upload_limit.too_large}: the package is more than {limit} bytes; the limit is {limit} bytes", "file", 413
-            )
+        too_large = too_large_upload(request._request)  # the UploadLimit guard (FILE_UPLOAD_HANDLERS)
+        if too_large:
+            return error_response(too_large, "file", 413)
         if upload is None:
             return error_response("send the bot package as the multipart field 'file'", "file", 400)
         s.VersionInput(data={"file": upload}).is_valid(raise_exception=True)  # the file name's length
@@ -227,7 +190,6 @@ class VersionList(generics.ListAPIView):
         return Response(s.VersionOutput(version, context={"request": request}).data, status=status.HTTP_201_CREATED)
 
 
-MAX_ID = 2**63 - 1  # the ids are 64-bit: a larger number is no id (and overflows SQLite)
 ID_SCHEMA = {"type": "integer", "minimum": 1, "maximum": MAX_ID}
 
 MATCH_FILTERS = [

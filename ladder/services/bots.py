@@ -16,21 +16,14 @@ from django.db.models import Max
 from django.utils import timezone
 
 from ladder.models import Bot, BotVersion, Ladder
+from ladder.services import enqueue, quotas
+from ladder.services.errors import ServiceError  # (re-exported: callers import it from here)
 from ladder.services.ratings import ensure_ratings
 
 SYSTEM_USERNAME = "cardroom"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{1,39}$")
 PACKAGE_SUFFIXES = (".py", ".zip", ".tar.gz", ".tgz")
-
-
-class ServiceError(Exception):
-    """A request the service refuses; ``field`` names the input at fault."""
-
-    def __init__(self, message: str, field: str | None = None, status: int = 400):
-        self.message = message
-        self.field = field
-        self.status = status
-        super().__init__(message)
+MAX_FILENAME_BYTES = 150
 
 
 def create_bot(*, owner, game: str, name: str, description: str = "") -> Bot:
@@ -42,8 +35,16 @@ def create_bot(*, owner, game: str, name: str, description: str = "") -> Bot:
         raise ServiceError(
             "a bot name is 2-40 characters: letters, digits, '_', '.', '-', starting with a letter or digit", "name"
         )
+    # Unique per game whatever the case ("Greedy" beside the built-in "greedy"
+    # would pass for it); the constraint bot_name_unique_per_game_ci holds it under races.
+    same = Bot.objects.filter(game=game, name__iexact=name).only("name", "builtin").first()
+    if same is not None:
+        whose = "a built-in" if same.builtin else "a"
+        raise ServiceError(f"there is already {whose} {game} bot named {same.name!r} (bot names do not differ by case alone)", "name")
     try:
         with transaction.atomic():
+            quotas.lock_owner(owner)
+            quotas.check_new_bot(owner)
             return Bot.objects.create(owner=owner, game=game, name=name, description=description or "")
     except IntegrityError:
         raise ServiceError(f"there is already a {game} bot named {name!r}", "name") from None
@@ -70,7 +71,10 @@ def check_package(filename: str, data: bytes) -> str:
         # Under the author's own name: a single .py file runs under it (and
         # the package's messages name the file the author knows).
         path = Path(tmp) / filename
-        path.write_bytes(data)
+        try:
+            path.write_bytes(data)
+        except (OSError, UnicodeEncodeError) as exc:  # a name this file system refuses
+            raise ServiceError(f"the file name {filename!r} cannot be stored: {getattr(exc, 'strerror', None) or exc}", "file") from None
         try:
             package = load_bot_package(path, Path(tmp) / "unpacked")
         except PackageError as exc:
@@ -88,8 +92,18 @@ def upload_version(*, bot: Bot, filename: str, data: bytes) -> BotVersion:
     safe_name = Path(filename.replace("\\", "/")).name or "bot.py"
     if len(safe_name) > 200:
         raise ServiceError(f"the file name is {len(safe_name)} characters long; the limit is 200", "file")
+    # File systems count bytes (255 for a name): 100 x "中" is 300. The stored
+    # name also has the game, bot name and version before it.
+    encoded = len(safe_name.encode("utf-8", "surrogatepass"))
+    if encoded > MAX_FILENAME_BYTES:
+        raise ServiceError(
+            f"the file name is too long: {encoded} bytes in UTF-8; the limit is {MAX_FILENAME_BYTES} bytes", "file"
+        )
+    quotas.check_upload(bot.owner, bot.game, len(data))  # before the package check's work
     sha256 = check_package(safe_name, data)
     with transaction.atomic():
+        quotas.lock_owner(bot.owner)
+        quotas.check_upload(bot.owner, bot.game, len(data))  # again, under the owner's lock
         Bot.objects.select_for_update().get(pk=bot.pk)  # serialises version numbers
         same = bot.versions.filter(sha256=sha256).exclude(status=BotVersion.Status.FAILED).first()
         if same is not None:
@@ -103,9 +117,7 @@ def upload_version(*, bot: Bot, filename: str, data: bytes) -> BotVersion:
 
 
 def _queue_validation(version_id: int) -> None:
-    from ladder.tasks import validate_version
-
-    validate_version.delay(version_id)
+    enqueue.validate_version(version_id)
 
 
 def activate_version(version: BotVersion) -> None:

@@ -50,12 +50,14 @@ from django.core.files.base import ContentFile
 from django.db import models, transaction
 from django.utils import timezone
 
+from cardroom.ceiling import match_ceiling_ms
 from cardroom.launch import Launcher
 from cardroom.players import TimeControl
-from cardroom.runner import BotSpecError, MatchRecord, run_match
+from cardroom.runner import BotSpecError, MatchCeilingExceeded, MatchRecord, run_match
 from ladder.models import BotVersion, Ladder, Match, Participant
-from ladder.services import ops
+from ladder.services import enqueue, ops
 from ladder.services.connections import close_connection
+from ladder.services.fairshare import seat_charges
 from ladder.services.ratings import apply_match_ratings
 
 log = logging.getLogger("cardroom.matches")
@@ -86,6 +88,8 @@ class PlatformError(Exception):
 #                  the lease: a stuck match, an overrun time control
 #   worker_lost    the reaper took the match from a worker whose heartbeat had
 #                  stopped too: killed, frozen, its machine lost or cut off
+#   ceiling        the match passed its wall-clock ceiling with no bot at fault
+#                  (cardroom.ceiling): the machine or the platform was too slow
 #   internal       anything else (a bug)
 ERROR_KINDS = ops.ERROR_KINDS
 
@@ -256,12 +260,19 @@ def time_control(match: Match) -> TimeControl:
     )
 
 
+def ceiling_ms(match: Match) -> int:
+    """The match's wall-clock ceiling (cardroom.ceiling): what its seats may
+    think in all under its time control, the end grace, and
+    CARDROOM_MATCH_CEILING_ALLOWANCE_SECONDS for the platform's own work."""
+    allowance = settings.CARDROOM_MATCH_CEILING_ALLOWANCE_SECONDS * 1000
+    return match_ceiling_ms(match.game, match.num_players, time_control(match), allowance)
+
+
 def max_duration_seconds(match: Match) -> float:
-    """The longest a match can take while its bots keep to the time control
-    (each seat's start-up and whole-match budget, the end grace) plus room
-    for the platform's own work."""
-    t = time_control(match)
-    return match.num_players * (t.startup_ms + t.total_ms + t.end_grace_ms) / 1000 + 120
+    """The lease is no longer renewed past this: the ceiling, then a minute
+    to record the result (the runner ends the match at its ceiling, so only
+    a stuck worker gets here)."""
+    return ceiling_ms(match) / 1000 + 60
 
 
 def play(match: Match, participants: list[Participant], on_event=None) -> MatchRecord:
@@ -282,13 +293,16 @@ def play(match: Match, participants: list[Participant], on_event=None) -> MatchR
                 match_id=str(match.pk),
                 names=names,
                 on_event=on_event,
+                ceiling_ms=ceiling_ms(match),
             )
         except BotSpecError as exc:  # a stored package that no longer loads is our problem
             raise PlatformError(str(exc), "bot_start") from None
+        except MatchCeilingExceeded as exc:
+            raise PlatformError(str(exc), "ceiling") from None
 
 
 # What record_result writes of each participant.
-RESULT_FIELDS = ["score", "rank", "forfeit_reason", "forfeit_event", "forfeit_detail", "log", "log_size"]
+RESULT_FIELDS = ["score", "rank", "forfeit_reason", "forfeit_event", "forfeit_detail", "log", "log_size", "worker_ms"]
 
 
 def record_result(claim: Claim, record: MatchRecord) -> bool:
@@ -304,8 +318,12 @@ def record_result(claim: Claim, record: MatchRecord) -> bool:
             return False
         match.replay.save(f"match-{match.pk}.json.gz", ContentFile(replay_bytes), save=False)
         forfeits = {f.seat: f for f in record.forfeits}
-        participants = list(match.participants.order_by("seat"))
+        participants = list(match.participants.select_related("bot").order_by("seat"))
+        charges = seat_charges(
+            record.replay["events"], record.elapsed_ms, [p.seat for p in participants if not p.bot.builtin], match.num_players
+        )
         for p in participants:
+            p.worker_ms = charges[p.seat]
             p.score = record.result.scores[p.seat]
             p.rank = record.result.ranks[p.seat]
             forfeit = forfeits.get(p.seat)
@@ -375,17 +393,14 @@ def _requeue_or_fail(match: Match, error: str, countdown: int = 0, kind: str = "
 def _enqueue(match_id: int, countdown: int = 0) -> None:
     """Send the task message that plays the match (ladder) or the validation
     it belongs to; stamp ``enqueued``."""
-    from ladder import tasks
-
     row = Match.objects.filter(pk=match_id).values("kind", "validation_of_id").first()
     if row is None:
         return
     Match.objects.filter(pk=match_id).update(enqueued=timezone.now() + timedelta(seconds=countdown))
-    options = {"countdown": countdown} if countdown else {}
     if row["kind"] == Match.Kind.VALIDATION:
-        tasks.validate_version.apply_async((row["validation_of_id"],), {"resume": True}, **options)
+        enqueue.validate_version(row["validation_of_id"], resume=True, countdown=countdown)
     else:
-        tasks.play_match.apply_async((match_id,), **options)
+        enqueue.play_match(match_id, countdown=countdown)
 
 
 def enqueue_after_commit(match_id: int) -> None:

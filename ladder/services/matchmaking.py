@@ -1,5 +1,9 @@
 """Keeping each active ladder's queue topped up with well-chosen matches.
 
+Only bots whose owner is within their fair share of the workers may take a
+new seat (ladder.services.fairshare): an owner whose bots took more than the
+equal split of recent worker time waits until the others catch up.
+
 First the bot that most needs games (fewest games queued or played recently,
 then the widest OpenSkill uncertainty), then opponents near it in Elo (drawn
 at random among the nearest few, so pairings vary), seats shuffled. Each match
@@ -22,6 +26,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from ladder.models import Bot, Ladder, Match, Participant, Rating
+from ladder.services.fairshare import FairShare
 from ladder.services.matches import create_match, enqueue_after_commit
 from ladder.services.ratings import ensure_ratings
 
@@ -44,9 +49,10 @@ class _Candidates:
     elo: dict[int, Decimal]
     sigma: dict[int, float]
     busy: dict[int, int]  # games queued, running or finished recently
+    fair: FairShare
 
     @classmethod
-    def load(cls, ladder: Ladder) -> _Candidates:
+    def load(cls, ladder: Ladder, fair: FairShare | None = None) -> _Candidates:
         bots = eligible_bots(ladder)
         ensure_ratings(ladder, [b.pk for b in bots])
         elo, sigma = {}, {}
@@ -60,18 +66,19 @@ class _Candidates:
             .annotate(n=Count("id"))
             .order_by()
         )
-        return cls(bots, elo, sigma, busy)
+        return cls(bots, elo, sigma, busy, fair or FairShare.load())
 
     def pick(self, n: int, rng: random.Random) -> list[Bot] | None:
-        if len(self.bots) < n:
+        allowed = [b for b in self.bots if self.fair.allows(b)]
+        if len(allowed) < n:
             return None
 
         def need(bot: Bot) -> tuple:
             return (self.busy.get(bot.pk, 0), -self.sigma[bot.pk], rng.random())
 
-        first = min(self.bots, key=need)
+        first = min(allowed, key=need)
         others = sorted(
-            (b for b in self.bots if b.pk != first.pk),
+            (b for b in allowed if b.pk != first.pk),
             key=lambda b: (abs(self.elo[b.pk] - self.elo[first.pk]), rng.random()),
         )
         pool = others[: 2 * (n - 1)]
@@ -79,6 +86,7 @@ class _Candidates:
         rng.shuffle(lineup)
         for bot in lineup:
             self.busy[bot.pk] = self.busy.get(bot.pk, 0) + 1
+        self.fair.charge(lineup)
         return lineup
 
 
@@ -87,7 +95,7 @@ def pick_lineup(ladder: Ladder, rng: random.Random) -> list[Bot] | None:
     return _Candidates.load(ladder).pick(ladder.players_per_match, rng)
 
 
-def top_up_ladder(ladder: Ladder, rng: random.Random) -> list[int]:
+def top_up_ladder(ladder: Ladder, rng: random.Random, fair: FairShare | None = None) -> list[int]:
     """Create matches until this ladder has CARDROOM_QUEUE_TARGET queued."""
     created: list[int] = []
     with transaction.atomic():
@@ -98,7 +106,7 @@ def top_up_ladder(ladder: Ladder, rng: random.Random) -> list[int]:
         missing = settings.CARDROOM_QUEUE_TARGET - queued
         if missing <= 0:
             return created
-        candidates = _Candidates.load(ladder)
+        candidates = _Candidates.load(ladder, fair)
         for _ in range(missing):
             lineup = candidates.pick(ladder.players_per_match, rng)
             if lineup is None:
@@ -115,6 +123,7 @@ def top_up_queues(rng: random.Random | None = None) -> list[int]:
     """Create matches until every active ladder has its target queue."""
     rng = rng or random.Random()
     created: list[int] = []
+    fair = FairShare.load()  # one account for every ladder: they share the workers
     for ladder in Ladder.objects.filter(active=True).order_by("pk"):
-        created += top_up_ladder(ladder, rng)
+        created += top_up_ladder(ladder, rng, fair)
     return created

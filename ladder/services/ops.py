@@ -47,7 +47,7 @@ FORGET_AFTER = timedelta(days=1)
 MIN_GAP = 1.0
 
 # The platform failure kinds (Match.error_kind; ladder.services.matches says what each means).
-ERROR_KINDS = ("sandbox", "bot_start", "database", "lease_expired", "worker_lost", "internal")
+ERROR_KINDS = ("sandbox", "bot_start", "database", "lease_expired", "worker_lost", "ceiling", "internal")
 
 
 def heartbeat_interval() -> float:
@@ -75,7 +75,7 @@ class Heartbeat(threading.Thread):
         self.hostname = socket.gethostname()[:200]
         self.pid = os.getpid()
         self.started_at = timezone.now()
-        self.sandbox = sandbox[:40]
+        self.sandbox = sandbox[:SANDBOX_TEXT]
         self.interval = interval or heartbeat_interval()
         self.current_match: int | None = None
         self.matches_done = 0
@@ -100,7 +100,7 @@ class Heartbeat(threading.Thread):
         self._wake.set()
 
     def set_sandbox(self, sandbox: str) -> None:
-        self.sandbox = sandbox[:40]
+        self.sandbox = sandbox[:SANDBOX_TEXT]
         self._wake.set()
 
     def beat(self) -> bool:
@@ -248,15 +248,22 @@ def forget_dead_workers(now=None) -> int:
     return deleted
 
 
+SANDBOX_TEXT = 200  # WorkerHeartbeat.sandbox
+
+
 def sandbox_mode() -> str:
-    """This process's sandbox, as the status page shows it."""
-    from cardroom.sandbox import get_launcher
+    """This process's sandbox and the limits in force, as the status page
+    shows it: "bwrap; limits in force: memory, pids, …" (and what is not in
+    force, in the weak mode)."""
+    from cardroom.sandbox import get_launcher, probe
 
     try:
         launcher = get_launcher(settings.CARDROOM_SANDBOX or None)
     except Exception as exc:
-        return f"unusable: {exc}"[:40]
-    return launcher.name if launcher.isolated else f"{launcher.name} (NOT isolated)"[:40]
+        return f"unusable: {exc}"[:SANDBOX_TEXT]
+    if not launcher.isolated:
+        return f"{launcher.name} (NOT isolated)"
+    return f"{launcher.name}; {probe().limits_summary()}"[:SANDBOX_TEXT]
 
 
 # -- status -------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from django.utils import timezone
 
 from ladder import selectors
 from ladder.models import BotVersion, Ladder, Match, Participant
+from ladder.services import enqueue
 from ladder.services.bots import activate_version
 
 log = logging.getLogger("cardroom.validation")
@@ -48,7 +49,8 @@ HINTS = {
     "crash": "your program stopped with an error: its stderr below shows why (a Python traceback, say).",
     "exit": "your program stopped before the match ended: keep reading stdin until the \"end\" message.",
     "timeout": "answer \"start\" within the start-up limit and every \"act\" within the move limit "
-    "(\"time\" in the start message; \"time_left_ms\" in each act message says what is left in all).",
+    "(\"time\" in the start message; \"time_left_ms\" in each act message says what is left in all), "
+    "and keep reading stdin: the time we take to hand your program a message counts against it.",
     "invalid_json": "write exactly one JSON object per line on stdout, and flush it; write your logs to stderr, never stdout.",
     "invalid_message": "answer \"start\" with {\"type\": \"ready\"} and every \"act\" with "
     "{\"type\": \"action\", \"action\": {…}} and nothing else (docs/protocol.md).",
@@ -228,8 +230,6 @@ def revalidate_stale(older_than: timedelta = STALE_PENDING) -> list[int]:
     problem, a worker that died between its last match and the verdict) with
     no validation match in hand and no activity for ``older_than``: send
     their validation again."""
-    from ladder.tasks import validate_version as task
-
     cutoff = timezone.now() - older_than
     ids = []
     stuck = BotVersion.objects.filter(
@@ -242,7 +242,7 @@ def revalidate_stale(older_than: timedelta = STALE_PENDING) -> list[int]:
                 continue  # in hand (the reaper / stale re-sender covers those)
             if (last.finished or last.enqueued or last.created) > cutoff:
                 continue
-        task.delay(version.pk)
+        enqueue.validate_version(version.pk)
         ids.append(version.pk)
     return ids
 

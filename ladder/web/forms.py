@@ -8,12 +8,25 @@ from django.contrib.auth.forms import UserCreationForm
 from django.contrib.auth.models import User
 
 from ladder.models import GAME_CHOICES
+from ladder.services.accounts import USERNAME_RULES, check_username
+from ladder.services.bots import ServiceError
 
 
 class SignupForm(UserCreationForm):
     class Meta:
         model = User
         fields = ("username",)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["username"].help_text = USERNAME_RULES[0].upper() + USERNAME_RULES[1:] + "."
+
+    def clean_username(self):
+        # The API's rules, from the one place they live (ladder.services.accounts).
+        try:
+            return check_username(self.cleaned_data["username"])
+        except ServiceError as exc:
+            raise forms.ValidationError(exc.message) from None
 
 
 class BotForm(forms.Form):

@@ -250,6 +250,7 @@ def _allegra_frame(event, before, after, seat, names, state) -> dict[str, Any]:
             "scores": list(after["round_scores"][k]),
             "ender": state.enders[k],
             "doubled": bool(state.doubled[k]),
+            "turn_limit": bool(state.limit_ends[k]),
         }
     removed_before = before["removed"] if before is not None else []
     left = after["removed"][len(removed_before):] if len(after["removed"]) >= len(removed_before) else after["removed"]
@@ -260,6 +261,8 @@ def _allegra_frame(event, before, after, seat, names, state) -> dict[str, Any]:
         e = round_end["ender"]
         if left:
             text += f" {len(left)} more card{'s' * (len(left) != 1)} leave the table in triples."
+        if round_end["turn_limit"]:
+            text += f" The turn limit is reached ({before['turn_limit']} turns) and nobody has ended the round."
         text += (
             f" Round {round_end['round']} is over: every card is turned up; scores "
             + ", ".join(f"{names[s]} {v}" for s, v in enumerate(round_end["scores"]))

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import AuthenticationForm
 from django.core.cache import cache
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -22,9 +25,13 @@ from django.views.decorators.http import require_http_methods
 from rest_framework.authtoken.models import Token
 
 from engine.replay import ReplayError
+from ladder import limits
 from ladder import selectors as core_selectors
+from ladder.converters import MAX_ID
 from ladder.models import Bot, BotVersion, Ladder, Match, Participant
+from ladder.services.accounts import create_account
 from ladder.services.bots import ServiceError, create_bot, upload_version
+from ladder.uploads import too_large_upload
 from ladder.web import charts, frames, selectors
 from ladder.web.forms import BotForm, SignupForm, UploadForm
 
@@ -260,10 +267,30 @@ def bot_detail(request: HttpRequest, pk: int) -> HttpResponse:
 # ---------------------------------------------------------------------------
 
 
+class BadQuery(Exception):
+    """A query parameter that is not what the page takes: a 400 page saying so."""
+
+
+def _id_param(request: HttpRequest, name: str) -> int | None:
+    """An id from the query string (none when absent or empty); a number
+    past the 64-bit ids would overflow the database's integers."""
+    raw = request.GET.get(name, "")
+    if raw == "":
+        return None
+    if not re.fullmatch(r"[0-9]{1,19}", raw) or not 1 <= int(raw) <= MAX_ID:
+        raise BadQuery(f"{name} takes an id, a whole number from 1 to {MAX_ID}, not {raw[:40]!r}.")
+    return int(raw)
+
+
+def bad_query(request: HttpRequest, message: str) -> HttpResponse:
+    return render(request, "cardroom/bad_request.html", {"message": message}, status=400)
+
+
 def matches(request: HttpRequest) -> HttpResponse:
-    before = _int(request.GET.get("before"))
-    ladder_id = _int(request.GET.get("ladder"))
-    bot_id = _int(request.GET.get("bot"))
+    try:
+        before, ladder_id, bot_id = (_id_param(request, name) for name in ("before", "ladder", "bot"))
+    except BadQuery as exc:
+        return bad_query(request, str(exc))
     rows = selectors.matches_page(before=before, ladder=ladder_id, bot=bot_id, limit=30)
     ladder = Ladder.objects.filter(pk=ladder_id).first() if ladder_id else None
     bot = Bot.objects.filter(pk=bot_id).first() if bot_id else None
@@ -375,18 +402,47 @@ def match_log(request: HttpRequest, pk: int, seat: int) -> HttpResponse:
 # ---------------------------------------------------------------------------
 
 
+def _too_many(request: HttpRequest, template: str, context: dict, refused) -> HttpResponse:
+    """A web form over its rate limit: the form again, saying so (429)."""
+    response = render(request, template, {**context, "limit_error": refused.message}, status=429)
+    response["Retry-After"] = str(refused.retry_after)
+    return response
+
+
+class LoginView(auth_views.LoginView):
+    """Django's login view, with the "login" rate limit the API's token
+    endpoint has (failed logins also lock out: django-axes)."""
+
+    template_name = "cardroom/login.html"
+    redirect_authenticated_user = True
+
+    def post(self, request, *args, **kwargs):
+        refused = limits.refusal(request, "login")
+        if refused:
+            return _too_many(request, self.template_name, self.get_context_data(form=AuthenticationForm(request)), refused)
+        return super().post(request, *args, **kwargs)
+
+
 @require_http_methods(["GET", "POST"])
 def signup(request: HttpRequest) -> HttpResponse:
     if request.user.is_authenticated:
         return redirect("web-my-bots")
+    if request.method == "POST":
+        refused = limits.refusal(request, "register")
+        if refused:
+            return _too_many(request, "cardroom/signup.html", {"form": SignupForm()}, refused)
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        with transaction.atomic():
-            user = form.save()
-            Token.objects.get_or_create(user=user)
-        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        messages.success(request, f"Welcome, {user.username}! Create your first bot below.")
-        return redirect("web-my-bots")
+        try:
+            with transaction.atomic():
+                user = create_account(form.cleaned_data["username"], form.cleaned_data["password1"])
+                Token.objects.get_or_create(user=user)
+        except ServiceError as exc:
+            form.add_error("username", exc.message)
+        else:
+            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            messages.success(request, f"Welcome, {user.username}! Create your first bot below.")
+            return redirect("web-my-bots")
     return render(request, "cardroom/signup.html", {"form": form})
 
 
@@ -410,6 +466,10 @@ def account(request: HttpRequest) -> HttpResponse:
 @login_required
 def my_bots(request: HttpRequest) -> HttpResponse:
     form = BotForm(request.POST or None)
+    refused = limits.refusal(request, "bot") if request.method == "POST" else None
+    if refused:
+        context = {"form": BotForm(), "bots": selectors.my_bots(request.user), "logs": selectors.my_recent_logs(request.user)}
+        return _too_many(request, "cardroom/my_bots.html", context, refused)
     if request.method == "POST" and form.is_valid():
         try:
             bot = create_bot(
@@ -455,15 +515,21 @@ def my_bot(request: HttpRequest, pk: int) -> HttpResponse:
         return render(request, "cardroom/_versions.html", _versions_context(bot))
     form = UploadForm()
     upload_error = None
-    if request.method == "POST":
+    status = 200  # a form with an error is the page again (as Django's forms do), a limit a 429
+    refused = limits.refusal(request, "upload") if request.method == "POST" else None
+    if refused:
+        upload_error, status = refused.message, 429
+    elif request.method == "POST":
         form = UploadForm(request.POST, request.FILES)
-        if form.is_valid():
+        # The body went through the UploadLimit guard (FILE_UPLOAD_HANDLERS):
+        # a file over the limit was dropped at the limit, never stored whole.
+        too_large = too_large_upload(request)
+        if too_large:
+            upload_error = too_large
+        elif form.is_valid():
             f = form.cleaned_data["file"]
-            limit = settings.CARDROOM_MAX_UPLOAD_BYTES
             try:
-                if f.size > 4 * limit:  # do not read a huge file into memory just to refuse it
-                    raise ServiceError(f"{f.name}: the package is {f.size} bytes; the limit is {limit} bytes", "file", 413)
-                version = upload_version(bot=bot, filename=f.name, data=f.read())
+                version = upload_version(bot=bot, filename=f.name, data=f.read(settings.CARDROOM_MAX_UPLOAD_BYTES + 1))
             except ServiceError as exc:
                 upload_error = exc.message
             else:
@@ -481,4 +547,7 @@ def my_bot(request: HttpRequest, pk: int) -> HttpResponse:
             "max_upload": settings.CARDROOM_MAX_UPLOAD_BYTES,
         }
     )
-    return render(request, "cardroom/my_bot.html", context)
+    response = render(request, "cardroom/my_bot.html", context, status=status)
+    if refused:
+        response["Retry-After"] = str(refused.retry_after)
+    return response

@@ -835,3 +835,68 @@ def test_actions_have_exactly_the_documented_keys():
     ):
         with pytest.raises(IllegalActionError):
             st.apply(0, bad)
+
+
+# ---------------------------------------------------------------- turn limit
+
+
+def _stall(st, seat):
+    """A turn that never turns a card up: take the discard into a face-up slot."""
+    up = [i for i in st.lay.area[seat] if st.val[i] is not None and st.upv[i] is not None]
+    i = up[0]
+    act(st, seat, "take_discard", slot=[i // 12, (i % 12) // 4, i % 4])
+
+
+def test_turn_limit_ends_a_round_with_no_ender_after_its_200n_th_turn():
+    for n in (2, 3):
+        st = dealt(n)
+        reveals(st)
+        assert st.observation(0)["turn"] == 0 and st.observation(0)["turn_limit"] == 200 * n
+        for t in range(200 * n - 1):
+            _stall(st, st.to_act()[0])
+            assert st.round == 1 and st.observation(None)["turn"] == t + 1
+        _stall(st, st.to_act()[0])  # the 200 x n-th turn ends the round
+        assert st.round == 2 and st.is_chance_node()
+        assert st.score_details()["enders"] == [None]
+        assert st.score_details()["turn_limit_ends"] == [True]
+
+
+def test_turn_limit_round_turns_every_card_up_removes_triples_and_doubles_nobody():
+    # seat 1's column 0 holds three 11s face down: they go only at the round's end
+    st = dealt(2, fixed={(1, 0, 0): 11, (1, 1, 0): 11, (1, 2, 0): 11}, discard_top=-1)
+    reveals(st, {1: [(1, 0, 1), (1, 0, 2)]})
+    st.turns = st.turn_limit - 1
+    _stall(st, st.to_act()[0])
+    assert st.round == 2
+    assert st.removed == [11, 11, 11]  # turned up at the round's end, then removed as a triple
+    assert all(st.val[idx(1, r, 0)] is None for r in range(3))
+    raw = st.raw_scores[0]
+    assert st.round_scores[0] == raw  # no doubling without an ender
+    assert st.doubled == [False]
+    assert st.enders == [None]
+
+
+def test_turn_limit_does_not_apply_once_an_ender_is_fixed():
+    st = dealt(3)
+    reveals(st)
+    all_face_up_except(st, (0, 1, 1), (1, 1, 1), (2, 1, 1))
+    st.turns = st.turn_limit - 1
+    act(st, 0, "take_discard", slot=slot(0, 1, 1))  # turn 600 fixes seat 0 as ender
+    assert st.ender == 0 and st.round == 1 and st.to_act() == [1]
+    act(st, 1, "take_discard", slot=slot(1, 0, 0))  # final turns are still played
+    act(st, 2, "take_discard", slot=slot(2, 0, 0))
+    assert st.round == 2 and st.enders == [0] and st.score_details()["turn_limit_ends"] == [False]
+
+
+def test_turn_count_restarts_each_round():
+    st = dealt(2)
+    reveals(st)
+    _stall(st, 0)
+    assert st.observation(1)["turn"] == 1
+    st.turns = st.turn_limit - 1
+    _stall(st, 1)
+    assert st.round == 2 and st.limit_ends == [True]
+    st.apply_chance(st.sample_chance(random.Random(1)))
+    assert st.turns == 0 and st.observation(0)["turn"] == 0
+    reveals(st)
+    assert st.observation(0)["turn"] == 0  # reveals are not turns

@@ -17,6 +17,7 @@ import zipfile
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
+from django.core.cache import caches
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -38,6 +39,12 @@ def unique(prefix: str) -> str:
 
 
 # -- API helpers ----------------------------------------------------------------
+
+
+def clear_caches() -> None:
+    """Every cache, the rate limits' ("limits", the shared store) included."""
+    for store in caches.all():
+        store.clear()
 
 
 def limit_rate(settings, scope: str, rate: str) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.cache import cache
 from rest_framework.authtoken.models import Token
 
 from tests.ladder import factories as f
@@ -19,9 +18,9 @@ LOGIN = "/api/auth/token/"
 @pytest.fixture(autouse=True)
 def _fresh_throttles(settings):
     f.fast_passwords(settings)
-    cache.clear()
+    f.clear_caches()
     yield
-    cache.clear()
+    f.clear_caches()
 
 
 # -- registration -----------------------------------------------------------------
@@ -116,7 +115,7 @@ def test_register_is_throttled(settings):
     assert int(response["Retry-After"]) > 0
     assert not get_user_model().objects.filter(username="throttled9").exists()
     # Failed attempts count as well: the limit is on requests, not accounts.
-    cache.clear()
+    f.clear_caches()
     for _ in range(3):
         api.post(REGISTER, {"username": "x"}, format="json")
     f.assert_error(api.post(REGISTER, {"username": "late", "password": f.PASSWORD}, format="json"), 429)

@@ -4,7 +4,6 @@ rule and every upload error (contract section 4)."""
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from ladder.models import Bot, BotVersion
@@ -16,9 +15,9 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def _setup(settings):
     f.fast_passwords(settings)
-    cache.clear()
+    f.clear_caches()
     yield
-    cache.clear()
+    f.clear_caches()
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ import json
 from decimal import Decimal
 
 import pytest
-from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -23,9 +22,9 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def _setup(settings):
     f.fast_passwords(settings)
-    cache.clear()
+    f.clear_caches()
     yield
-    cache.clear()
+    f.clear_caches()
 
 
 @pytest.fixture
@@ -206,7 +205,7 @@ def test_match_list_bad_page_size_is_400(value):
 
 
 def test_match_list_bad_cursor_is_a_json_error():
-    body = f.assert_error(f.client().get("/api/matches/", {"cursor": "not-a-cursor"}), 404)
+    body = f.assert_error(f.client().get("/api/matches/", {"cursor": "not-a-cursor"}), 400, field="cursor")
     assert "cursor" in body["error"].lower()
 
 

@@ -47,6 +47,7 @@ def world(settings):
     f.limit_rate(settings, "register", "100000/min")
     f.limit_rate(settings, "login", "100000/min")
     f.limit_rate(settings, "upload", "100000/min")
+    f.limit_rate(settings, "bot", "100000/min")
     cache.clear()
     owner = f.user("schema-owner")
     mine = f.active_bot(owner, "allegra", "schema-bot")

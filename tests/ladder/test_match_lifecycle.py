@@ -18,6 +18,7 @@ import sqlite3
 import threading
 import time
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.db import connection
@@ -351,6 +352,25 @@ def test_validation_fails_a_crashing_version_with_its_stderr(settings):
     assert "forfeit (crash) at event" in log and "what to do:" in log
     assert "crash_bot: about to divide by zero" in log and "ZeroDivisionError" in log
     assert Bot.objects.get(pk=version.bot_id).current_version_id is None
+
+
+@committed
+def test_validation_fails_a_version_that_stops_reading_its_input(settings):
+    """A version that shrinks its stdin pipe and stops draining it (while
+    still answering) once froze the validating worker in a blocking write:
+    now it forfeits on its own clock and the verdict is drawn."""
+    settings.CARDROOM_SANDBOX = "none"
+    settings.CARDROOM_ALLOW_UNSANDBOXED_UPLOADS = True
+    Ladder.objects.update(active=False)  # validation then plays one 2-player match
+    staller = Path(__file__).resolve().parents[1] / "sandbox" / "hostile" / "pipe_staller.py"
+    version = uploaded_version(game="allegra", data=staller.read_bytes(), filename="pipe_staller.py", activate=False)
+    started = time.monotonic()
+    assert validation.validate_version(version.pk, "w") == BotVersion.Status.FAILED
+    assert time.monotonic() - started < 120
+    version.refresh_from_db()
+    assert "forfeit (timeout) at event" in version.validation_log, version.validation_log
+    assert "did not take its act message in time" in version.validation_log, version.validation_log
+    assert "keep reading stdin" in version.validation_log
 
 
 @committed

@@ -96,6 +96,7 @@ def test_every_active_ladder_is_topped_up_to_the_target(settings):
 @pytest.mark.django_db
 def test_a_match_never_seats_a_bot_twice_and_plays_current_versions(only_my_ladders, settings):
     settings.CARDROOM_QUEUE_TARGET = 40
+    settings.CARDROOM_QUOTA_QUEUED_MATCHES = 40  # every bot sits in nearly every match here
     for _ in range(5):
         make_bot("allegory")
     ladder = make_ladder("allegory", 6)

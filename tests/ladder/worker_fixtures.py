@@ -159,8 +159,10 @@ def _die_with_parent() -> None:  # runs in the child before exec
 class CeleryWorker:
     """One ``celery -A config worker`` process (prefork, concurrency 1)."""
 
-    def __init__(self, name: str, logfile: Path, env: dict[str, str], pool: str = "prefork"):
+    def __init__(self, name: str, logfile: Path, env: dict[str, str], pool: str = "prefork", queues: str | None = None):
         self.name = name
+        # None: no -Q, as `celery -A config worker` runs (every queue).
+        self.queues = queues
         self.logfile = logfile
         self.env = env
         self.pool = pool
@@ -173,7 +175,7 @@ class CeleryWorker:
     def start(self) -> CeleryWorker:
         argv = [
             CELERY, "-A", "config", "worker",
-            f"--pool={self.pool}", "--concurrency=1", "-Q", "celery",
+            f"--pool={self.pool}", "--concurrency=1", *(["-Q", self.queues] if self.queues else []),
             "-n", f"{self.name}@%h",
             "--without-gossip", "--without-mingle", "--without-heartbeat",
             "-l", "INFO", "--logfile", str(self.logfile),
@@ -247,8 +249,10 @@ class Workers:
         self.logdir = logdir
         self.started: list[CeleryWorker] = []
 
-    def start(self, name: str, pool: str = "prefork", **env: str) -> CeleryWorker:
-        worker = CeleryWorker(name, self.logdir / f"worker-{name}.log", worker_env(**env), pool)
+    def start(self, name: str, pool: str = "prefork", queues: str | None = None, **env: str) -> CeleryWorker:
+        """``queues``: comma-separated, as ``-Q`` takes them (default: none
+        given, so every queue in CELERY_TASK_QUEUES)."""
+        worker = CeleryWorker(name, self.logdir / f"worker-{name}.log", worker_env(**env), pool, queues)
         self.started.append(worker)
         return worker.start()
 

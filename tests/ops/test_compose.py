@@ -104,6 +104,9 @@ def test_settings_come_from_the_environment(config):
         assert env["CELERY_BROKER_URL"] == "redis://127.0.0.1:6379/0"
         assert env["SECRET_KEY"] == ENV["SECRET_KEY"]
         assert env["CARDROOM_SANDBOX"] == "bwrap"
+        # Rate limits count in Redis, shared by every web process (not in each one's memory).
+        assert env["CACHE_URL"].startswith("rediscache://127.0.0.1:6379/")
+        assert env["CACHE_URL"] != env["CELERY_BROKER_URL"].replace("redis://", "rediscache://")
     assert services["db"]["environment"]["POSTGRES_PASSWORD"] == ENV["POSTGRES_PASSWORD"]
 
 

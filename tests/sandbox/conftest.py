@@ -14,6 +14,7 @@ import pytest
 
 from cardroom.launch import BotLimits, BotProcess, Launcher
 from cardroom.sandbox import SandboxUnavailable, get_launcher, processes_of_uid, state_dir, uid_range
+from cardroom.sandbox import probe as sandbox_probe
 
 HOSTILE = Path(__file__).resolve().parent / "hostile"
 REPO = Path(__file__).resolve().parents[2]
@@ -42,6 +43,14 @@ class RecordingLauncher(Launcher):
         proc = self.inner.spawn(root, argv, limits)
         self.procs.append(proc)
         return proc
+
+
+@pytest.fixture
+def reprobe(monkeypatch):
+    """Run a probe under monkeypatches, then restore the real one."""
+    yield lambda: sandbox_probe(refresh=True)
+    monkeypatch.undo()
+    sandbox_probe(refresh=True)
 
 
 @pytest.fixture
@@ -126,6 +135,8 @@ def assert_host_clean(procs: list[BotProcess]) -> None:
         assert not proc.run_dir.exists(), f"run folder {proc.run_dir} is left"  # type: ignore[attr-defined]
         for cgroup in proc.cgroups:  # type: ignore[attr-defined]
             assert not cgroup.exists(), f"cgroup {cgroup} is left"
+        for mount in getattr(proc, "mounts", []):
+            assert not os.path.ismount(mount) and not mount.exists(), f"tmpfs mount {mount} is left"
         assert uid_is_free(uid), f"uid {uid} is still leased"
     left = files_owned_by(uids, [Path("/tmp"), Path("/dev/shm"), Path("/var/tmp"), state_dir(), Path("/run/user")])
     assert left == [], f"files owned by bot uids left: {left[:10]}"

@@ -38,14 +38,20 @@ PHONE = {"width": 390, "height": 844}
 
 
 @pytest.fixture(autouse=True)
-def _web_settings(settings):
-    from django.core.cache import cache
+def _web_settings(request, settings):
+    from django.core.cache import caches
 
+    # The rate limits' cache is a database table (the embedded default): a
+    # test with the database empties it too, so no test inherits the last
+    # one's counts (a live server's requests all come from 127.0.0.1).
+    stores = [caches["default"]] + ([caches["limits"]] if request.node.get_closest_marker("django_db") else [])
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     Path(settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)  # whitenoise warns when it is missing
-    cache.clear()
+    for store in stores:
+        store.clear()
     yield
-    cache.clear()
+    for store in stores:
+        store.clear()
 
 
 @pytest.fixture(scope="session")

@@ -99,6 +99,18 @@ def test_descriptions_say_what_happened():
     assert texts[-1].endswith("The game is over: the Morals are revealed and the Tales scored.")
 
 
+def test_a_round_ended_by_the_turn_limit_says_so():
+    doc = _doc(REPLAYS / "allegra-2p-turn-limit.json")
+    full = frames.frames_document(doc, "full", _players(doc))["frames"]
+    ends = [f for f in full if f.get("round_end")]
+    assert [f["round_end"]["turn_limit"] for f in ends] == [True, True, True]
+    assert all("The turn limit is reached (400 turns) and nobody has ended the round." in f["text"] for f in ends)
+    assert all(f["round_end"]["ender"] is None and not f["round_end"]["doubled"] for f in ends)
+    knocks = _doc(REPLAYS / "allegra-3p-knocks.json")
+    texts = [f["text"] for f in frames.frames_document(knocks, "full", _players(knocks))["frames"]]
+    assert not any("turn limit" in t for t in texts)
+
+
 def test_bad_views_are_refused():
     with pytest.raises(frames.ViewError):
         frames.parse_view("seat-4", 4)

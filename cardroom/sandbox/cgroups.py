@@ -1,0 +1,271 @@
+"""Per-bot cgroups (v1 or v2): finding where we may create them, setting
+their limits, moving a bot in, killing what is inside, removing them."""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+# The cgroups a bot is held in: what each limits (the probe's report).
+CONTROLLERS = ("memory", "pids", "cpu", "freezer")
+CPU_PERIOD_US = 100_000  # the cpu quota's period: a bot gets quota/period of one core
+
+
+@dataclass
+class _Controller:
+    """One cgroup controller (``memory``, ``pids``, ``cpu`` or ``freezer``)
+    we may create children in. (On cgroup v2, "freezer" is the core
+    ``cgroup.freeze`` file of the unified hierarchy, not a controller.)"""
+
+    name: str
+    version: int
+    base: Path  # our folder of per-bot cgroups
+
+    def leaf(self, uid: int) -> Path:
+        return self.base / f"uid-{uid}"
+
+    def prepare(self, uid: int, limit: int) -> Path:
+        path = self.leaf(uid)
+        if path.exists():
+            self.kill_all(path)
+        else:
+            path.mkdir()
+        if self.name == "memory":
+            if self.version == 1:
+                # memsw may never be below the limit: raise it first (a
+                # leftover cgroup may hold a lower one), set it again after.
+                memsw = path / "memory.memsw.limit_in_bytes"
+                if memsw.exists():
+                    _write(memsw, str(limit), quiet=True)
+                _write(path / "memory.limit_in_bytes", str(limit))
+                if memsw.exists():
+                    _write(memsw, str(limit), quiet=True)
+            else:
+                _write(path / "memory.max", str(limit))
+                if (path / "memory.swap.max").exists():
+                    _write(path / "memory.swap.max", "0", quiet=True)
+        elif self.name == "pids":
+            _write(path / "pids.max", str(limit))
+        elif self.name == "cpu":  # ``limit``: microseconds of CPU time per CPU_PERIOD_US
+            if self.version == 1:
+                _write(path / "cpu.cfs_period_us", str(CPU_PERIOD_US))
+                _write(path / "cpu.cfs_quota_us", str(limit))
+            else:
+                _write(path / "cpu.max", f"{limit} {CPU_PERIOD_US}")
+        else:  # freezer: a cgroup left behind may still be frozen
+            self.thaw(path)
+        return path
+
+    def freeze(self, path: Path) -> None:
+        """Stop every process of the cgroup (the kernel finishes the job
+        asynchronously, within microseconds: a running task is stopped at
+        its next return to user space)."""
+        if self.version == 1:
+            _write(path / "freezer.state", "FROZEN")
+        else:
+            _write(path / "cgroup.freeze", "1")
+
+    def thaw(self, path: Path) -> None:
+        if self.version == 1:
+            _write(path / "freezer.state", "THAWED")
+        else:
+            _write(path / "cgroup.freeze", "0")
+
+    def frozen(self, path: Path) -> bool:
+        """Is the cgroup (asked to be) frozen?"""
+        try:
+            if self.version == 1:
+                return (path / "freezer.state").read_text().strip() in ("FROZEN", "FREEZING")
+            return (path / "cgroup.freeze").read_text().strip() == "1"
+        except OSError:
+            return False
+
+    def join(self, path: Path, pid: int) -> None:
+        _write(path / "cgroup.procs", str(pid))
+
+    def pids(self, path: Path) -> list[int]:
+        try:
+            return [int(x) for x in (path / "cgroup.procs").read_text().split()]
+        except (OSError, ValueError):
+            return []
+
+    def kill_all(self, path: Path, timeout: float = 2.0) -> None:
+        kill_file = path / "cgroup.kill"
+        if self.version == 2 and kill_file.exists():
+            _write(kill_file, "1", quiet=True)
+        deadline = time.monotonic() + timeout
+        while True:
+            pids = self.pids(path)
+            if not pids or time.monotonic() > deadline:
+                return
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            if self.name == "freezer":
+                # A frozen task (cgroup v1) acts on its SIGKILL only once thawed.
+                try:
+                    self.thaw(path)
+                except OSError:
+                    pass
+            time.sleep(0.002)
+
+    def remove(self, path: Path, timeout: float = 1.0) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    return  # reused (after a kill) the next time this uid is leased
+                self.kill_all(path, timeout=0.1)
+                time.sleep(0.005)
+
+
+def _write(path: Path, text: str, quiet: bool = False) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            os.write(fd, text.encode())
+        finally:
+            os.close(fd)
+    except OSError:
+        if not quiet:
+            raise
+
+
+def _cgroup_mounts() -> list[tuple[str, str, str, set[str]]]:
+    """(mount point, root, fs type, super options) of the cgroup mounts."""
+    mounts = []
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return mounts
+    for line in lines:
+        left, sep, right = line.partition(" - ")
+        if not sep:
+            continue
+        fields = left.split()
+        rfields = right.split()
+        if len(fields) < 5 or len(rfields) < 3:
+            continue
+        fstype = rfields[0]
+        if fstype in ("cgroup", "cgroup2"):
+            unescape = lambda s: re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), s)  # noqa: E731
+            mounts.append((unescape(fields[4]), unescape(fields[3]), fstype, set(rfields[2].split(","))))
+    return mounts
+
+
+def _own_cgroups() -> dict[str, str]:
+    """controller name (or "" for the v2 unified hierarchy) -> our cgroup path."""
+    out: dict[str, str] = {}
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, path = parts
+        if controllers == "":
+            out[""] = path
+        for c in controllers.split(","):
+            if c:
+                out[c] = path
+    return out
+
+
+def _under(mountpoint: str, mount_root: str, path: str) -> Path | None:
+    root = mount_root.rstrip("/")
+    if root and not (path == root or path.startswith(root + "/")):
+        return None
+    rel = path[len(root) :].lstrip("/")
+    return Path(mountpoint) / rel
+
+
+def _detect_controller(name: str) -> tuple[_Controller | None, str]:
+    """Find where we may create ``name`` cgroups; (None, why not) otherwise."""
+    own = _own_cgroups()
+    mounts = _cgroup_mounts()
+    if name in own:  # a v1 hierarchy carries it
+        for mountpoint, root, fstype, opts in mounts:
+            if fstype == "cgroup" and name in opts:
+                here = _under(mountpoint, root, own[name])
+                if here is not None and here.is_dir():
+                    return _setup_base(name, 1, here)
+        return None, f"cgroup v1 {name}: hierarchy not mounted"
+    if "" in own:
+        for mountpoint, root, fstype, _opts in mounts:
+            if fstype != "cgroup2":
+                continue
+            here = _under(mountpoint, root, own[""])
+            if here is None or not here.is_dir():
+                continue
+            try:
+                available = (here / "cgroup.controllers").read_text().split()
+            except OSError:
+                available = []
+            if name != "freezer" and name not in available:
+                return None, f"cgroup v2: the {name} controller is not available in {here}"
+            return _setup_base(name, 2, here)
+    return None, f"no cgroup hierarchy with the {name} controller"
+
+
+def _keep_freezer_active(base: Path) -> None:
+    """Keep one empty cgroup frozen for good. The v1 freezer switches a
+    kernel static key on when a first cgroup freezes and off when the last
+    one thaws, patching kernel text on every CPU each time (60 us a write
+    here); with this one always frozen, freezing and thawing a bot costs
+    about a microsecond."""
+    anchor = base / "keep-frozen"
+    anchor.mkdir(exist_ok=True)
+    if (anchor / "freezer.state").read_text().strip() != "FROZEN":
+        _write(anchor / "freezer.state", "FROZEN")
+
+
+def _setup_base(name: str, version: int, here: Path) -> tuple[_Controller | None, str]:
+    base = here / "cardroom-sandbox"
+    try:
+        delegate = version == 2 and name != "freezer"  # cgroup.freeze needs no enabling
+        if delegate:
+            for parent in (here,):
+                enabled = (parent / "cgroup.subtree_control").read_text().split()
+                if name not in enabled:
+                    _write(parent / "cgroup.subtree_control", f"+{name}")
+        base.mkdir(exist_ok=True)
+        if delegate:
+            enabled = (base / "cgroup.subtree_control").read_text().split()
+            if name not in enabled:
+                _write(base / "cgroup.subtree_control", f"+{name}")
+        controller = _Controller(name, version, base)
+        if name == "freezer" and version == 1:
+            _keep_freezer_active(base)
+        test = base / f"probe-{os.getpid()}-{threading.get_ident()}"
+        test.mkdir(exist_ok=True)
+        try:
+            limit_file, value = {
+                "memory": ("memory.limit_in_bytes" if version == 1 else "memory.max", str(64 * 1024 * 1024)),
+                "pids": ("pids.max", "16"),
+                "cpu": ("cpu.cfs_quota_us", str(CPU_PERIOD_US)) if version == 1 else ("cpu.max", f"{CPU_PERIOD_US} {CPU_PERIOD_US}"),
+                "freezer": ("freezer.state", "THAWED") if version == 1 else ("cgroup.freeze", "0"),
+            }[name]
+            _write(test / limit_file, value)
+        finally:
+            test.rmdir()
+    except OSError as exc:
+        hint = ""
+        if version == 2 and exc.errno == errno.EBUSY:
+            hint = " (the worker's own cgroup holds processes: start it in a delegated cgroup, e.g. systemd Delegate=yes)"
+        return None, f"cgroup v{version} {name}: cannot create child cgroups under {here}: {exc.strerror or exc}{hint}"
+    return controller, f"cgroup v{version} {name}: per-bot cgroups under {base}"

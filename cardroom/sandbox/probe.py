@@ -1,0 +1,408 @@
+"""The probe (does the sandbox work here, and with which limits?) and
+``get_launcher``, which picks the launcher from ``CARDROOM_SANDBOX``."""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cardroom.launch import BotLimits, Launcher
+
+from .cgroups import CONTROLLERS, _detect_controller
+from .config import (
+    DEFAULT_UIDS,
+    MIN_BWRAP,
+    START_TIMEOUT_S,
+    WEAK_LIMITS_ENV,
+    SandboxError,
+    SandboxUnavailable,
+    _prepare_state_dir,
+    state_dir,
+    uid_collisions,
+    uid_range,
+    weak_limits_allowed,
+)
+from .launcher import BwrapLauncher, UnsandboxedLauncher
+from .reaping import _set_child_subreaper, sweep_stale
+from .seccomp import SeccompFilter, SeccompUnavailable, get_filter
+from .tmpfs import check_tmpfs_mounts
+
+# -- probe ------------------------------------------------------------------------------------
+
+
+@dataclass
+class LimitStatus:
+    """One limit the sandbox puts on every bot: in force here or not, and why."""
+
+    name: str  # e.g. "memory", "cpu", "seccomp"
+    what: str  # what it limits, for people
+    in_force: bool
+    detail: str  # how it is applied, or why it cannot be
+    fix: str = ""  # what to do about it, when not in force
+
+    def describe(self) -> str:
+        state = "in force" if self.in_force else "NOT IN FORCE"
+        fix = f"; fix: {self.fix}" if self.fix and not self.in_force else ""
+        return f"{self.name} ({self.what}): {state}: {self.detail}{fix}"
+
+
+@dataclass
+class ProbeReport:
+    ok: bool
+    error: str | None = None
+    bwrap: str | None = None
+    bwrap_version: str | None = None
+    root: bool = False
+    userns: str = "not tried"
+    memory_cgroup: str = "not tried"
+    pids_cgroup: str = "not tried"
+    subreaper: bool = False
+    nested_userns: str = "not tried"
+    rlimits: str = "not tried"
+    uids: str = ""
+    state_dir: str = ""
+    start_ms: float | None = None
+    notes: list[str] = field(default_factory=list)
+    limits: list[LimitStatus] = field(default_factory=list)
+    weak_limits: bool = False  # CARDROOM_SANDBOX_WEAK_LIMITS: runs without the missing ones
+
+    def missing_limits(self) -> list[LimitStatus]:
+        return [limit for limit in self.limits if not limit.in_force]
+
+    def limits_summary(self) -> str:
+        """One line: which limits are in force (the status page, the worker's log)."""
+        held = [limit.name for limit in self.limits if limit.in_force]
+        missing = [limit.name for limit in self.missing_limits()]
+        text = "limits in force: " + (", ".join(held) or "none")
+        if missing:
+            text += "; NOT in force: " + ", ".join(missing) + (f" ({WEAK_LIMITS_ENV}=1)" if self.weak_limits else "")
+        return text
+
+    def describe(self) -> str:
+        lines = [
+            f"sandbox: {'bwrap works' if self.ok else 'UNAVAILABLE'}",
+            f"  bubblewrap: {self.bwrap or 'not found'}{' (' + self.bwrap_version + ')' if self.bwrap_version else ''}",
+            f"  running as root: {'yes' if self.root else 'no'}",
+            f"  user namespaces: {self.userns}",
+            f"  rlimits: {self.rlimits}",
+            f"  user namespaces inside a sandbox: {self.nested_userns}",
+            f"  child subreaper: {'yes' if self.subreaper else 'no'}",
+            f"  bot uids: {self.uids}",
+            f"  state folder: {self.state_dir}",
+        ]
+        if self.limits:
+            lines.append("  limits:" + (f" (weak mode, {WEAK_LIMITS_ENV}=1)" if self.weak_limits else ""))
+            lines += [f"    {limit.describe()}" for limit in self.limits]
+        if self.start_ms is not None:
+            lines.append(f"  test bot started and answered in {self.start_ms:.1f} ms")
+        lines += [f"  note: {n}" for n in self.notes]
+        if self.error:
+            lines.append(f"  error: {self.error}")
+        return "\n".join(lines)
+
+
+_PROBE: ProbeReport | None = None
+_LAUNCHER: BwrapLauncher | None = None
+_PROBE_LOCK = threading.Lock()
+
+FIX_NONE = "or set CARDROOM_SANDBOX=none for local development only (no isolation)"
+DOCKER_HINT = (
+    "in Docker, start the container with --security-opt seccomp=unconfined --security-opt apparmor=unconfined "
+    "--security-opt systempaths=unconfined (no extra capability is needed: bwrap runs as an unprivileged uid)"
+)
+
+
+def probe(refresh: bool = False) -> ProbeReport:
+    """Check, once per process, that the bwrap sandbox works here."""
+    global _PROBE, _LAUNCHER
+    with _PROBE_LOCK:
+        if _PROBE is not None and not refresh:
+            return _PROBE
+        report, launcher = _probe()
+        _PROBE, _LAUNCHER = report, launcher
+        return report
+
+
+def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
+    report = ProbeReport(ok=False)
+    report.root = os.geteuid() == 0
+    report.state_dir = str(state_dir())
+    try:
+        uids = uid_range()
+        report.uids = f"{uids.start}-{uids.stop - 1}"
+    except SandboxUnavailable as exc:
+        report.error = str(exc)
+        return report, None
+    bwrap = shutil.which("bwrap") or ("/usr/bin/bwrap" if os.access("/usr/bin/bwrap", os.X_OK) else None)
+    report.bwrap = bwrap
+    if bwrap is None:
+        report.error = (
+            "bubblewrap is not installed (no 'bwrap' on PATH): install it (Debian/Ubuntu: apt-get install bubblewrap, "
+            f"or run scripts/install-system-packages.sh), {FIX_NONE}"
+        )
+        return report, None
+    try:
+        out = subprocess.run([bwrap, "--version"], capture_output=True, text=True, timeout=10)
+        report.bwrap_version = out.stdout.strip() or out.stderr.strip()
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        report.error = f"{bwrap} --version failed ({exc}): reinstall bubblewrap, {FIX_NONE}"
+        return report, None
+    m = re.search(r"(\d+)\.(\d+)", report.bwrap_version or "")
+    if m and (int(m.group(1)), int(m.group(2))) < MIN_BWRAP:
+        report.error = (
+            f"{report.bwrap_version} is too old: the sandbox needs bubblewrap {MIN_BWRAP[0]}.{MIN_BWRAP[1]} or newer "
+            f"(for size-limited tmpfs); upgrade it, {FIX_NONE}"
+        )
+        return report, None
+    if not report.root:
+        report.error = (
+            f"the bwrap sandbox must run as root: it starts each bot as its own unprivileged uid ({report.uids}); "
+            f"run the worker as root, {FIX_NONE}"
+        )
+        return report, None
+    try:
+        max_userns = Path("/proc/sys/user/max_user_namespaces").read_text().strip()
+    except OSError:
+        max_userns = None
+    if max_userns == "0":
+        report.userns = "disabled (user.max_user_namespaces = 0)"
+        report.error = f"user namespaces are disabled: set sysctl user.max_user_namespaces=15000 (or more), {FIX_NONE}"
+        return report, None
+    report.subreaper = _set_child_subreaper()
+    if not report.subreaper:
+        report.notes.append("could not become a child subreaper: a bot orphaned by the death of its outer bwrap would be re-parented to init")
+    try:
+        _prepare_state_dir()
+    except SandboxUnavailable as exc:
+        report.error = str(exc)
+        return report, None
+    except OSError as exc:
+        report.error = f"cannot prepare the sandbox folder {state_dir()}: {exc}; set CARDROOM_SANDBOX_DIR to a writable folder"
+        return report, None
+    collisions = uid_collisions(uids)
+    if collisions:
+        report.error = (
+            f"the bot uids {report.uids} are in use on this machine: {', '.join(collisions[:5])}"
+            f"{' and more' if len(collisions) > 5 else ''}; set CARDROOM_SANDBOX_UIDS to a range no account, group "
+            f"or subordinate-id range uses (the default, {DEFAULT_UIDS}, lies outside what systemd and Debian allocate)"
+        )
+        return report, None
+    controllers = []
+    for name in CONTROLLERS:
+        controller, note = _detect_controller(name)
+        if controller is not None:
+            controllers.append(controller)
+        what, fix = LIMIT_TEXTS[name]
+        report.limits.append(LimitStatus(name, what, controller is not None, note, fix))
+        if name == "memory":
+            report.memory_cgroup = note if controller else f"skipped ({note}); rlimits only"
+        elif name == "pids":
+            report.pids_cgroup = note if controller else f"skipped ({note}); rlimits only"
+    tmpfs_error = check_tmpfs_mounts()
+    memory_held = any(c.name == "memory" for c in controllers)
+    if tmpfs_error is None:
+        tmpfs_status = LimitStatus("tmpfs", TMPFS_WHAT, True, "mounted per bot with size= and nr_inodes=")
+    else:
+        # bwrap's own tmpfs has a size limit only; each inode's kernel memory
+        # is charged to the bot's memory cgroup, which then bounds them.
+        why = f"cannot mount an inode-limited tmpfs here ({tmpfs_error}): bwrap's --size limits the size"
+        tmpfs_status = LimitStatus(
+            "tmpfs",
+            TMPFS_WHAT,
+            memory_held,
+            f"{why}; the number of inodes is bounded by the memory cgroup (their kernel memory is charged to it)"
+            if memory_held
+            else f"{why}, and nothing bounds the number of inodes",
+            "run the worker with CAP_SYS_ADMIN in its mount namespace, or give it the memory cgroup",
+        )
+    report.limits.append(tmpfs_status)
+    seccomp_filter, seccomp_status = _seccomp_filter()
+    report.limits.append(seccomp_status)
+    refusal = _refuse_missing_limits(report)
+    if refusal:
+        report.error = refusal
+        return report, None
+    swept = sweep_stale(controllers)
+    if swept:
+        report.notes.append(f"removed {len(swept)} run folders and cgroups left behind by workers that died")
+    launcher = BwrapLauncher(bwrap, controllers, tmpfs_mounts=tmpfs_error is None, seccomp=seccomp_filter)
+    report.nested_userns = "blocked (--disable-userns)" if launcher.disable_userns else "allowed (bubblewrap < 0.8)"
+    report.rlimits = f"set by {launcher.prlimit} before bwrap starts" if launcher.prlimit else "set in the child before exec (no prlimit(1))"
+    error = _trial_run(launcher, report)
+    if error:
+        report.error = error
+        return report, None
+    report.ok = True
+    return report, launcher
+
+
+TMPFS_WHAT = "size and inodes of /tmp and /dev/shm"
+CGROUP_FIX = (
+    "give the worker a writable, delegated cgroup (see docs/operations.md: systemd Delegate=yes, or in Docker "
+    "--cgroupns=private with a writable /sys/fs/cgroup)"
+)
+LIMIT_TEXTS = {
+    "memory": ("memory of all the bot's processes, cgroup", CGROUP_FIX),
+    "pids": ("number of processes, cgroup", CGROUP_FIX),
+    "cpu": ("one core for all the bot's processes, cgroup cpu quota", CGROUP_FIX),
+    "freezer": ("frozen when not its move, cgroup freezer", CGROUP_FIX),
+}
+
+
+SECCOMP_WHAT = "system calls a bot never needs: locks, inotify, keyrings, io_uring, foreign sockets ..."
+
+
+def _seccomp_filter() -> tuple[SeccompFilter | None, LimitStatus]:
+    """The bots' seccomp filter (None if it cannot be built) and its status."""
+    try:
+        built = get_filter()
+    except SeccompUnavailable as exc:
+        return None, LimitStatus("seccomp", SECCOMP_WHAT, False, str(exc), "install libseccomp2 and the pyseccomp package")
+    return built, LimitStatus("seccomp", SECCOMP_WHAT, True, built.describe())
+
+
+def _refuse_missing_limits(report: ProbeReport) -> str | None:
+    """Fail closed: the error if a limit is missing and the operator has not
+    opted into the weak mode; with it, a note and None."""
+    missing = report.missing_limits()
+    if not missing:
+        return None
+    report.weak_limits = weak_limits_allowed()
+    names = ", ".join(limit.name for limit in missing)
+    if report.weak_limits:
+        report.notes.append(f"{WEAK_LIMITS_ENV}=1: bots run WITHOUT these limits: {names}")
+        return None
+    reasons = "; ".join(limit.detail for limit in missing)
+    fixes = "; ".join(dict.fromkeys(limit.fix for limit in missing if limit.fix))
+    return (
+        f"limits that cannot be applied here: {names} ({reasons}). Refusing to run bots without them: {fixes}; "
+        f"or set {WEAK_LIMITS_ENV}=1 to run them with the weaker limits that remain (not for a public ladder)"
+    )
+
+
+PROBE_BOT = b"""import os, socket, sys
+line = sys.stdin.readline()
+try:
+    socket.create_connection(("127.0.0.1", 9), timeout=1).close()
+    net = "open"
+except OSError:
+    net = "none"
+try:  # refused by the seccomp filter (EPERM), when it is in force
+    socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0).close()
+    netlink = "allowed"
+except OSError as exc:
+    netlink = "denied" if exc.errno == 1 else "failed"
+sys.stdout.write("cardroom-probe %d %s %s\\n" % (os.getuid(), net, netlink))
+sys.stdout.flush()
+"""
+
+
+def _trial_run(launcher: BwrapLauncher, report: ProbeReport) -> str | None:
+    """Start a tiny bot through the real launcher; None if it worked."""
+    with tempfile.TemporaryDirectory(prefix="cardroom-probe-") as tmp:
+        Path(tmp, "probe.py").write_bytes(PROBE_BOT)
+        limits = BotLimits()
+        started = time.monotonic()
+        try:
+            proc = launcher.spawn(Path(tmp), ["/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable, "probe.py"], limits)
+        except SandboxError as exc:
+            report.userns = "failed"
+            return _explain(str(exc))
+        except OSError as exc:
+            return f"cannot start bwrap: {exc}; {FIX_NONE}"
+        try:
+            proc.stdin.write(b"go\n")
+            proc.stdin.flush()
+            out = b""
+            deadline = time.monotonic() + START_TIMEOUT_S
+            while b"\n" not in out and time.monotonic() < deadline:
+                ready, _, _ = select.select([proc.stdout_fd], [], [], max(0.0, deadline - time.monotonic()))
+                if not ready:
+                    break
+                chunk = os.read(proc.stdout_fd, 4096)
+                if not chunk:
+                    break
+                out += chunk
+            elapsed = (time.monotonic() - started) * 1000
+            if not out.startswith(b"cardroom-probe "):
+                os.set_blocking(proc.stderr_fd, False)
+                try:
+                    err = os.read(proc.stderr_fd, 65536)
+                except OSError:
+                    err = b""
+                report.userns = "failed"
+                return _explain(" ".join(err.decode("utf-8", "replace").split())[:500] or "the test bot printed nothing")
+            _, uid, net, netlink = out.decode().split()
+            report.userns = "work (unprivileged, as the bot's uid)"
+            report.start_ms = elapsed
+            if net != "none":
+                return "the test bot reached the network from inside the sandbox; refusing to run bots here"
+            if int(uid) == 0:
+                return "the test bot ran as uid 0 inside the sandbox; refusing to run bots here"
+            if launcher.seccomp is not None and netlink != "denied":
+                return (
+                    f"the seccomp filter is not in force in the sandbox (a netlink socket was {netlink}); "
+                    f"refusing to run bots without it, or set {WEAK_LIMITS_ENV}=1 to run them without it"
+                )
+        finally:
+            proc.kill()
+    return None
+
+
+def _explain(message: str) -> str:
+    """bwrap's own error plus what to do about it."""
+    lower = message.lower()
+    if "creating new namespace" in lower or "no permissions to creat" in lower or "setting up uid map" in lower:
+        fix = (
+            "unprivileged user namespaces are blocked: allow them (sysctl kernel.unprivileged_userns_clone=1 on old Debian "
+            "kernels, kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu 23.10+, user.max_user_namespaces > 0); "
+            + DOCKER_HINT
+        )
+    elif "proc" in lower and "mount" in lower:
+        fix = "mounting a fresh /proc is refused (a masked /proc, typical of containers); " + DOCKER_HINT
+    elif "seccomp" in lower:
+        fix = (
+            "the kernel refused the bots' seccomp filter (a kernel without CONFIG_SECCOMP_FILTER, or a container "
+            "profile that forbids seccomp(2)); " + DOCKER_HINT
+        )
+    elif "mount" in lower or "pivot_root" in lower or "operation not permitted" in lower:
+        fix = "mounts inside the sandbox are refused (AppArmor/seccomp); " + DOCKER_HINT
+    else:
+        fix = "check that bubblewrap works: bwrap --unshare-all --ro-bind /usr /usr --symlink usr/lib64 /lib64 /usr/bin/true"
+    return f"bubblewrap cannot create the sandbox ({message}): {fix}; {FIX_NONE}"
+
+
+# -- modes --------------------------------------------------------------------------------------
+
+
+def get_launcher(mode: str | None = None) -> Launcher:
+    """The launcher for ``mode`` (default: ``CARDROOM_SANDBOX``, else bwrap)."""
+    if mode is None:
+        mode = os.environ.get("CARDROOM_SANDBOX", "")
+    mode = mode.strip() or "bwrap"
+    if mode == "none":
+        return UnsandboxedLauncher()
+    if mode == "bwrap":
+        report = probe()
+        if not report.ok or _LAUNCHER is None:
+            raise SandboxUnavailable(f"CARDROOM_SANDBOX=bwrap: {report.error}")
+        return _LAUNCHER
+    raise SandboxUnavailable(
+        f"CARDROOM_SANDBOX={mode!r} is not a sandbox mode: use 'bwrap' (the default, bubblewrap isolation) "
+        "or 'none' (no isolation, local development only)"
+    )
+
+
+def main() -> int:
+    report = probe()
+    print(report.describe())
+    return 0 if report.ok else 1

@@ -1,0 +1,33 @@
+"""Request parsers of the API: JSON with a size limit."""
+
+from __future__ import annotations
+
+from io import BytesIO
+
+from django.conf import settings
+from rest_framework import status
+from rest_framework.exceptions import APIException
+from rest_framework.parsers import JSONParser
+
+
+class BodyTooLarge(APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "too_large"
+
+
+class LimitedJSONParser(JSONParser):
+    """JSONParser that takes at most CARDROOM_MAX_JSON_BYTES: a larger body
+    is a 413 saying the limit, never parsed. (DRF hands JSON parsers the body
+    read whole, up to DATA_UPLOAD_MAX_MEMORY_SIZE; past that, Django's
+    RequestDataTooBig is a 413 too: ladder.api.errors.)"""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        limit = settings.CARDROOM_MAX_JSON_BYTES
+        request = (parser_context or {}).get("request")
+        declared = request.META.get("CONTENT_LENGTH") if request is not None else None
+        if declared and declared.isdigit() and int(declared) > limit:
+            raise BodyTooLarge(f"the JSON body is {int(declared)} bytes; the limit is {limit} bytes")
+        data = stream.read(limit + 1) if stream is not None else b""
+        if len(data) > limit:
+            raise BodyTooLarge(f"the JSON body is more than {limit} bytes; the limit is {limit} bytes")
+        return super().parse(BytesIO(data), media_type, parser_context)

@@ -1,0 +1,121 @@
+"""Accounts: one set of username rules for the web form and the API.
+
+A username is NFKC-normalised and then must be 3-40 letters (of one
+script), digits and ``_ . @ + -``. It must not be a reserved name, nor equal
+an existing one once case-folded, nor look like one: its *skeleton* (each
+character replaced by the Latin or ASCII character it is confusable with,
+from the Unicode confusables table that confusable-homoglyphs ships, then
+case-folded, "rn" read as "m") must be new too. UsernameClaim holds the
+folded form and the skeleton of every account under unique constraints, so
+two sign-ups racing for look-alike names cannot both win."""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+
+from confusable_homoglyphs import categories, confusables
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+
+from ladder.client import fold_username
+from ladder.models import UsernameClaim
+from ladder.services.bots import SYSTEM_USERNAME, ServiceError
+
+log = logging.getLogger("cardroom.accounts")
+
+USERNAME_MIN, USERNAME_MAX = 3, 40
+USERNAME_RE = re.compile(r"^[\w.@+-]+\Z")
+USERNAME_RULES = f"a username is {USERNAME_MIN}-{USERNAME_MAX} characters: letters (of one script), digits and _ . @ + -"
+# ASCII characters TR39 confuses with another ASCII character (before case
+# folding: a capital I looks like a small l).
+_ASCII_LOOKALIKES = {"0": "o", "1": "l", "I": "l", "|": "l"}
+
+
+def normalise(name: str) -> str:
+    """The form a username is stored in (Django's own username normalisation)."""
+    return unicodedata.normalize("NFKC", name or "")
+
+
+def _prototype(char: str) -> str:
+    if char in _ASCII_LOOKALIKES:
+        return _ASCII_LOOKALIKES[char]
+    if char.isascii():
+        return char
+    for glyph in confusables.confusables_data.get(char, ()):
+        target = glyph["c"]
+        if len(target) == 1 and target.isascii():
+            return _ASCII_LOOKALIKES.get(target, target)
+    return char
+
+
+def skeleton(name: str) -> str:
+    """What ``name`` looks like: equal skeletons, names a reader could mistake."""
+    shape = "".join(_prototype(c) for c in normalise(name)).casefold()
+    return shape.replace("rn", "m").replace("vv", "w")
+
+
+def _reserved() -> dict[str, str]:
+    names = {*settings.CARDROOM_RESERVED_USERNAMES, SYSTEM_USERNAME}
+    out = {}
+    for reserved in names:
+        out[fold_username(reserved)] = reserved
+        out[skeleton(reserved)] = reserved
+    return out
+
+
+def check_username(name: str) -> str:
+    """The username to store for ``name``, or a ServiceError (field "username")
+    saying what is wrong with it."""
+    name = normalise(name)
+    if not USERNAME_MIN <= len(name) <= USERNAME_MAX or not USERNAME_RE.match(name):
+        raise ServiceError(USERNAME_RULES, "username")
+    scripts = categories.unique_aliases(name) - {"COMMON"}
+    if len(scripts) > 1:
+        raise ServiceError(
+            f"the username {name!r} mixes scripts ({', '.join(sorted(scripts))}): use the letters of one script", "username"
+        )
+    folded, shape = fold_username(name), skeleton(name)
+    reserved = _reserved()
+    for key in (folded, shape):
+        if key in reserved:
+            raise ServiceError(f"the username {name!r} is reserved (too like {reserved[key]!r})", "username")
+    clash = UsernameClaim.objects.filter(folded=folded).select_related("user").first()
+    if clash is not None:
+        raise ServiceError(f"the username {name!r} is taken (by {clash.user.username!r}: case does not count)", "username")
+    clash = UsernameClaim.objects.filter(skeleton=shape).select_related("user").first()
+    if clash is not None:
+        raise ServiceError(f"the username {name!r} is too like the existing {clash.user.username!r}", "username")
+    return name
+
+
+def create_account(username: str, password: str):
+    """A new user with its username claim (web sign-up and API register)."""
+    name = check_username(username)
+    try:
+        with transaction.atomic():
+            user = get_user_model().objects.create_user(name, password=password)
+            claim_username(user, strict=True)
+    except IntegrityError:  # a racing sign-up took it (or a look-alike) first
+        raise ServiceError(f"the username {name!r} is taken", "username") from None
+    return user
+
+
+def claim_username(user, *, strict: bool = False) -> None:
+    """Record ``user``'s username forms (after every save of a user: the admin
+    and createsuperuser make users too, and may pick any name). With strict,
+    a clash raises IntegrityError; else it is logged and that user keeps no
+    claim (an account made outside the public forms)."""
+    keys = {"folded": fold_username(user.username), "skeleton": skeleton(user.username)}
+    current = UsernameClaim.objects.filter(user=user).values("folded", "skeleton").first()
+    if current == keys:
+        return
+    try:
+        with transaction.atomic():
+            UsernameClaim.objects.update_or_create(user=user, defaults=keys)
+    except IntegrityError:
+        if strict:
+            raise
+        log.warning("username %r looks like an existing one: it keeps no username claim", user.username)

@@ -1,0 +1,171 @@
+"""One identity per name (issue 11, item 7): usernames unique after NFKC
+and case folding, look-alikes and reserved names refused, with one set of
+rules (ladder.services.accounts) on the web sign-up form and the API; bot
+names unique per game whatever the case, built-ins included; and migration
+0004 on data that already breaks these rules."""
+
+from __future__ import annotations
+
+import html
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, connection, transaction
+from django.db.migrations.executor import MigrationExecutor
+from django.test import Client
+from django.urls import reverse
+
+from ladder.models import Bot, UsernameClaim
+from tests.ladder import factories as f
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_limits")]
+
+REGISTER = "/api/auth/register/"
+
+
+@pytest.fixture(autouse=True)
+def _no_rate_limits(settings):
+    f.limit_rate(settings, "register", "100000/hour")
+    f.limit_rate(settings, "bot", "100000/hour")
+
+
+def api_register(username: str):
+    return f.client().post(REGISTER, {"username": username, "password": f.PASSWORD}, format="json")
+
+
+def web_signup(username: str):
+    return Client().post(reverse("web-signup"), {"username": username, "password1": f.PASSWORD, "password2": f.PASSWORD})
+
+
+def web_error(response) -> str:
+    assert response.status_code == 200, response.status_code  # the form again, with the error
+    return html.unescape(response.content.decode())
+
+
+REFUSED = [
+    # (name to sign up, an existing user or None, what the refusal says)
+    ("ALICE", "alice", "is taken"),
+    ("Alice", "alice", "is taken"),
+    ("ａｌｉｃｅ", "alice", "is taken"),  # fullwidth: NFKC makes it "alice"
+    ("\u0430lice", "alice", "mixes scripts"),  # Cyrillic а + Latin "lice"
+    ("\u0430\u0441\u0435", "ace", "too like"),  # all Cyrillic: "асе" reads as "ace"
+    ("a1ice", "alice", "too like"),
+    ("AIice", "alice", "too like"),  # capital I for l
+    ("b0b", "bob", "too like"),
+    ("CardRoom", None, "reserved"),  # the system user the built-in bots belong to
+    ("cardroom", None, "reserved"),
+    ("admin", None, "reserved"),
+    ("Api", None, "reserved"),
+    ("STAFF", None, "reserved"),
+    ("x", None, "3-40 characters"),
+    ("xy", None, "3-40 characters"),
+    ("u" * 41, None, "3-40 characters"),
+    ("no spaces", None, "3-40 characters"),
+]
+
+
+@pytest.mark.parametrize("name, existing, says", REFUSED)
+def test_api_refuses_case_variants_look_alikes_reserved_and_short_names(name, existing, says):
+    if existing:
+        f.user(existing)
+    body = f.assert_error(api_register(name), 400, field="username", contains=says)
+    assert "token" not in body
+    assert get_user_model().objects.count() == (2 if existing else 1)  # (and the system user)
+
+
+@pytest.mark.parametrize("name, existing, says", REFUSED)
+def test_web_signup_refuses_the_same_names_with_the_same_words(name, existing, says):
+    if existing:
+        f.user(existing)
+    page = web_error(web_signup(name))
+    assert says in page
+    assert get_user_model().objects.count() == (2 if existing else 1)
+
+
+@pytest.mark.parametrize("name", ["bob_the-builder", "José", "Дмитрий", "李小龍", "r2d2", "anna.k+bots@home"])
+def test_names_of_one_script_are_welcome_on_both(name):
+    assert api_register(name).status_code == 201
+    other = name + "2"
+    response = web_signup(other)
+    assert response.status_code == 302, web_error(response)[-1500:]
+    assert set(get_user_model().objects.filter(username__in=[name, other]).values_list("username", flat=True)) == {name, other}
+
+
+def test_a_name_is_stored_in_its_nfkc_form():
+    assert api_register("ｍａｒｔｉｎ").status_code == 201
+    assert get_user_model().objects.filter(username="martin").exists()
+
+
+def test_every_user_holds_a_claim_even_made_outside_the_forms():
+    """createsuperuser and the admin make users too: their names are claimed
+    (post_save), so a case variant of them is refused at sign-up."""
+    get_user_model().objects.create_superuser("Operator7", password=f.PASSWORD)
+    assert UsernameClaim.objects.filter(folded="operator7").exists()
+    f.assert_error(api_register("OPERATOR7"), 400, field="username", contains="is taken")
+
+
+def test_claims_are_unique_in_the_database():
+    """Two sign-ups racing past the checks: the claim's unique constraint
+    lets one through."""
+    f.user("racer")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        UsernameClaim.objects.create(user=f.user("other-racer"), folded="racer", skeleton="racer-x")
+
+
+# -- bot names ---------------------------------------------------------------------------
+
+
+def test_api_refuses_a_case_variant_of_a_built_in_bot():
+    owner = f.user("botmaker")
+    response = f.client(owner).post("/api/bots/", {"game": "allegra", "name": "Greedy"}, format="json")
+    f.assert_error(response, 400, field="name", contains="built-in allegra bot named 'greedy'")
+    assert not Bot.objects.filter(name="Greedy").exists()
+
+
+def test_web_form_refuses_a_case_variant_of_another_users_bot():
+    f.bot(f.user("first"), "allegory", "NightOwl")
+    second = f.user("second")
+    c = Client()
+    c.force_login(second)
+    page = web_error(c.post(reverse("web-my-bots"), {"game": "allegory", "name": "nightowl", "description": ""}))
+    assert "there is already a allegory bot named 'NightOwl'" in page
+    # Another game is another namespace.
+    assert c.post(reverse("web-my-bots"), {"game": "allegra", "name": "nightowl"}).status_code == 302
+
+
+def test_the_database_holds_bot_names_unique_whatever_the_case():
+    owner = f.user("direct")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Bot.objects.create(owner=owner, game="allegra", name="RANDOM")
+
+
+# -- migration 0004 on data that breaks the rules ---------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migration_keeps_existing_duplicates_and_says_so(capsys):
+    """Case-duplicate bots: the later one is renamed (the constraint needs
+    it); users that fold to an older name keep their name and their login,
+    without a claim. Each is printed."""
+    executor = MigrationExecutor(connection)
+    executor.migrate([("ladder", "0003_standings_index")])
+    try:
+        old = MigrationExecutor(connection).loader.project_state([("ladder", "0003_standings_index")]).apps
+        User = old.get_model("auth", "User")
+        OldBot = old.get_model("ladder", "Bot")
+        first = User.objects.create(username="dup")
+        second = User.objects.create(username="DUP")
+        OldBot.objects.create(owner_id=first.id, game="allegra", name="Twin")
+        late = OldBot.objects.create(owner_id=second.id, game="allegra", name="twin")
+        executor = MigrationExecutor(connection)
+        executor.migrate(executor.loader.graph.leaf_nodes())
+        out = capsys.readouterr().out
+        assert f"bot {late.id} (allegra) 'twin' renamed to 'twin-{late.id}'" in out
+        assert f"user {second.id} 'DUP' is a look-alike or case variant of 'dup'" in out
+        assert set(Bot.objects.filter(game="allegra", name__istartswith="twin").values_list("name", flat=True)) == {"Twin", f"twin-{late.id}"}
+        assert UsernameClaim.objects.get(folded="dup").user_id == first.id
+        assert not UsernameClaim.objects.filter(user_id=second.id).exists()
+        assert get_user_model().objects.filter(username="DUP").exists()
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.migrate(executor.loader.graph.leaf_nodes())
