@@ -76,7 +76,29 @@ our_mounts() {
   awk '{print $5}' /proc/self/mountinfo | grep -E "^($RUN_DIR|$DATA_ROOT)(/|$)" | sort -r || true
 }
 
+# The sandbox keeps bots frozen between their moves, and a frozen process
+# cannot die: thaw every cgroup of our containers, so that killing them works
+# (the cardroom-bwrap runtime does the same on each SIGKILL).
+thaw_ours() {
+  local top f
+  for top in /sys/fs/cgroup/freezer"$(cgroup_parent)" /sys/fs/cgroup/unified"$(cgroup_parent)" /sys/fs/cgroup"$(cgroup_parent)"; do
+    [ -d "$top" ] || continue
+    find "$top" -name freezer.state 2>/dev/null | while read -r f; do echo THAWED >"$f" 2>/dev/null || true; done
+    find "$top" -name cgroup.freeze 2>/dev/null | while read -r f; do echo 0 >"$f" 2>/dev/null || true; done
+  done
+}
+
+# containerd's shims of our containers (left behind when containerd went
+# first): the processes whose -address is our containerd's socket, by pid.
+our_shims() {
+  local d
+  for d in /proc/[0-9]*; do
+    tr '\0' '\n' <"$d/cmdline" 2>/dev/null | grep -qxF -- "$RUN_DIR/exec/containerd/containerd.sock" && echo "${d#/proc/}"
+  done
+}
+
 stop() {
+  thaw_ours
   if [ -S "$SOCK" ] && running; then
     # Containers first, so their shims and mounts go with them.
     local ids
@@ -100,6 +122,14 @@ stop() {
     sleep 1
     kill -KILL "$(cat "$cpid")" 2>/dev/null || true
   fi
+  thaw_ours
+  local shim
+  for shim in $(our_shims); do kill -KILL "$shim" 2>/dev/null || true; done
+  # The cgroups runc left (empty now), deepest first.
+  local top
+  for top in /sys/fs/cgroup/*"$(cgroup_parent)" /sys/fs/cgroup"$(cgroup_parent)"; do
+    [ -d "$top" ] && find "$top" -depth -type d -exec rmdir {} \; 2>/dev/null
+  done
   local m
   for m in $(our_mounts); do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
   rm -rf "$RUN_DIR"

@@ -86,7 +86,7 @@ echo "== test-containers: images"
 build cardroom:latest Dockerfile || exit 1
 build cardroom-postgres:latest deploy/postgres/Dockerfile || exit 1
 build cardroom-redis:latest deploy/redis/Dockerfile || exit 1
-build cardroom-proxy:latest deploy/nginx/Dockerfile || exit 1
+build cardroom-proxy:latest deploy/proxy/Dockerfile || exit 1
 
 echo "== test-containers: $*"
 "$@"

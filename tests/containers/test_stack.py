@@ -37,6 +37,7 @@ pytestmark = [
 
 THINK_SECONDS = 0.05  # the uploaded bot's time per move: its matches last seconds
 WORKERS = 2
+ALL_LIMITS = {"memory", "pids", "cpu", "freezer", "tmpfs", "seccomp"}  # cardroom.sandbox's probe
 
 
 def slow_bot_source() -> str:
@@ -184,15 +185,18 @@ def test_ladder_matches_are_played_by_both_workers_in_the_sandbox(stack, staff):
         300, "a finished ladder match of the uploaded bot",
     )  # fmt: skip
 
-    # The status page (staff): both workers alive, each in the bwrap sandbox.
+    # The status page (staff): both workers alive, each in the bwrap sandbox
+    # with every limit in force (not "NOT in force: ...", "unusable: ...").
     doc = staff.get(f"{stack.base}/ops/status.json", timeout=30).json()
     workers = doc["workers"]["list"]
     alive = [w for w in workers if w["alive"]]
     assert {w["name"].split("@")[0].removeprefix("worker-") for w in alive} >= worker_ids, workers
     for w in alive:
-        assert w["sandbox"] == "bwrap", w  # isolated, not "(NOT isolated)" or "unusable: ..."
+        mode, _, limits = w["sandbox"].partition("; ")
+        assert mode == "bwrap" and "NOT" not in limits, w
+        assert limits.startswith("limits in force: ") and set(limits.removeprefix("limits in force: ").split(", ")) >= ALL_LIMITS, w
     page = staff.get(f"{stack.base}/ops/status/", timeout=30)
-    assert page.status_code == 200 and "bwrap" in page.text
+    assert page.status_code == 200 and "limits in force: " in page.text and "NOT in force" not in page.text
 
 
 def test_a_replay_downloaded_through_the_proxy_verifies(stack, tmp_path):

@@ -145,6 +145,7 @@ def test_only_the_worker_relaxes_its_confinement_and_gains_nothing_it_does_not_n
     options = {o.replace(":", "=", 1) for o in worker["security_opt"]}
     assert options == {"no-new-privileges=true", "seccomp=deploy/docker/worker-seccomp.json", "apparmor=unconfined"}
     assert str(worker["user"]).split(":")[0] == "0"  # root in its container: it runs each bot as its own uid
+    assert worker["environment"].get("CARDROOM_SANDBOX_WEAK_LIMITS", "0") == "0"  # every limit in force, or no bots
     for name, service in services.items():
         assert not service.get("privileged"), name
         if name != "worker":
