@@ -66,7 +66,8 @@ clean:
 # --- operations: load and throughput benchmarks (docs/operations.md) ---------
 .PHONY: load-test load-test-slow-bots bench-throughput
 
-# The read API under 50 concurrent clients for 60 s: gunicorn on PostgreSQL
+# The production set-up on this machine (nginx, gunicorn, PostgreSQL, Redis cache):
+# 50 readers for 60 s, then 50 half-open slow clients for 30 s, and a summary.
 # (database cardroom_load, seeded once; LOAD_DATABASE_URL to change it).
 load-test: setup
 	$(BIN)/python benchmarks/load_test.py

@@ -54,12 +54,17 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "axes",
+    "csp",
     "ladder",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Public reads (standings, match lists, match pages) from the shared
+    # cache, before sessions and authentication cost anything.
+    "ladder.caching.PublicReadCacheMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -175,17 +180,70 @@ SPECTACULAR_SETTINGS = {
     "PATH_CONVERTER_OVERRIDES": {"id": int, "seat": int},
 }
 
-# "limits" holds the rate-limit counters, so it must be one store for every
-# web process: Redis when CACHE_URL is set (rediscache://host:6379/1, the
-# production set-up), else a table of the database (created by migrate,
-# ladder migration 0004, or `manage.py createcachetable`).
+# The shared cache: public reads (ladder.caching), rate-limit counters and
+# whatever else every process must see. Production: Redis (CACHE_URL=
+# redis://cache:6379/0); the limits use the same Redis under their own prefix.
+# The embedded default: a file cache under var/ for public reads (the web
+# processes and the worker, which records results and so invalidates, share
+# it) and a table of the database for the limits (created by migrate, ladder
+# migration 0004_abuse, or `manage.py createcachetable`).
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    "limits": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "cardroom_cache"},
+    "default": env.cache("CACHE_URL", default=f"filecache://{VAR_DIR / 'cache'}"),
+    "limits": {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "cardroom_cache",
+        # Past MAX_ENTRIES the database cache drops a third of its keys: with
+        # the default 300, many clients at once would wipe each other's counts.
+        "OPTIONS": {"MAX_ENTRIES": 100_000},
+    },
 }
-if env("CACHE_URL", default=""):
-    CACHES["default"] = env.cache("CACHE_URL")
+# Counters must not be evicted: LIMITS_CACHE_URL names a store that keeps
+# them (compose: the broker's Redis), else they share CACHE_URL's.
+if env("LIMITS_CACHE_URL", default=""):
+    CACHES["limits"] = {**env.cache("LIMITS_CACHE_URL"), "KEY_PREFIX": "limits"}
+elif env("CACHE_URL", default=""):
     CACHES["limits"] = {**env.cache("CACHE_URL"), "KEY_PREFIX": "limits"}
+# Longest a cached public read is served; a recorded result (any match state
+# change) invalidates them at once, this bounds what other writes leave stale.
+CARDROOM_PUBLIC_CACHE_SECONDS = env.int("CARDROOM_PUBLIC_CACHE_SECONDS", default=300)
+
+# --- HTTPS, behind the proxy (docs/operations.md, "TLS") -----------------------
+# CARDROOM_HTTPS=1 says the site is served over HTTPS (nginx terminates TLS):
+# HTTP is redirected, cookies are secure-only, browsers are told HSTS.
+CARDROOM_HTTPS = env.bool("CARDROOM_HTTPS", default=False)
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=CARDROOM_HTTPS)
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=CARDROOM_HTTPS)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=CARDROOM_HTTPS)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000 if CARDROOM_HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=CARDROOM_HTTPS)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=CARDROOM_HTTPS)
+# Trust the scheme the proxy reports only when a proxy that always sets it
+# stands in front (deploy/nginx sets X-Forwarded-Proto on every request):
+# CARDROOM_PROXY_SSL_HEADER=X-Forwarded-Proto.
+_proxy_ssl_header = env("CARDROOM_PROXY_SSL_HEADER", default="")
+if _proxy_ssl_header:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_" + _proxy_ssl_header.upper().replace("-", "_"), "https")
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+# Content-Security-Policy (django-csp 4): everything from this origin, no
+# inline script or style anywhere (the pages' scripts are static files; no
+# nonces, so cached pages stay valid for everyone), no framing, no plugins.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],  # (Swagger UI's icons are data: URLs)
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
 
 # --- abuse: client addresses, rate limits, lockouts --------------------------
 # How many reverse proxies in front of the app append to X-Forwarded-For (0:

@@ -26,3 +26,6 @@ class LadderConfig(AppConfig):
         post_migrate.connect(_install_defaults, sender=self, dispatch_uid="ladder-install-defaults")
         # Every saved user (sign-up, admin, createsuperuser) claims its username's forms.
         post_save.connect(_claim_username, sender=settings.AUTH_USER_MODEL, dispatch_uid="ladder-claim-username")
+        from ladder import caching
+
+        caching.connect_signals()  # writes through save() invalidate cached public reads

@@ -139,11 +139,17 @@ def participant(match: Match, seat: int) -> Participant | None:
     return match.participants.select_related("bot").filter(seat=seat).first()
 
 
-def replay_bytes(match: Match) -> bytes | None:
+def replay_gz(match: Match) -> bytes | None:
+    """The replay as stored: gzip-compressed JSON."""
     if not match.replay:
         return None
     with match.replay.open("rb") as f:
-        return gzip.decompress(f.read())
+        return f.read()
+
+
+def replay_bytes(match: Match) -> bytes | None:
+    data = replay_gz(match)
+    return None if data is None else gzip.decompress(data)
 
 
 def log_text(participant: Participant) -> str:

@@ -10,6 +10,8 @@
 #                 the private Docker daemon of `make test-containers` and
 #                 `make bench-compose` (scripts/containers/), which builds its
 #                 base image with debootstrap (no image registry needed)
+#   nginx - the reverse proxy, for its tests and `make load-test` (tests/ops,
+#           benchmarks/load_test.py start their own on loopback ports)
 # Runs as root, or through sudo when it is available.
 # `install-system-packages.sh sandbox` installs only what running bots needs
 # (make demo); with no argument, also what the tests need (make test, CI);
@@ -41,6 +43,10 @@ fi
 # docker-compose (Debian's v1): CI checks docker-compose.yml with `docker-compose
 # config -q` (tests/ops/test_compose.py); no Docker daemon is needed for that.
 command -v docker-compose >/dev/null 2>&1 || missing="$missing docker-compose"
+# nginx: the proxy tests and the load test run the real one in front of gunicorn
+# with configs of their own on loopback ports; they never use the package's
+# default site (which Debian starts on port 80 where an init system runs).
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$missing nginx"
 fi
 fi
 

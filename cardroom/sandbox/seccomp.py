@@ -12,7 +12,9 @@ What it denies, and why (docs/bot-authors.md lists it for bot authors):
 * channels between sandboxes: ``flock`` and the lock, lease and notify
   commands of ``fcntl`` (locks and dnotify on the shared read-only ``/usr``
   cross sandboxes), inotify and fanotify, the page-cache probe
-  ``preadv2``/``pwritev2`` with ``RWF_NOWAIT`` and ``cachestat``;
+  ``preadv2``/``pwritev2`` with ``RWF_NOWAIT`` and ``cachestat``, and
+  evicting shared pages from the page cache (``posix_fadvise`` with
+  ``POSIX_FADV_DONTNEED``, ``madvise`` with ``MADV_COLD``/``MADV_PAGEOUT``);
 * kernel attack surface no bot needs: keyrings, bpf, perf events,
   userfaultfd, io_uring, mounts, new namespaces (``unshare``, ``setns``, and
   ``clone`` with a ``CLONE_NEW*`` flag), ptrace and cross-process memory
@@ -77,6 +79,8 @@ CLONE_NEW_FLAGS = (
     0x40000000,  # CLONE_NEWNET
 )
 RWF_NOWAIT = 0x00000008
+POSIX_FADV_DONTNEED = 4
+MADV_COLD, MADV_PAGEOUT = 20, 21
 
 _SIGNALLING = "a channel between sandboxes through files they share"
 _KERNEL = "kernel attack surface no bot needs"
@@ -89,6 +93,10 @@ DENIED: tuple[Denied, ...] = (
     Denied("preadv2", "tells whether a shared file is in the page cache", arg=5, flags=(RWF_NOWAIT,)),
     Denied("pwritev2", "tells whether a shared file is in the page cache", arg=5, flags=(RWF_NOWAIT,)),
     Denied("cachestat", "tells whether a shared file is in the page cache"),
+    # Evicting a shared file's pages from the page cache would let a seat
+    # write a bit the other reads back by timing, again and again.
+    Denied("fadvise64", "evicts a shared file from the page cache", arg=3, values=(POSIX_FADV_DONTNEED,)),
+    Denied("madvise", "evicts a shared file from the page cache", arg=2, values=(MADV_COLD, MADV_PAGEOUT)),
     # Socket families: everything but AF_UNIX, AF_INET and AF_INET6 (the
     # builder turns ``values`` into "every other value").
     Denied("socket", "socket families a bot never needs", arg=0, values=ALLOWED_FAMILIES),

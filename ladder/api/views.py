@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import gzip
+
 from django.conf import settings
 from django.contrib.auth import authenticate
 from django.http import Http404, HttpResponse, JsonResponse
+from django.utils.cache import get_conditional_response
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
@@ -15,7 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from engine import game_ids, get_game_class
-from ladder import selectors
+from ladder import caching, selectors
 from ladder.api import serializers as s
 from ladder.api.errors import ERRORS, error_response, errors
 from ladder.api.pagination import MatchCursorPagination
@@ -239,21 +242,39 @@ class MatchDetail(generics.RetrieveAPIView):
 
 
 class ReplayView(APIView):
+    """A finished match's replay never changes: it is served with long cache
+    headers and an ETag, from the shared cache after the first request, and
+    gzip-compressed as stored to a client that accepts that."""
+
     permission_classes = [permissions.AllowAny]
 
     @extend_schema(
         responses={(200, "application/json"): OpenApiResponse(OpenApiTypes.OBJECT, description="replay format v1"), **errors(401, 404)}
     )
     def get(self, request, pk: int):
-        match = selectors.match(pk)
-        if match is None:
-            raise Http404
-        data = selectors.replay_bytes(match)
-        if data is None:
-            return error_response(f"match {pk} has no replay yet (status: {match.status})", None, 404)
-        response = HttpResponse(data, content_type="application/json")
+        entry = caching.cached_replay(pk)
+        if entry is None:
+            match = selectors.match(pk)
+            if match is None:
+                raise Http404
+            try:
+                gz = selectors.replay_gz(match) if match.status == Match.Status.FINISHED else None
+            except OSError:
+                return error_response(f"the replay file of match {pk} is missing from storage", None, 404)
+            if gz is None:
+                return error_response(f"match {pk} has no replay yet (status: {match.status})", None, 404)
+            entry = caching.keep_replay(pk, gz)
+        gzipped = "gzip" in request.headers.get("Accept-Encoding", "")
+        # One ETag per representation: the gzip and the plain bytes differ.
+        etag = f'"{entry["etag"]}{"-gz" if gzipped else ""}"'
+        response = HttpResponse(entry["gz"] if gzipped else gzip.decompress(entry["gz"]), content_type="application/json")
+        if gzipped:
+            response["Content-Encoding"] = "gzip"
         response["Content-Disposition"] = f'attachment; filename="cardroom-match-{pk}.json"'
-        return response
+        response["Vary"] = "Accept-Encoding"
+        response["ETag"] = etag
+        response["Cache-Control"] = caching.REPLAY_CACHE_CONTROL
+        return get_conditional_response(request, etag=etag, response=response)
 
 
 class LogView(APIView):

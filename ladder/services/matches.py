@@ -54,6 +54,7 @@ from cardroom.ceiling import match_ceiling_ms
 from cardroom.launch import Launcher
 from cardroom.players import TimeControl
 from cardroom.runner import BotSpecError, MatchCeilingExceeded, MatchRecord, run_match
+from ladder import caching
 from ladder.models import BotVersion, Ladder, Match, Participant
 from ladder.services import enqueue, ops
 from ladder.services.connections import close_connection
@@ -342,6 +343,8 @@ def record_result(claim: Claim, record: MatchRecord) -> bool:
         match.save(update_fields=["replay", "status", "finished", "num_events", "lease_token", "lease_expires", "error"])
         if match.kind == Match.Kind.LADDER:
             apply_match_ratings(match, participants)
+        # Standings, ladder pages, match lists and pages: cached copies go stale on commit.
+        caching.bump(caching.RATINGS, caching.MATCHES)
     log.info("match finished", extra={"match_id": match.pk, "events": match.num_events, "ms": record.elapsed_ms})
     return True
 
@@ -597,4 +600,5 @@ def requeue(match: Match) -> None:
 
 def cancel(match: Match) -> None:
     """Operator action: a queued match will not be played."""
-    Match.objects.filter(pk=match.pk, status=Match.Status.QUEUED).update(status=Match.Status.CANCELLED)
+    if Match.objects.filter(pk=match.pk, status=Match.Status.QUEUED).update(status=Match.Status.CANCELLED):
+        caching.bump(caching.MATCHES)  # (an UPDATE: no post_save)

@@ -45,6 +45,7 @@ class StackPorts:
     # Unusual defaults, each overridable; checked free before the stack starts.
     db: int = int(os.environ.get("CARDROOM_TEST_DB_PORT", 47432))
     redis: int = int(os.environ.get("CARDROOM_TEST_REDIS_PORT", 47379))
+    cache: int = int(os.environ.get("CARDROOM_TEST_CACHE_PORT", 47381))
     web: int = int(os.environ.get("CARDROOM_TEST_WEB_PORT", 47800))
     proxy: int = int(os.environ.get("CARDROOM_TEST_PROXY_PORT", 47880))
 
@@ -80,6 +81,7 @@ class Stack:
                 "POSTGRES_PASSWORD": self.password,
                 "DB_PORT": str(self.ports.db),
                 "REDIS_PORT": str(self.ports.redis),
+                "CACHE_PORT": str(self.ports.cache),
                 "WEB_PORT": str(self.ports.web),
                 "PROXY_PORT": str(self.ports.proxy),
                 "ALLOWED_HOSTS": "127.0.0.1,localhost",
@@ -139,7 +141,7 @@ class Stack:
         deadline = time.monotonic() + timeout
         while True:
             states = {}
-            for service in ("db", "redis", "web", "proxy", "worker", "scheduler"):
+            for service in ("db", "redis", "cache", "web", "proxy", "worker", "scheduler"):
                 for c in self.containers(service, running_only=False):
                     health = c["State"].get("Health", {}).get("Status", "none")
                     states[c["Name"].lstrip("/")] = (c["State"]["Status"], health)

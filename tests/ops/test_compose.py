@@ -59,7 +59,7 @@ def test_the_secrets_are_required(compose, missing):
     assert missing in result.stdout + result.stderr
 
 
-SERVICES = {"db", "redis", "migrate", "web", "proxy", "worker", "scheduler"}
+SERVICES = {"db", "redis", "cache", "migrate", "web", "proxy", "worker", "scheduler"}
 WORKER_CAPS = {"CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "KILL"}
 
 
@@ -78,8 +78,10 @@ def test_services_health_checks_and_order(config):
     assert services["proxy"]["depends_on"]["web"]["condition"] == "service_healthy"
     assert "migrate" in services["migrate"]["command"]
     assert services["web"]["command"][:2] == ["gunicorn", "config.wsgi:application"]
-    assert "ladder.ops.gunicorn.JsonLogger" in services["web"]["command"]  # JSON access logs
+    assert "python:config.gunicorn" in services["web"]["command"]  # sync workers, JSON access logs
     assert services["worker"]["command"][0] == "cardroom-worker"  # celery worker, named after its container
+    assert services["worker"]["depends_on"]["cache"]["condition"] == "service_healthy"
+    assert "allkeys-lru" in services["cache"]["command"] and "--maxmemory" in services["cache"]["command"]
     assert services["scheduler"]["command"][:4] == ["celery", "-A", "config", "beat"]
     assert "--appendonly" in services["redis"]["command"]
 
@@ -92,7 +94,8 @@ def test_every_service_is_on_the_hosts_network_and_only_the_proxy_listens_outsid
     assert "networks" not in config
     # gunicorn, PostgreSQL and Redis bind loopback; the proxy is the way in.
     assert "127.0.0.1:8000" in services["web"]["command"]
-    assert services["redis"]["command"][services["redis"]["command"].index("--bind") + 1] == "127.0.0.1"
+    for name in ("redis", "cache"):
+        assert services[name]["command"][services[name]["command"].index("--bind") + 1] == "127.0.0.1"
     assert services["proxy"]["environment"]["PROXY_PORT"] == "8080"
 
 
@@ -104,9 +107,11 @@ def test_settings_come_from_the_environment(config):
         assert env["CELERY_BROKER_URL"] == "redis://127.0.0.1:6379/0"
         assert env["SECRET_KEY"] == ENV["SECRET_KEY"]
         assert env["CARDROOM_SANDBOX"] == "bwrap"
-        # Rate limits count in Redis, shared by every web process (not in each one's memory).
-        assert env["CACHE_URL"].startswith("rediscache://127.0.0.1:6379/")
-        assert env["CACHE_URL"] != env["CELERY_BROKER_URL"].replace("redis://", "rediscache://")
+        assert env["CARDROOM_PROXY_SSL_HEADER"] == "X-Forwarded-Proto"
+        # Cached reads in the evicting cache Redis; the limits' counters in the broker's (another database).
+        assert env["CACHE_URL"] == "redis://127.0.0.1:6380/0"
+        assert env["LIMITS_CACHE_URL"].startswith("redis://127.0.0.1:6379/")
+        assert env["LIMITS_CACHE_URL"] != env["CELERY_BROKER_URL"]
     assert services["db"]["environment"]["POSTGRES_PASSWORD"] == ENV["POSTGRES_PASSWORD"]
 
 

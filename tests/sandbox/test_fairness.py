@@ -164,3 +164,48 @@ def test_a_frozen_bot_is_killed_all_the_same(bwrap_launcher, tmp_path):
     assert time.monotonic() - started < 3, "kill waited for a frozen bot"
     assert proc.poll() is not None
     assert_host_clean([proc])
+
+
+def test_the_cgroup_v2_freezer_stops_a_process_and_kill_reaches_it():
+    """cgroup v2's freezer (``cgroup.freeze``), on this machine's unified
+    hierarchy (a hybrid host: the v1 freezer is what bots get here)."""
+    import subprocess
+    import sys
+
+    from cardroom.sandbox.cgroups import _cgroup_mounts, _own_cgroups, _setup_base, _under
+
+    own = _own_cgroups().get("")
+    here = next(
+        (_under(mp, root, own) for mp, root, fstype, _ in _cgroup_mounts() if fstype == "cgroup2" and own is not None),
+        None,
+    )
+    if here is None or os.geteuid() != 0:
+        pytest.skip("no cgroup v2 hierarchy here (or not root)")
+    controller, note = _setup_base("freezer", 2, here)
+    if controller is None:
+        pytest.skip(note)
+    leaf = controller.prepare(1920099970, 0)
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        controller.join(leaf, spinner.pid)
+        controller.freeze(leaf)
+        assert controller.frozen(leaf)
+        time.sleep(0.3)  # let it settle into the freeze
+        before = cpu_seconds([spinner.pid])
+        time.sleep(1.0)
+        frozen_cpu = cpu_seconds([spinner.pid]) - before
+        controller.thaw(leaf)
+        assert not controller.frozen(leaf)
+        time.sleep(1.0)
+        thawed_cpu = cpu_seconds([spinner.pid]) - before - frozen_cpu
+        controller.freeze(leaf)
+        controller.kill_all(leaf)  # a frozen process is killed all the same
+        assert spinner.wait(timeout=5) == -9
+    finally:
+        if spinner.poll() is None:
+            spinner.kill()
+            spinner.wait()
+        controller.remove(leaf)
+    print(f"v2 freezer: {frozen_cpu:.2f} s of CPU in 1 s frozen, {thawed_cpu:.2f} s in 1 s thawed")
+    assert frozen_cpu <= 0.02 and thawed_cpu >= 0.05
+    assert not leaf.exists()

@@ -112,6 +112,12 @@ SYSCALLS = """
     buf = bytearray(16)
     attempt("preadv2 RWF_NOWAIT", lambda: os.preadv(usr, [buf], 0, os.RWF_NOWAIT))
     attempt("preadv2", lambda: os.preadv(usr, [buf], 0, 0))
+    attempt("posix_fadvise DONTNEED", lambda: os.posix_fadvise(usr, 0, 0, os.POSIX_FADV_DONTNEED))
+    attempt("posix_fadvise WILLNEED", lambda: os.posix_fadvise(usr, 0, 0, os.POSIX_FADV_WILLNEED))
+    mapped = mmap.mmap(usr, 4096, prot=mmap.PROT_READ)
+    attempt("madvise MADV_PAGEOUT", lambda: mapped.madvise(21))
+    attempt("madvise MADV_COLD", lambda: mapped.madvise(20))
+    attempt("madvise MADV_DONTNEED", lambda: mapped.madvise(mmap.MADV_DONTNEED))
     for family in ("AF_NETLINK", "AF_PACKET", "AF_VSOCK", "AF_ALG", "AF_KEY", "AF_BLUETOOTH", "AF_APPLETALK"):
         attempt("socket " + family, lambda f=family: socket.socket(getattr(socket, f, {"AF_KEY": 15, "AF_APPLETALK": 5}.get(f, 0)), socket.SOCK_RAW if f != "AF_VSOCK" else socket.SOCK_STREAM).close())
     attempt("socket family 1 with high bits", raw(41, (1 << 32) | 1, 1, 0))
@@ -161,7 +167,7 @@ def test_denied_calls_fail_with_eperm_and_python_still_works(bwrap_launcher, tmp
         "flock", "fcntl F_SETLK", "fcntl F_GETLK", "fcntl F_OFD_SETLK", "fcntl F_NOTIFY", "fcntl F_SETLK high bits",
         "inotify_init1", "fanotify_init", "keyctl", "add_key", "bpf", "perf_event_open", "userfaultfd",
         "io_uring_setup", "mount", "unshare", "setns", "ptrace", "process_vm_readv", "personality", "cachestat",
-        "preadv2 RWF_NOWAIT", "socket AF_NETLINK", "socket AF_PACKET", "socket AF_VSOCK", "socket AF_ALG",
+        "preadv2 RWF_NOWAIT", "posix_fadvise DONTNEED", "madvise MADV_PAGEOUT", "madvise MADV_COLD", "socket AF_NETLINK", "socket AF_PACKET", "socket AF_VSOCK", "socket AF_ALG",
         "socket AF_KEY", "socket AF_BLUETOOTH", "socket AF_APPLETALK", "socket family 1 with high bits",
         "socketpair AF_NETLINK", "x32 getpid",
     ]
@@ -169,6 +175,7 @@ def test_denied_calls_fail_with_eperm_and_python_still_works(bwrap_launcher, tmp
     assert info["clone3"] == "ENOSYS"  # so that glibc falls back to clone, whose flags the filter sees
     assert info["int 0x80 getpid"] in ("-1", "signal 11"), info["int 0x80 getpid"]  # never the pid
     assert info["fcntl F_GETFL"] == "ok" and info["preadv2"] == "ok"
+    assert info["posix_fadvise WILLNEED"] == "ok" and info["madvise MADV_DONTNEED"] == "ok"  # malloc trims with it
     assert info["socketpair AF_UNIX"] == "x" and info["loopback AF_INET"] == "y"
     assert info["AF_INET6"] in ("ok", "EADDRNOTAVAIL")  # ::1 exists only where the host enables IPv6
     assert info["thread"] == "ran" and info["subprocess"] == 0 and info["asyncio"] == "z"

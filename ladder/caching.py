@@ -1,0 +1,243 @@
+"""Fast public reads: standings, ladder pages, match lists and match pages
+(web and API) served from the shared cache (Django's cache framework; Redis
+in production), with ETag and Last-Modified so that a client's conditional
+GET is answered 304.
+
+Invalidation is by generation, not by deleting keys: each kind of data has a
+generation key (``SCOPES``), every cached entry's key holds the generations
+it was built from, and a write bumps the generations it changes (at once,
+and again on commit). After a bump no request can reach the old entries; they expire on their own
+(CARDROOM_PUBLIC_CACHE_SECONDS, which also bounds how stale a write that
+bumps nothing can leave a page). Who bumps what:
+
+* ``matches``: every save or delete of a match (queued, claimed, finished,
+  failed, re-queued: post_save below) and ``cancel`` (an UPDATE);
+* ``ratings``: a recorded result (the result-recording service: its ratings
+  are bulk updates, which send no signal), a bot saved (activation changes
+  which bots stand on a ladder), a rating saved or deleted one by one (a
+  recompute saves each rating it corrects).
+
+Only canonical requests are cached: a GET with no query parameter but the
+page's own (a junk parameter would otherwise be copied into another
+client's pagination links, and let anyone fill the cache), and only for
+who sees the same page as everyone: API requests without credentials in an
+Authorization header, asking for JSON; web pages without a session or
+messages cookie (an anonymous visitor). Anything else goes to the view as
+before. When the cache is down, reads go to the database (logged).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.urls import Resolver404, resolve
+from django.utils.cache import get_conditional_response
+from django.utils.http import http_date
+
+log = logging.getLogger(__name__)
+
+MATCHES = "matches"
+RATINGS = "ratings"
+SCOPES = (MATCHES, RATINGS)
+
+API, WEB = "api", "web"
+
+# url name -> (who may share the page, the data it shows, its own query parameters)
+PUBLIC_READS: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {
+    "api-standings": (API, (RATINGS,), frozenset({"page", "page_size"})),
+    "api-matches": (API, (MATCHES,), frozenset({"ladder", "bot", "status", "cursor", "page_size"})),
+    "api-match": (API, (MATCHES,), frozenset()),
+    "web-ladder": (WEB, (RATINGS, MATCHES), frozenset({"sort", "dir", "page", "partial"})),
+    "web-matches": (WEB, (MATCHES,), frozenset({"before", "ladder", "bot"})),
+    "web-match": (WEB, (MATCHES,), frozenset()),
+}
+
+# Response headers not kept with an entry (set afresh per response, or per client).
+_UNSTORED_HEADERS = {"set-cookie", "date", "content-security-policy", "etag", "last-modified", "cache-control"}
+# Shared caches may keep a page, but must ask again each time (ETag makes that cheap).
+PUBLIC_CACHE_CONTROL = "public, max-age=0, must-revalidate"
+
+
+def _gen_key(scope: str) -> str:
+    return f"public:gen:{scope}"
+
+
+def generations(scopes: tuple[str, ...]) -> tuple[str, ...]:
+    """The current generation of each scope. A missing one (never bumped,
+    or evicted) gets a fresh value: never one an old entry was built from."""
+    keys = [_gen_key(s) for s in scopes]
+    found = cache.get_many(keys)
+    out = []
+    for key in keys:
+        value = found.get(key)
+        if value is None:
+            cache.add(key, time.time_ns(), timeout=None)
+            value = cache.get(key)
+        out.append(str(value))
+    return tuple(out)
+
+
+def bump_now(*scopes: str) -> None:
+    try:
+        # A fresh value rather than INCR: never repeats, even after eviction.
+        cache.set_many({_gen_key(s): time.time_ns() for s in scopes}, timeout=None)
+    except Exception:
+        # The write stands (it is committed); cached pages stay stale for at
+        # most CARDROOM_PUBLIC_CACHE_SECONDS.
+        log.exception("could not invalidate cached public reads", extra={"scopes": ",".join(scopes)})
+
+
+def bump(*scopes: str) -> None:
+    """Invalidate the cached reads of ``scopes`` now and, inside a
+    transaction, again once it commits: a reader between the two may have
+    cached the data from before the commit under the first new generation."""
+    bump_now(*scopes)
+    if transaction.get_connection().in_atomic_block:
+        transaction.on_commit(lambda: bump_now(*scopes))
+
+
+# -- the middleware -------------------------------------------------------------------
+
+
+def _shared_page(request: HttpRequest, who: str) -> bool:
+    if who == API:
+        accept = request.headers.get("Accept", "")
+        return "HTTP_AUTHORIZATION" not in request.META and "text/html" not in accept
+    return settings.SESSION_COOKIE_NAME not in request.COOKIES and "messages" not in request.COOKIES
+
+
+def _entry_key(request: HttpRequest, url_name: str, gens: tuple[str, ...]) -> str:
+    # Host and scheme: pagination links are absolute URLs.
+    raw = "\n".join(
+        [request.scheme, request.get_host(), request.path, request.META.get("QUERY_STRING", ""), *gens]
+    )
+    return f"public:page:{url_name}:{hashlib.blake2b(raw.encode(), digest_size=16).hexdigest()}"
+
+
+class PublicReadCacheMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest):
+        plan = self._plan(request)
+        if plan is None:
+            return self.get_response(request)
+        url_name, scopes = plan
+        try:
+            key = _entry_key(request, url_name, generations(scopes))
+            entry = cache.get(key)
+        except Exception:
+            log.warning("the cache is unavailable: a public read goes to the database", exc_info=True)
+            return self.get_response(request)
+        if entry is None:
+            response = self.get_response(request)
+            entry = self._entry(response)
+            if entry is None:
+                return response
+            try:
+                cache.set(key, entry, settings.CARDROOM_PUBLIC_CACHE_SECONDS)
+            except Exception:
+                log.warning("could not cache a public read", exc_info=True)
+        return self._respond(request, entry)
+
+    def _plan(self, request: HttpRequest) -> tuple[str, tuple[str, ...]] | None:
+        if request.method != "GET":
+            return None
+        try:
+            match = resolve(request.path_info)
+        except Resolver404:
+            return None
+        spec = PUBLIC_READS.get(match.url_name)
+        if spec is None:
+            return None
+        who, scopes, params = spec
+        if not set(request.GET).issubset(params) or not _shared_page(request, who):
+            return None
+        return match.url_name, scopes
+
+    @staticmethod
+    def _entry(response) -> dict | None:
+        """What is kept of a response: a complete 200 that sets no cookie."""
+        if response.status_code != 200 or response.streaming or response.cookies:
+            return None
+        if "no-store" in response.get("Cache-Control", "") or "private" in response.get("Cache-Control", ""):
+            return None
+        if hasattr(response, "render") and not response.is_rendered:
+            response.render()
+        content = response.content
+        return {
+            "content": content,
+            "headers": [(k, v) for k, v in response.items() if k.lower() not in _UNSTORED_HEADERS],
+            "etag": '"' + hashlib.blake2b(content, digest_size=16).hexdigest() + '"',
+            "modified": time.time(),
+        }
+
+    @staticmethod
+    def _respond(request: HttpRequest, entry: dict) -> HttpResponse:
+        response = HttpResponse(entry["content"])
+        for name, value in entry["headers"]:
+            response[name] = value
+        response["ETag"] = entry["etag"]
+        response["Last-Modified"] = http_date(entry["modified"])
+        response["Cache-Control"] = PUBLIC_CACHE_CONTROL
+        return get_conditional_response(
+            request, etag=entry["etag"], last_modified=int(entry["modified"]), response=response
+        )
+
+
+# -- replays: immutable once written ----------------------------------------------------
+
+REPLAY_CACHE_CONTROL = "public, max-age=31536000, immutable"
+REPLAY_CACHE_SECONDS = 24 * 3600
+
+
+def _replay_key(match_id: int) -> str:
+    return f"public:replay:{match_id}"
+
+
+def cached_replay(match_id: int) -> dict | None:
+    try:
+        return cache.get(_replay_key(match_id))
+    except Exception:
+        log.warning("the cache is unavailable: a replay is read from storage", exc_info=True)
+        return None
+
+
+def keep_replay(match_id: int, gz: bytes) -> dict:
+    """A finished match's replay (gzip, as stored) and its ETag, kept for a
+    day: it never changes."""
+    entry = {"gz": gz, "etag": hashlib.blake2b(gz, digest_size=16).hexdigest()}
+    try:
+        cache.set(_replay_key(match_id), entry, REPLAY_CACHE_SECONDS)
+    except Exception:
+        log.warning("could not cache a replay", exc_info=True)
+    return entry
+
+
+# -- who invalidates (writes that go through the ORM's save) ---------------------------
+
+
+def _matches_changed(sender, **kwargs) -> None:
+    bump(MATCHES)
+
+
+def _ratings_changed(sender, **kwargs) -> None:
+    bump(RATINGS)
+
+
+def connect_signals() -> None:
+    from django.db.models.signals import post_delete, post_save
+
+    from ladder.models import Bot, Match, Rating
+
+    for signal in (post_save, post_delete):
+        kind = "save" if signal is post_save else "delete"
+        signal.connect(_matches_changed, sender=Match, dispatch_uid=f"public-cache-match-{kind}")
+        signal.connect(_ratings_changed, sender=Bot, dispatch_uid=f"public-cache-bot-{kind}")
+        signal.connect(_ratings_changed, sender=Rating, dispatch_uid=f"public-cache-rating-{kind}")

@@ -1,0 +1,210 @@
+"""The reverse proxy (deploy/nginx): Debian's real nginx with the repository's
+configuration in front of a real gunicorn (config/gunicorn.py, sync workers),
+on loopback ports. Half-open clients hold nginx connections, not gunicorn
+workers; oversized bodies are refused by nginx before the app reads a byte;
+static files come from STATIC_ROOT without the app; no Server version leaks."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from ladder.ops.proxy import NGINX_DIR, LocalProxy, half_open, nginx_binary
+from tests.ops.procs import ROOT, free_port, wait_for
+
+pytestmark = pytest.mark.slow
+
+GUNICORN = Path(sys.executable).parent / "gunicorn"
+UPSTREAM_WORKERS = 2
+
+
+def _get(port: int, path: str, timeout: float) -> http.client.HTTPResponse:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    conn.request("GET", path)
+    response = conn.getresponse()
+    response.body = response.read()
+    conn.close()
+    return response
+
+
+@pytest.fixture(scope="module")
+def stack():
+    if nginx_binary() is None:
+        message = "nginx is not installed (scripts/install-system-packages.sh installs it)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    # (not pytest's tmp_path: nginx's workers, as nobody, must reach the static files)
+    var = Path(tempfile.mkdtemp(prefix="cardroom-proxy-test-"))
+    (var / "static" / "cardroom").mkdir(parents=True)
+    (var / "static" / "cardroom" / "probe.txt").write_text("served by nginx\n")
+    var.chmod(0o755)
+    port = free_port()
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "SECRET_KEY": "proxy-test-not-a-secret",
+        "DEBUG": "0",
+        "CARDROOM_VAR_DIR": str(var),
+        "DATABASE_URL": f"sqlite:///{var / 'db.sqlite3'}",
+        "CACHE_URL": "locmemcache://",
+        "CELERY_BROKER_URL": f"sqla+sqlite:///{var / 'broker.sqlite3'}",
+        "LOG_LEVEL": "WARNING",
+    }
+    log = open(var / "gunicorn.log", "wb")
+    gunicorn = subprocess.Popen(
+        [str(GUNICORN), "config.wsgi:application", "--config", "python:config.gunicorn",
+         "--bind", f"127.0.0.1:{port}", "--workers", str(UPSTREAM_WORKERS)],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+
+    def up():
+        try:
+            return _get(port, "/api/games/", 5).status == 200
+        except OSError:
+            return False
+
+    proxy = None
+    try:
+        wait_for(up, 60, "gunicorn to answer", log=lambda: (var / "gunicorn.log").read_text())
+        proxy = LocalProxy(upstream_port=port, var_dir=var).start()
+        yield {"proxy": proxy.port, "gunicorn": port, "nginx": proxy}
+    finally:
+        if proxy is not None:
+            proxy.stop()
+        os.killpg(gunicorn.pid, 15)
+        gunicorn.wait(timeout=30)
+        log.close()
+        shutil.rmtree(var, ignore_errors=True)
+
+
+def _half_open(port: int, n: int) -> list[socket.socket]:
+    """n connections that never finish their request: half of them stop in
+    the headers, half in the body (the two ways a slow client holds on)."""
+    return [half_open(port, i) for i in range(n)]
+
+
+def test_half_open_clients_do_not_block_other_requests(stack):
+    slow = _half_open(stack["proxy"], 50)
+    try:
+        time.sleep(1)  # every one of them is in nginx's hands now
+
+        def timed(_):
+            t0 = time.monotonic()
+            status = _get(stack["proxy"], "/api/games/", 10).status
+            return status, time.monotonic() - t0
+
+        with ThreadPoolExecutor(4) as pool:
+            results = list(pool.map(timed, range(40)))
+        assert [status for status, _ in results] == [200] * 40
+        # (generous: the machine is shared; blocked, each would take >= 10 s)
+        assert max(seconds for _, seconds in results) < 5
+    finally:
+        for s in slow:
+            s.close()
+
+
+def test_without_the_proxy_the_same_clients_block_gunicorn(stack):
+    """The control: what the proxy prevents. Two half-open connections per
+    sync worker straight to gunicorn, and a trivial GET gets no answer."""
+    slow = _half_open(stack["gunicorn"], 2 * UPSTREAM_WORKERS)
+    try:
+        time.sleep(1)
+        with pytest.raises(TimeoutError):
+            _get(stack["gunicorn"], "/api/games/", 3)
+    finally:
+        for s in slow:
+            s.close()
+    # the workers are free again once those clients go
+    wait_for(lambda: _get(stack["gunicorn"], "/api/games/", 10).status == 200, 60, "gunicorn to recover")
+
+
+def _post(port: int, path: str, size: int) -> tuple[int, dict, bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        conn.request("POST", path, body=b"x" * size, headers={"Content-Type": "application/octet-stream"})
+        response = conn.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        conn.close()
+
+
+def test_an_oversized_body_gets_413_from_the_proxy(stack):
+    status, headers, body = _post(stack["proxy"], "/api/bots/1/versions/", 12 * 1024 * 1024)
+    assert status == 413
+    assert headers["Content-Type"] == "application/json"
+    assert b"larger than the limit" in body
+    assert "Content-Security-Policy" not in headers  # the app never saw it
+    assert "client intended to send too large body" in stack["nginx"].error_log()
+    # a body within the limit goes through to the app, which answers itself
+    status, headers, _ = _post(stack["proxy"], "/api/bots/1/versions/", 1024 * 1024)
+    assert status != 413
+    assert "Content-Security-Policy" in headers
+
+
+def test_the_body_limit_matches_the_upload_limit():
+    text = (NGINX_DIR / "cardroom.conf").read_text()
+    size = re.search(r"^client_max_body_size (\d+)m;", text, re.M)
+    assert size, "cardroom.conf sets client_max_body_size in MiB"
+    limit = int(size.group(1)) * 1024 * 1024
+    # a whole package and its multipart envelope fit; the app's own limits do the rest
+    assert settings.CARDROOM_MAX_UPLOAD_BYTES < limit <= settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+
+
+def test_static_files_come_from_the_proxy_and_no_version_leaks(stack):
+    static = _get(stack["proxy"], "/static/cardroom/probe.txt", 10)
+    assert static.status == 200 and static.body == b"served by nginx\n"
+    page = _get(stack["proxy"], "/api/games/", 10)
+    assert page.status == 200
+    assert page.getheader("Server") == "nginx"  # no version, and not gunicorn's
+    direct = _get(stack["gunicorn"], "/api/games/", 10)
+    assert direct.getheader("Server") == "gunicorn"  # what the proxy hides
+
+
+@pytest.mark.parametrize("site", ["http", "https"])
+def test_the_container_configuration_is_valid(site, tmp_path):
+    """nginx -t on the proxy container's own files (nginx.conf, http.conf or
+    https.conf with a throw-away certificate), as entrypoint.sh would choose
+    them; only the container's absolute paths are moved into tmp_path."""
+    binary = nginx_binary()
+    if binary is None or shutil.which("openssl") is None:
+        pytest.skip("needs nginx and openssl")
+    etc = tmp_path / "etc"
+    (etc / "cardroom" / "enabled").mkdir(parents=True)
+    (etc / "tls").mkdir()
+
+    def moved(text: str) -> str:
+        text = text.replace("/etc/nginx/cardroom/", f"{etc}/cardroom/").replace("/etc/nginx/tls/", f"{etc}/tls/")
+        text = text.replace("server web:8000;", "server 127.0.0.1:8000;")  # (the compose network's name)
+        text = text.replace("pid /run/nginx.pid;", f"pid {tmp_path}/nginx.pid;")
+        return text.replace("user www-data;", "")
+
+    for path in NGINX_DIR.iterdir():
+        if path.suffix == ".conf":
+            (etc / "cardroom" / path.name).write_text(moved(path.read_text()))
+    (etc / "nginx.conf").write_text(moved((NGINX_DIR / "nginx.conf").read_text()))
+    (etc / "cardroom" / "enabled" / "site.conf").symlink_to(etc / "cardroom" / f"{site}.conf")
+    if site == "https":
+        subprocess.run(
+            ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+             "-keyout", str(etc / "tls" / "privkey.pem"), "-out", str(etc / "tls" / "fullchain.pem")],
+            check=True, capture_output=True, timeout=60,
+        )  # fmt: skip
+    result = subprocess.run(
+        [binary, "-t", "-c", str(etc / "nginx.conf"), "-e", str(tmp_path / "error.log")],
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "syntax is ok" in result.stderr
