@@ -93,7 +93,7 @@ thaw_ours() {
 our_shims() {
   local d
   for d in /proc/[0-9]*; do
-    tr '\0' '\n' <"$d/cmdline" 2>/dev/null | grep -qxF -- "$RUN_DIR/exec/containerd/containerd.sock" && echo "${d#/proc/}"
+    { tr '\0' '\n' <"$d/cmdline"; } 2>/dev/null | grep -qxF -- "$RUN_DIR/exec/containerd/containerd.sock" && echo "${d#/proc/}"
   done
 }
 

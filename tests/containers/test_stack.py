@@ -225,8 +225,7 @@ def test_a_worker_killed_mid_match_costs_nothing(stack):
 
     match_id, worker = wait_for(running_slow_match, 300, "a running match of the slow bot", interval=0.3)
     victim = re.match(r"worker-([0-9a-f]{12})@", worker).group(1)
-    stack.docker("kill", victim)
-    assert stack.sql("SELECT status FROM ladder_match WHERE id = %s", (match_id,))[0][0] == "running"  # killed mid-match
+    stack.docker("kill", victim)  # (returns once the container is gone: its lease may have lapsed by then)
 
     def recorded():
         (status, attempts, kind, by), = stack.sql(
@@ -236,7 +235,7 @@ def test_a_worker_killed_mid_match_costs_nothing(stack):
         return status == "finished" and (attempts, kind, by)
 
     attempts, kind, by = wait_for(recorded, 240, f"match {match_id} finished after its worker was killed")
-    assert attempts == 2 and kind == "worker_lost", (attempts, kind)
+    assert attempts == 2 and kind == "worker_lost", (attempts, kind)  # it was cut off mid-match, once
     assert victim not in by  # the survivor played it
     seats = stack.sql("SELECT num_players FROM ladder_match WHERE id = %s", (match_id,))[0][0]
     participants = stack.sql("SELECT count(*), count(score) FROM ladder_participant WHERE match_id = %s", (match_id,))[0]
