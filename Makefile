@@ -14,6 +14,7 @@ help:
 	@echo "make test-containers  build the images and run the compose stack for real (private dockerd; root)"
 	@echo "make play       set up and play a first match (Allegra, greedy vs three random bots)"
 	@echo "make bench      engine speed: decisions and games per second"
+	@echo "make bench-compose  matches per minute on the compose stack with 1, 2 and 3 worker containers (root)"
 	@echo "make lint       ruff"
 
 $(STAMP): pyproject.toml
