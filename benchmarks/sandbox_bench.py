@@ -12,6 +12,8 @@
   blocks' means. As in a match, each decision thaws the bot first and
   freezes it after its answer (``resume``/``pause``: the cgroup freezer in
   the sandbox, nothing for the plain launcher);
+* a decision as a match makes it: ``ProtocolPlayer.act`` on a real state
+  (building the observation and legal list included), the same way;
 * fairness: an honest bot needing a fixed amount of CPU per move, in
   Allegory matches through the sandbox, against a random bot and against a
   CPU hog (busy children that each call setsid()); its median ms per move in
@@ -68,8 +70,8 @@ START = {
 }
 
 
-def act_message() -> bytes:
-    """A real mid-game Allegra ``act`` message (4 players)."""
+def sample_state():
+    """A real mid-game Allegra state (4 players) where seat 0 is to act."""
     from engine import new_game
 
     game = new_game("allegra", 4)
@@ -83,11 +85,45 @@ def act_message() -> bytes:
         seat = state.to_act()[0]
         decisions += 1
         if decisions >= 40 and seat == 0:
-            legal = state.legal_actions(seat)
-            message = {"type": "act", "observation": state.observation(seat), "legal": legal, "time_left_ms": 55000}
-            return (json.dumps(message, separators=(",", ":")) + "\n").encode()
+            return state
         state.apply(seat, state.random_action(seat, rng))
     raise RuntimeError("the game ended before the sample decision")
+
+
+def bench_player_decisions(launchers: list[tuple[str, Launcher]], root: Path, n: int) -> dict[str, float]:
+    """Microseconds per decision as a match makes it: ``ProtocolPlayer.act``
+    (thaw, build and send the observation and legal list, read and parse the
+    answer, freeze), the bots taking turns in blocks of 20; the median of the
+    blocks' means."""
+    from cardroom.players import ProtocolPlayer, StartInfo, TimeControl
+
+    state = sample_state()
+    players = {}
+    try:
+        for name, launcher in launchers:
+            player = ProtocolPlayer(name, name, root, [bot_python(), "bot.py"], launcher, BotLimits())
+            players[name] = player
+            player.start(StartInfo("allegra", 0, 4, "bench", {}, TimeControl(total_ms=3_600_000), 1))
+            for _ in range(50):  # warm up
+                player.act(state, 0)
+        blocks: dict[str, list[float]] = {name: [] for name in players}
+        for _ in range(max(1, n // 20)):
+            for name, player in players.items():
+                t0 = time.perf_counter()
+                for _ in range(20):
+                    player.act(state, 0)
+                blocks[name].append((time.perf_counter() - t0) * 1e6 / 20)
+        return {name: statistics.median(values) for name, values in blocks.items()}
+    finally:
+        for player in players.values():
+            player.close()
+
+
+def act_message() -> bytes:
+    """The ``act`` message of ``sample_state`` for seat 0."""
+    state = sample_state()
+    message = {"type": "act", "observation": state.observation(0), "legal": state.legal_actions(0), "time_left_ms": 55000}
+    return (json.dumps(message, separators=(",", ":")) + "\n").encode()
 
 
 HOSTILE = Path(__file__).resolve().parent.parent / "tests" / "sandbox" / "hostile"
@@ -288,8 +324,9 @@ def main(argv: list[str] | None = None) -> int:
         bench_starts(launchers, root, 2)  # warm-up (page cache)
         starts = bench_starts(launchers, root, args.starts)
         round_trips = bench_round_trips(launchers, root, args.round_trips, act)
+        decisions = bench_player_decisions(launchers, root, args.round_trips)
         for name, _ in launchers:
-            results[name] = (*starts[name], round_trips[name])
+            results[name] = (*starts[name], round_trips[name], decisions[name])
         if args.breakdown and len(launchers) > 1:
             breakdown(launchers[1][1], root, args.starts)
             print()
@@ -302,6 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         ("start to first reply (median, ms)", 0, 1.5),
         ("kill and clean up (median, ms)", 1, None),
         ("round trip per decision (median, us)", 2, 1.2),
+        ("ProtocolPlayer.act, whole (median, us)", 3, None),
     ]
     ok = True
     for label, index, goal in rows:

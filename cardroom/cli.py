@@ -2,8 +2,12 @@
 
     cardroom play GAME BOT BOT… [--seed N] [--replay FILE] [--logs DIR] [--option K=V…]
     cardroom verify FILE…
+    cardroom tournament GAME BOT BOT… --format round-robin|swiss|duplicate [--table-size K]
+        [--deals N] [--rounds R] [--seed N] [--out DIR] [--jobs J] [--option K=V…]
     cardroom games
     cardroom bench [--games N] [--players 2,4,6]
+    cardroom login --server URL
+    cardroom submit BOT --game GAME --name NAME [--server URL] [--token KEY] [--wait]   (cardroom.remote)
 
 Every expected failure (bad bot argument, unknown game or option, wrong player
 count, unreadable or invalid replay) is one line on stderr and a non-zero exit
@@ -99,6 +103,80 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return status
 
 
+def cmd_tournament(args: argparse.Namespace) -> int:
+    import secrets
+
+    from cardroom.players import TimeControl
+    from cardroom.runner import check_bot_spec
+    from cardroom.tournament import local
+    from cardroom.tournament.schedule import EventSpec, ScheduleError
+
+    options = _parse_options(args.game, args.option)
+    if len(args.bots) < 2:
+        raise CliError("a tournament needs at least 2 bots")
+    table_size = args.table_size
+    if table_size is None:
+        if not 2 <= len(args.bots) <= 6:
+            raise CliError(f"--table-size is needed with {len(args.bots)} bots (it defaults to the number of bots when that is 2-6)")
+        table_size = len(args.bots)
+    if args.jobs is not None and args.jobs < 1:
+        raise CliError(f"--jobs must be at least 1, not {args.jobs}")
+    for bot in dict.fromkeys(args.bots):
+        check_bot_spec(bot, args.game)
+    seed = secrets.randbelow(2**31) if args.seed is None else args.seed
+    try:
+        spec = EventSpec(
+            game=args.game,
+            format=args.format,
+            field_size=len(args.bots),
+            table_size=table_size,
+            deals=args.deals,
+            rounds=args.rounds,
+            seed=seed,
+            options=options,
+        )
+    except ScheduleError as exc:
+        raise CliError(str(exc)) from None
+    time = TimeControl(
+        startup_ms=args.startup_ms, per_move_ms=args.per_move_ms, overage_ms=args.overage_ms, total_ms=args.total_ms
+    )
+    out = Path(args.out or f"tournament-{args.game}-{args.format}-{seed}")
+    jobs = args.jobs or local.default_jobs()
+    entries = local.entry_names(args.bots)
+    result = local.run_event(spec, entries, out, jobs=jobs, time=time, progress=local.ProgressBar())
+    _print_standings(result, out)
+    return EXIT_OK if result.played == result.total else EXIT_FAILED
+
+
+def _print_standings(result, out: Path) -> None:
+    spec, doc = result.spec, result.standings
+    event = result.document["event"]
+    print(
+        f"{spec.game} {spec.format} ({event['pairing']}), {spec.field_size} entries at tables of {spec.table_size}, "
+        f"{spec.deals} deal(s), {event['rounds']} round(s), seed {spec.seed}: {result.played} matches"
+    )
+    width = max(4, *(len(r["name"]) for r in doc["standings"]))
+    method = doc["standings"][0]["ci95"]["method"]
+    print(f"{'#':>3}  {'entry':<{width}}  {'games':>5}  {'points':>7}  {'per game':>8}  {'95% CI (' + method + ')':<26}  {'margin':>7}  {'h2h':>4}")
+    for r in doc["standings"]:
+        ci = r["ci95"]
+        interval = f"[{ci['low']:.3f}, {ci['high']:.3f}]" if ci["low"] is not None else "(too few games)"
+        print(
+            f"{r['place']:>3}  {r['name']:<{width}}  {r['matches']:>5}  {r['points']:>7.2f}  {r['points_per_match']:>8.3f}  "
+            f"{interval:<26}  {r['score_margin']:>7.2f}  {r['head_to_head']:>4}"
+        )
+    diffs = doc.get("differences") or []
+    if diffs and len(doc["standings"]) <= 12:
+        names = {r["entry"]: r["name"] for r in doc["standings"]}
+        print(f"differences in points per game, 95% CI ({diffs[0]['ci95']['method']}):")
+        for d in diffs:
+            ci = d["ci95"]
+            interval = f"[{ci['low']:+.3f}, {ci['high']:+.3f}]" if ci["low"] is not None else "(too few games)"
+            mark = "  *" if d["significant"] else ""
+            print(f"  {names[d['a']]} - {names[d['b']]}: {ci['estimate']:+.3f} {interval}{mark}")
+    print(f"replays in {out / 'replays'}, standings in {out / 'standings.json'}")
+
+
 def cmd_games(args: argparse.Namespace) -> int:
     from engine import game_ids, get_game_class
 
@@ -140,6 +218,23 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("files", metavar="FILE", nargs="+")
     ver.set_defaults(func=cmd_verify)
 
+    tour = sub.add_parser("tournament", help="play a whole event locally (round-robin, Swiss or duplicate)")
+    tour.add_argument("game", metavar="GAME", help="allegory or allegra")
+    tour.add_argument("bots", metavar="BOT", nargs="+", help="the field: bot files, folders, .zip/.tar.gz, or builtin:NAME")
+    tour.add_argument("--format", required=True, choices=["round-robin", "swiss", "duplicate"])
+    tour.add_argument("--table-size", type=int, help="players per match (default: the number of BOTs, when 2-6)")
+    tour.add_argument("--deals", type=int, default=1, help="matches per table (duplicate: deals, each in every seat rotation)")
+    tour.add_argument("--rounds", type=int, help="Swiss rounds; for round-robin, asks for a balanced schedule of R rounds")
+    tour.add_argument("--seed", type=int, help="the event seed (random if left out; printed)")
+    tour.add_argument("--out", metavar="DIR", help="where replays/ and standings.json go (default tournament-GAME-FORMAT-SEED)")
+    tour.add_argument("--jobs", type=int, help="matches played at once, one process each (default: the number of cores)")
+    tour.add_argument("--option", metavar="K=V", action="append", default=[], help="a game option (repeatable)")
+    tour.add_argument("--startup-ms", type=int, default=10_000, help="time to answer 'start' (default 10000)")
+    tour.add_argument("--per-move-ms", type=int, default=1_000, help="time per decision (default 1000)")
+    tour.add_argument("--overage-ms", type=int, default=10_000, help="overage bank per match (default 10000)")
+    tour.add_argument("--total-ms", type=int, default=300_000, help="total thinking time (default 300000)")
+    tour.set_defaults(func=cmd_tournament)
+
     games = sub.add_parser("games", help="list the games and their options")
     games.set_defaults(func=cmd_games)
 
@@ -148,6 +243,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--players", default="2,4,6", help="player counts (default 2,4,6)")
     bench.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default 3)")
     bench.set_defaults(func=cmd_bench)
+
+    from cardroom import remote  # login and submit: against a server's REST API
+
+    remote.add_parsers(sub)
     return parser
 
 

@@ -34,7 +34,7 @@ from engine import new_game
 from engine.core import CHANCE, IllegalActionError, Result
 from engine.replay import FORMAT, VERSION
 
-__all__ = ["BotSpecError", "MatchCeilingExceeded", "MatchRecord", "TimeControl", "make_player", "run_match"]
+__all__ = ["BotSpecError", "MatchCeilingExceeded", "MatchRecord", "TimeControl", "check_bot_spec", "make_player", "run_match"]
 
 
 class BotSpecError(ValueError):
@@ -92,6 +92,20 @@ def make_player(spec: str, game_id: str, workdir: Path, launcher_factory: Callab
     return ProtocolPlayer(name, f"{path.name} sha256:{package.sha256[:12]}", package.root, package_argv(package), launcher_factory(), limits)
 
 
+def check_bot_spec(spec: str, game_id: str) -> None:
+    """Raise BotSpecError now for a BOT argument that cannot work (before an
+    event of many matches starts)."""
+    from bots import UnknownBuiltinError, builtin_chooser
+
+    if spec.startswith("builtin:"):
+        try:
+            builtin_chooser(spec.split(":", 1)[1], game_id)
+        except UnknownBuiltinError as exc:
+            raise BotSpecError(str(exc)) from None
+    elif not Path(spec).exists():
+        raise BotSpecError(f"bot {spec!r}: no such file or folder (use a bot file, folder, .zip, .tar.gz or builtin:NAME)")
+
+
 def _default_launcher() -> Launcher:
     from cardroom.sandbox import get_launcher
 
@@ -111,8 +125,13 @@ def run_match(
     names: Sequence[str] | None = None,
     on_event: Callable[[int, dict[str, Any]], None] | None = None,
     ceiling_ms: int | None = None,
+    chance: Callable[[Any], random.Random] | None = None,
 ) -> MatchRecord:
     """Play one match; seats follow the order of ``bots``.
+
+    Chance events are drawn from one ``random.Random(seed)``; ``chance``, when
+    given, instead picks the generator for each chance event from the state
+    (duplicate tournaments keep one stream per ``State.chance_kind()``).
 
     Raises engine errors for a bad game, player count or option, BotSpecError
     for a bad bot argument; a bot's own failure is a forfeit, never an error.
@@ -138,7 +157,7 @@ def run_match(
         ]
         try:
             ceiling_at = None if ceiling_ms is None else started + ceiling_ms / 1000
-            return _play(game, players, seed, match_id, time, names, on_event, started, ceiling_at)
+            return _play(game, players, seed, match_id, time, names, on_event, started, ceiling_at, chance)
         finally:
             for player in players:
                 player.close()
@@ -178,10 +197,12 @@ def _wind_down(players: list[Player], deadline: float) -> None:
 
 
 def _play(
-    game, players: list[Player], seed: int, match_id: str, time: TimeControl, names, on_event, started, ceiling_at=None
+    game, players: list[Player], seed: int, match_id: str, time: TimeControl, names, on_event, started, ceiling_at=None, chance=None
 ) -> MatchRecord:
     state = game.new_initial_state()
     chance_rng = random.Random(seed)
+    if chance is None:
+        chance = lambda _state: chance_rng  # noqa: E731
     events: list[dict[str, Any]] = []
     faults: dict[int, BotFault] = {}
     first_default: dict[int, int] = {}
@@ -204,7 +225,7 @@ def _play(
 
     while not state.is_terminal():
         if state.is_chance_node():
-            action = state.sample_chance(chance_rng)
+            action = state.sample_chance(chance(state))
             state.apply_chance(action)
             record({"by": CHANCE, "action": action})
             continue

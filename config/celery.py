@@ -26,7 +26,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("cardroom")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.update(
-    task_default_queue="celery",
+    # (The queues, and the routes to them, are CELERY_TASK_QUEUES and
+    # CELERY_TASK_ROUTES in config.settings: a worker without -Q consumes all.)
     # A lost broker connection does not cancel a running match: its result is
     # recorded under its lease, and a redelivered duplicate cannot claim it.
     worker_cancel_long_running_tasks_on_connection_loss=False,

@@ -77,7 +77,7 @@ MIDDLEWARE = [
 
 AUTHENTICATION_BACKENDS = [
     # First: refuses every login attempt while the account or the address is locked out.
-    "axes.backends.AxesStandaloneBackend",
+    "ladder.auth_backends.LockoutBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 
@@ -177,7 +177,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     # The path converters of ladder.converters: still plain integers in the schema.
-    "PATH_CONVERTER_OVERRIDES": {"id": int, "seat": int},
+    "PATH_CONVERTER_OVERRIDES": {"id": int, "seat": int, "version": int},
 }
 
 # The shared cache: public reads (ladder.caching), rate-limit counters and
@@ -273,6 +273,17 @@ CARDROOM_RESERVED_USERNAMES = env.list(
     default=["cardroom", "admin", "administrator", "api", "staff", "root", "system", "support", "moderator", "operator", "ops", "static", "media"],
 )
 
+# --- e-mail (password resets) ---------------------------------------------------
+# EMAIL_URL: smtp+tls://user:password@host:587 (or smtp://, smtps://) in
+# production; the embedded default prints each message on the web process's
+# standard output (consolemail://). DEFAULT_FROM_EMAIL is the sender.
+globals().update(
+    {k: v for k, v in env.email_url("EMAIL_URL", default="consolemail://").items() if v not in (None, "")}
+)
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="cardroom <noreply@localhost>")
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
+PASSWORD_RESET_TIMEOUT = env.int("PASSWORD_RESET_TIMEOUT", default=3 * 24 * 3600)
+
 # --- Celery ------------------------------------------------------------------
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=f"sqla+sqlite:///{VAR_DIR / 'broker.sqlite3'}")
 CELERY_RESULT_BACKEND = None
@@ -297,7 +308,12 @@ CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=500)
 # (docs/operations.md). Another kind of work is one more queue here and one
 # more route below. The ladder queue keeps Celery's default name, so a worker
 # started with `-Q celery` still plays the ladder.
-CARDROOM_QUEUES = {"ladder": "celery", "validation": "validation"}
+CARDROOM_QUEUES = {
+    "ladder": "celery",
+    "validation": "validation",
+    # tournament matches: the same task, sent to this queue with its own priority (ladder.services.enqueue)
+    "tournament": env("CARDROOM_TOURNAMENT_QUEUE", default="tournaments"),
+}
 CELERY_TASK_DEFAULT_QUEUE = CARDROOM_QUEUES["ladder"]
 CELERY_TASK_QUEUES = [Queue(name) for name in CARDROOM_QUEUES.values()]
 CELERY_TASK_ROUTES = {
@@ -327,6 +343,11 @@ CARDROOM_FAIR_SHARE_WINDOW_SECONDS = env.int("CARDROOM_FAIR_SHARE_WINDOW_SECONDS
 CARDROOM_QUEUE_TARGET = env.int("CARDROOM_QUEUE_TARGET", default=4)  # queued matches kept per ladder
 # Queued matches whose task message may be lost are re-sent after this long.
 CARDROOM_RESEND_STALE_SECONDS = env.int("CARDROOM_RESEND_STALE_SECONDS", default=120)
+# Tournament matches: their own Celery queue and message priority (0-9), and
+# how many of one event's matches are sent to the broker at a time.
+CARDROOM_TOURNAMENT_QUEUE = CARDROOM_QUEUES["tournament"]
+CARDROOM_TOURNAMENT_PRIORITY = env.int("CARDROOM_TOURNAMENT_PRIORITY", default=3)
+CARDROOM_TOURNAMENT_IN_FLIGHT = env.int("CARDROOM_TOURNAMENT_IN_FLIGHT", default=20)
 CARDROOM_HEARTBEAT_SECONDS = env.int("CARDROOM_HEARTBEAT_SECONDS", default=10)
 CARDROOM_MAX_UPLOAD_BYTES = env.int("CARDROOM_MAX_UPLOAD_BYTES", default=10 * 1024 * 1024)
 # Per-user quotas (ladder.services.quotas; staff are exempt).

@@ -119,6 +119,13 @@ class State(abc.ABC):
     def sample_chance(self, rng: random.Random) -> Action:
         """Draw the chance event due now from ``rng`` (does not apply it)."""
 
+    def chance_kind(self) -> str:
+        """What kind of chance event is due (``"setup"``, ``"deal"``,
+        ``"reshuffle"``, ...). A caller that keeps one random stream per kind
+        (duplicate tournaments) gets the same deals whatever play did to the
+        other streams."""
+        return "chance"
+
     @abc.abstractmethod
     def apply_chance(self, action: Action) -> None:
         """Apply a chance event; raises IllegalActionError(seat="chance") if

@@ -1,10 +1,11 @@
 """The Django admin for operators: ladders, bots, versions, matches
-(re-queue, cancel) and ratings."""
+(re-queue, cancel), ratings and events (pause, resume, cancel)."""
 
 from django.contrib import admin, messages
 
-from ladder.models import Bot, BotVersion, Ladder, Match, Participant, Rating, RatingChange
+from ladder.models import Bot, BotVersion, Ladder, Match, Participant, Rating, RatingChange, Tournament, TournamentEntry
 from ladder.services import matches as match_services
+from ladder.services import tournaments as tournament_services
 
 
 @admin.register(Ladder)
@@ -84,3 +85,52 @@ class RatingChangeAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+class EntryInline(admin.TabularInline):
+    model = TournamentEntry
+    fields = ("index", "bot", "version")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+
+@admin.register(Tournament)
+class TournamentAdmin(admin.ModelAdmin):
+    """Events are created on the "New event" page or the API (the service
+    freezes the field and schedules the matches); here staff follow them and
+    pause, resume or cancel."""
+
+    list_display = ("name", "game", "format", "pairing", "table_size", "total_matches", "status", "created")
+    list_filter = ("game", "format", "status")
+    search_fields = ("name",)
+    readonly_fields = [f.name for f in Tournament._meta.fields]
+    inlines = [EntryInline]
+    actions = ["pause", "resume", "cancel"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def _each(self, request, queryset, action, done: str) -> None:
+        from ladder.services.bots import ServiceError
+
+        count = 0
+        for t in queryset:
+            try:
+                action(t, request.user)
+                count += 1
+            except ServiceError as exc:
+                self.message_user(request, f"{t.name}: {exc.message}", messages.WARNING)
+        self.message_user(request, f"{count} event(s) {done}")
+
+    @admin.action(description="Pause the selected events")
+    def pause(self, request, queryset):
+        self._each(request, queryset, tournament_services.pause, "paused")
+
+    @admin.action(description="Resume the selected events")
+    def resume(self, request, queryset):
+        self._each(request, queryset, tournament_services.resume, "resumed")
+
+    @admin.action(description="Cancel the selected events (queued matches are cancelled)")
+    def cancel(self, request, queryset):
+        self._each(request, queryset, tournament_services.cancel, "cancelled")

@@ -1,5 +1,5 @@
 """Path converters: an id in a URL is a 64-bit row id (1 to 2**63 - 1); a
-seat is a small number. Anything else does not match the path, so it is a
+seat and a version number are small numbers. Anything else does not match the path, so it is a
 404 like any unknown path, never a database error (a number past bigint
 overflows PostgreSQL's and SQLite's integers)."""
 
@@ -33,5 +33,21 @@ class SeatConverter:
         return str(value)
 
 
+class VersionNumberConverter:
+    """A bot's version number (a 32-bit column): 1 to 999,999,999."""
+
+    regex = "[0-9]{1,9}"
+
+    def to_python(self, value: str) -> int:
+        number = int(value)
+        if number < 1:
+            raise ValueError(f"{value} is not a version number")
+        return number
+
+    def to_url(self, value) -> str:
+        return str(value)
+
+
 register_converter(IdConverter, "id")
 register_converter(SeatConverter, "seat")
+register_converter(VersionNumberConverter, "version")

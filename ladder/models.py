@@ -26,6 +26,9 @@ class Bot(models.Model):
         "BotVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created = models.DateTimeField(auto_now_add=True)
+    # Set while the bot is withdrawn from its game's ladders: it keeps its
+    # history, leaves the current standings and is never matched.
+    withdrawn = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -122,6 +125,7 @@ class Match(models.Model):
     class Kind(models.TextChoices):
         LADDER = "ladder"
         VALIDATION = "validation"
+        TOURNAMENT = "tournament"
 
     ladder = models.ForeignKey(Ladder, null=True, blank=True, on_delete=models.PROTECT, related_name="matches")
     kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.LADDER)
@@ -159,7 +163,7 @@ class Match(models.Model):
         ]
         constraints = [
             models.CheckConstraint(
-                condition=Q(kind="validation") | Q(ladder__isnull=False), name="ladder_match_has_ladder"
+                condition=Q(kind__in=["validation", "tournament"]) | Q(ladder__isnull=False), name="ladder_match_has_ladder"
             )
         ]
 
@@ -244,3 +248,79 @@ class UsernameClaim(models.Model):
 
     def __str__(self) -> str:
         return self.folded
+
+
+class Tournament(models.Model):
+    """An event: a fixed field of frozen bot versions, a schedule fixed by its
+    spec and seed (cardroom.tournament), and its matches (TournamentMatch)."""
+
+    class Format(models.TextChoices):
+        ROUND_ROBIN = "round-robin"
+        SWISS = "swiss"
+        DUPLICATE = "duplicate"
+
+    class Status(models.TextChoices):
+        RUNNING = "running"
+        PAUSED = "paused"
+        FINISHED = "finished"
+        CANCELLED = "cancelled"
+
+    name = models.CharField(max_length=80, unique=True)
+    game = models.CharField(max_length=16, choices=GAME_CHOICES)
+    format = models.CharField(max_length=16, choices=Format.choices)
+    table_size = models.PositiveSmallIntegerField()
+    deals = models.PositiveIntegerField()
+    rounds = models.PositiveIntegerField(null=True, blank=True, help_text="asked for (Swiss, or a balanced round-robin)")
+    seed = models.BigIntegerField()
+    options = models.JSONField(default=dict, blank=True)
+    startup_ms = models.PositiveIntegerField(default=10_000)
+    per_move_ms = models.PositiveIntegerField(default=1_000)
+    overage_ms = models.PositiveIntegerField(default=10_000)
+    total_ms = models.PositiveIntegerField(default=300_000)
+    # What the schedule came out as: complete, balanced or swiss; its rounds.
+    pairing = models.CharField(max_length=12)
+    num_rounds = models.PositiveIntegerField()
+    total_matches = models.PositiveIntegerField()
+    # Batches scheduled so far (a Swiss round is a batch; other formats have one).
+    batches_scheduled = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.RUNNING, db_index=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created = models.DateTimeField(auto_now_add=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class TournamentEntry(models.Model):
+    """One entry of the field: a bot with the version frozen at creation."""
+
+    tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="entries")
+    index = models.PositiveIntegerField()
+    bot = models.ForeignKey(Bot, on_delete=models.PROTECT, related_name="+")
+    version = models.ForeignKey(BotVersion, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["tournament", "index"]
+        constraints = [models.UniqueConstraint(fields=["tournament", "index"], name="one_entry_per_index")]
+
+
+class TournamentMatch(models.Model):
+    """Where a match sits in its event's schedule (cardroom.tournament.MatchPlan)."""
+
+    tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="schedule")
+    match = models.OneToOneField(Match, on_delete=models.CASCADE, related_name="tournament_slot")
+    number = models.PositiveIntegerField()
+    round = models.PositiveIntegerField()
+    table = models.PositiveIntegerField()
+    deal = models.PositiveIntegerField()
+    rotation = models.PositiveSmallIntegerField()
+    seats = models.JSONField(help_text="entry index by seat")
+    keyed_chance = models.BooleanField(default=False, help_text="duplicate: one chance stream per kind")
+
+    class Meta:
+        ordering = ["tournament", "number"]
+        constraints = [models.UniqueConstraint(fields=["tournament", "number"], name="one_match_per_number")]

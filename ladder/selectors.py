@@ -36,9 +36,16 @@ def standings(ladder: Ladder) -> QuerySet:
     return (
         Rating.objects.filter(ladder=ladder)
         .filter(Q(games__gt=0) | Q(bot_id__in=waiting))
+        .exclude(bot_id__in=withdrawn_bots(ladder.game))
         .order_by("-elo", "-ordinal", "bot_id")
         .values(*_STANDING_FIELDS)
     )
+
+
+def withdrawn_bots(game: str) -> QuerySet:
+    """The ids of the game's withdrawn bots (few: one hashed subquery), which
+    current standings leave out."""
+    return Bot.objects.filter(game=game, withdrawn__isnull=False).order_by().values("pk")
 
 
 def with_bot_names(rows: list[dict]) -> list[dict]:
@@ -157,3 +164,116 @@ def log_text(participant: Participant) -> str:
         return ""
     with participant.log.open("rb") as f:
         return gzip.decompress(f.read()).decode("utf-8", errors="replace")
+
+
+def validation_progress(version: BotVersion) -> dict:
+    """Where a version is in validation, for its owner's page and the API:
+    ``queue_position`` (pending: 1 = next; versions uploaded earlier that are
+    still pending come first), ``validation_step`` of ``validation_steps``
+    and ``validation_match`` (validating: the match being played or next,
+    one per player count, played in order)."""
+    from ladder.services.validation import player_counts
+
+    progress = {"queue_position": None, "validation_step": None, "validation_steps": None, "validation_match": None}
+    if version.status == BotVersion.Status.PENDING:
+        ahead = BotVersion.objects.filter(status=BotVersion.Status.PENDING, bot__builtin=False, pk__lt=version.pk).count()
+        progress["queue_position"] = ahead + 1
+    elif version.status == BotVersion.Status.VALIDATING:
+        counts = player_counts(version.bot.game)
+        newest: dict[int, tuple[int, str]] = {}
+        for pk, players, status in (
+            version.validation_matches.exclude(status=Match.Status.CANCELLED)
+            .order_by("id")
+            .values_list("id", "num_players", "status")
+        ):
+            newest[players] = (pk, status)
+        progress["validation_steps"] = len(counts)
+        for step, players in enumerate(counts, start=1):
+            pk, status = newest.get(players, (None, Match.Status.QUEUED))
+            if status != Match.Status.FINISHED or step == len(counts):
+                progress["validation_step"], progress["validation_match"] = step, pk
+                break
+    return progress
+
+
+def progress_text(version: BotVersion, progress: dict) -> str:
+    """The progress in words ("" once validation is over)."""
+    if progress["queue_position"] is not None:
+        place = progress["queue_position"]
+        ahead = f"{place - 1} version{'s' if place != 2 else ''} ahead" if place > 1 else "next in line"
+        return f"queued for validation: place {place} in the queue ({ahead})"
+    if progress["validation_step"] is not None:
+        text = f"validating: playing match {progress['validation_step']} of {progress['validation_steps']}"
+        if progress["validation_match"]:
+            text += f" (/matches/{progress['validation_match']}/)"
+        return text
+    return ""
+
+
+# -- tournaments ----------------------------------------------------------------
+
+
+def tournaments_list() -> QuerySet:
+    from ladder.models import Tournament
+
+    return Tournament.objects.order_by("-id")
+
+
+def tournament(pk: int):
+    from ladder.models import Tournament
+
+    return Tournament.objects.filter(pk=pk).first()
+
+
+def tournament_progress(t) -> dict:
+    """Matches played (finished), failed, cancelled, running and still to
+    play, out of the event's total."""
+    from django.db.models import Count
+
+    from ladder.models import Match
+
+    counts = dict(
+        Match.objects.filter(tournament_slot__tournament=t).values_list("status").annotate(n=Count("id")).values_list("status", "n")
+    )
+    played = counts.get(Match.Status.FINISHED, 0)
+    return {
+        "played": played,
+        "failed": counts.get(Match.Status.FAILED, 0),
+        "cancelled": counts.get(Match.Status.CANCELLED, 0),
+        "running": counts.get(Match.Status.RUNNING, 0),
+        "total": t.total_matches,
+        "percent": round(100 * played / t.total_matches, 1) if t.total_matches else 100.0,
+    }
+
+
+def tournament_entries(t) -> list[dict]:
+    return [
+        {"entry": e.index, "bot": e.bot_id, "name": e.bot.name, "version": e.version_id, "version_number": e.version.number}
+        for e in t.entries.select_related("bot", "version").order_by("index")
+    ]
+
+
+def tournament_standings(t) -> dict:
+    """The standings of the finished matches so far (cardroom.tournament)."""
+    from cardroom.tournament import event
+    from ladder.services.tournaments import outcomes, spec_of
+
+    entries = tournament_entries(t)
+    names = [f"{e['name']} v{e['version_number']}" for e in entries]
+    doc = event.standings_of(spec_of(t), names, outcomes(t))
+    for row in doc["standings"]:
+        row["bot"] = entries[row["entry"]]["bot"]
+    return doc
+
+
+def tournament_matches(t) -> QuerySet:
+    from ladder.models import Match
+
+    return (
+        Match.objects.filter(tournament_slot__tournament=t)
+        .order_by("tournament_slot__number")
+        .values(
+            "id", "status", "tournament_slot__number", "tournament_slot__round", "tournament_slot__table",
+            "tournament_slot__deal", "tournament_slot__rotation", "tournament_slot__seats", "finished",
+        )  # fmt: skip
+    )

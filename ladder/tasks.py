@@ -18,7 +18,7 @@ import socket
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from ladder.services import matches, matchmaking, ops, validation
+from ladder.services import matches, matchmaking, ops, tournaments, validation
 
 # The database is away (a restart, a failover): try the message again later.
 DB_ERRORS = (OperationalError, InterfaceError)
@@ -73,10 +73,11 @@ def reap_expired_leases() -> dict:
     """The recovery sweep beat sends every REAPER_INTERVAL seconds: matches
     whose lease lapsed go back to the queue; queued matches whose message is
     older than CARDROOM_RESEND_STALE_SECONDS are sent again; stuck
-    validations are restarted; heartbeats of long-gone workers are dropped."""
+    validations are restarted; running events send their next matches; heartbeats of long-gone workers are dropped."""
     return {
         "reaped": matches.reap_expired_leases(),
         "resent": matches.resend_stale_queued(),
         "revalidated": validation.revalidate_stale(),
         "forgotten_workers": ops.forget_dead_workers(),
+        "tournaments_fed": tournaments.feed_all(),
     }

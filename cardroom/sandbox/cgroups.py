@@ -77,6 +77,13 @@ class _Controller:
         else:
             _write(path / "cgroup.freeze", "0")
 
+    def freezer_file(self, path: Path) -> tuple[int, bytes, bytes]:
+        """An open descriptor of the cgroup's freeze file and the values that
+        freeze and thaw it (for a bot frozen and thawed at every decision)."""
+        if self.version == 1:
+            return os.open(path / "freezer.state", os.O_WRONLY | os.O_CLOEXEC), b"FROZEN", b"THAWED"
+        return os.open(path / "cgroup.freeze", os.O_WRONLY | os.O_CLOEXEC), b"1", b"0"
+
     def frozen(self, path: Path) -> bool:
         """Is the cgroup (asked to be) frozen?"""
         try:

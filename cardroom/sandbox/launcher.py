@@ -75,6 +75,7 @@ class BwrapProcess(BotProcess):
         self._lease = lease
         self._cgroups = cgroups
         self._freezer = [(c, path) for c, path in cgroups if c.name == "freezer"]
+        self._freezer_fds: list[tuple[int, bytes, bytes]] | None = None  # (fd, frozen, thawed), opened at first use
         self._pidns = pidns
         self.mounts = list(mounts or [])
         self._killed = False
@@ -97,14 +98,31 @@ class BwrapProcess(BotProcess):
         return next((path for controller, path in self._cgroups if controller.name == name), None)
 
     def _set_frozen(self, frozen: bool) -> None:
-        for controller, path in self._freezer:
+        # Twice per decision: one write to a file kept open, not open/write/close.
+        # Under the lock: kill() closes these descriptors, and a number closed
+        # there and reused must never be written "FROZEN".
+        with self._lock:
+            if self._killed:
+                return  # gone with its cgroup: nothing left to freeze
             try:
-                controller.freeze(path) if frozen else controller.thaw(path)
+                if self._freezer_fds is None:
+                    self._freezer_fds = [controller.freezer_file(path) for controller, path in self._freezer]
+                for fd, frozen_value, thawed_value in self._freezer_fds:
+                    os.pwrite(fd, frozen_value if frozen else thawed_value, 0)
+                return
             except OSError as exc:
-                if self._killed:
-                    return  # gone with its cgroup: nothing left to freeze
-                # Never let a bot run on unfrozen by mistake: a platform failure.
-                raise SandboxError(f"cannot {'freeze' if frozen else 'thaw'} the bot's cgroup {path}: {exc}") from None
+                failure = exc
+        # Never let a bot run on unfrozen by mistake: a platform failure.
+        paths = ", ".join(str(path) for _, path in self._freezer)
+        raise SandboxError(f"cannot {'freeze' if frozen else 'thaw'} the bot's cgroup {paths}: {failure}")
+
+    def _close_freezer_files(self) -> None:
+        for fd, _, _ in self._freezer_fds or ():
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._freezer_fds = []
 
     def poll(self) -> int | None:
         status = self._popen.poll()
@@ -117,6 +135,7 @@ class BwrapProcess(BotProcess):
             if self._killed:
                 return
             self._killed = True
+            self._close_freezer_files()
         try:
             _cleanup(self._popen, self._inner_pidfd, self._pidns, self._cgroups, self.run_dir, self.mounts)
         finally:

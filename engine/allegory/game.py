@@ -157,6 +157,9 @@ class AllegoryState(State):
         morals = sorted(g.moral_deck, key=lambda _theme: r())
         return {"type": "setup", "deck": deck, "morals": morals[: self.n]}
 
+    def chance_kind(self) -> str:
+        return "setup"
+
     def apply_chance(self, action: Action) -> None:
         g = self.game
         if self.phase != SETUP:

@@ -381,6 +381,9 @@ class AllegraState(State):
         deck = [v for _k, v in sorted([(rnd(), v) for v in deck])]
         return {"type": "deal" if self.phase == DEAL else "reshuffle", "deck": deck}
 
+    def chance_kind(self) -> str:
+        return "deal" if self.phase == DEAL else "reshuffle"
+
     def apply_chance(self, action: Action) -> None:
         phase = self.phase
         if phase > SHUFFLE:

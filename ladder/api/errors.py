@@ -26,6 +26,7 @@ ERRORS = {
     404: OpenApiResponse(ErrorOutput, description="no such thing"),
     409: OpenApiResponse(ErrorOutput, description="conflict"),
     413: OpenApiResponse(ErrorOutput, description="too large"),
+    415: OpenApiResponse(ErrorOutput, description="a body type the operation does not take"),
     429: OpenApiResponse(ErrorOutput, description="too many requests"),
 }
 
@@ -69,16 +70,16 @@ def exception_handler(exc, context):
     if isinstance(exc, FilterError):
         return error_response(exc.message, exc.field, 400)
     if isinstance(exc, Http404):
-        return error_response("not found", None, 404)
+        return error_response("not found: check the id in the path (GET /api/ lists the resources)", None, 404)
     if isinstance(exc, RequestDataTooBig):  # Django's DATA_UPLOAD_MAX_MEMORY_SIZE, before any parser
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         return error_response(f"the request body is more than {limit} bytes; the limit is {limit} bytes", None, 413)
     if isinstance(exc, PermissionDenied):
-        return error_response("not allowed", None, 403)
+        return error_response("not allowed for this account", None, 403)
     response = drf_handler(exc, context)
     if response is None:
         log.exception("unhandled API error", exc_info=exc)
-        return error_response("internal error: the problem was logged", None, status.HTTP_500_INTERNAL_SERVER_ERROR)
+        return error_response("internal error: the problem was logged; try again later", None, status.HTTP_500_INTERNAL_SERVER_ERROR)
     # DRF's own headers stay: WWW-Authenticate on a 401, Retry-After on a 429.
     headers = {k: response[k] for k in ("WWW-Authenticate", "Retry-After") if response.has_header(k)}
     if isinstance(exc, exceptions.ValidationError):

@@ -7,9 +7,11 @@ from django.conf import settings
 from django.contrib.auth import get_user_model, password_validation
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils import timezone
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ladder.models import GAME_CHOICES, Bot, BotVersion, Ladder, Match, Participant, Rating
+from ladder.selectors import progress_text, validation_progress
 
 # The representations the output serializers below build directly (their
 # to_representation): DRF's own fields, so a value looks exactly as the
@@ -117,10 +119,47 @@ class BotInput(serializers.Serializer):
 class BotOutput(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username")
     current_version = serializers.IntegerField(source="current_version.number", allow_null=True, default=None)
+    withdrawn = serializers.SerializerMethodField(
+        help_text="withdrawn from its game's ladders by its owner: it keeps its history, is left out of the current "
+        "standings and is not matched"
+    )
 
     class Meta:
         model = Bot
-        fields = ["id", "name", "game", "owner", "description", "builtin", "current_version", "created"]
+        fields = ["id", "name", "game", "owner", "description", "builtin", "current_version", "withdrawn", "created"]
+
+    def get_withdrawn(self, bot: Bot) -> bool:
+        return bot.withdrawn is not None
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """JSON true or false only (DRF's also takes "yes", 0, "on"...)."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
+class StrictCharField(serializers.CharField):
+    """A JSON string only (DRF's also turns a number into text)."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class BotUpdateInput(serializers.Serializer):
+    description = StrictCharField(max_length=2000, required=False, allow_blank=True, trim_whitespace=False)
+    withdrawn = StrictBooleanField(
+        required=False, help_text="true: withdraw the bot from its game's ladders; false: re-enter it"
+    )
+
+
+class MeOutput(serializers.Serializer):
+    username = serializers.CharField()
+    is_staff = serializers.BooleanField()
 
 
 class VersionInput(serializers.Serializer):
@@ -132,16 +171,56 @@ class VersionInput(serializers.Serializer):
     )
 
 
+def _nullable_int(help_text: str):
+    return extend_schema_field({"type": "integer", "nullable": True, "description": help_text})
+
+
 class VersionOutput(serializers.ModelSerializer):
     validation_log = serializers.SerializerMethodField(help_text="shown to the bot's owner only")
+    queue_position = serializers.SerializerMethodField()
+    validation_step = serializers.SerializerMethodField()
+    validation_steps = serializers.SerializerMethodField()
+    validation_match = serializers.SerializerMethodField()
+    progress = serializers.SerializerMethodField(help_text="the validation progress in words (empty once it is over)")
 
     class Meta:
         model = BotVersion
-        fields = ["id", "number", "status", "filename", "sha256", "size", "created", "activated", "validation_log"]
+        fields = [
+            "id", "number", "status", "filename", "sha256", "size", "created", "activated", "validation_log",
+            "queue_position", "validation_step", "validation_steps", "validation_match", "progress",
+        ]  # fmt: skip
 
     def get_validation_log(self, version: BotVersion) -> str | None:
         user = self.context["request"].user
         return version.validation_log if user.is_authenticated and user.pk == version.bot.owner_id else None
+
+    def _progress(self, version: BotVersion) -> dict:
+        # Computed once per version (a query or two while it is pending or
+        # validating, none after).
+        try:
+            return version._validation_progress
+        except AttributeError:
+            version._validation_progress = validation_progress(version)
+            return version._validation_progress
+
+    @_nullable_int("pending: its place in the validation queue (1 = next); null otherwise")
+    def get_queue_position(self, version: BotVersion):
+        return self._progress(version)["queue_position"]
+
+    @_nullable_int("validating: which validation match it is playing now (1-based); null otherwise")
+    def get_validation_step(self, version: BotVersion):
+        return self._progress(version)["validation_step"]
+
+    @_nullable_int("validating: how many validation matches it plays (one per player count); null otherwise")
+    def get_validation_steps(self, version: BotVersion):
+        return self._progress(version)["validation_steps"]
+
+    @_nullable_int("validating: the id of the validation match it is playing (its web page: /matches/{id}/)")
+    def get_validation_match(self, version: BotVersion):
+        return self._progress(version)["validation_match"]
+
+    def get_progress(self, version: BotVersion) -> str:
+        return progress_text(version, self._progress(version))
 
 
 def _forfeit(p: dict) -> dict | None:
@@ -252,3 +331,75 @@ class MatchOutput(serializers.ModelSerializer):
 class ErrorOutput(serializers.Serializer):
     error = serializers.CharField(help_text="what was wrong, for a human")
     field = serializers.CharField(required=False, help_text="the input at fault, where there is one")
+
+
+class TournamentInput(serializers.Serializer):
+    name = serializers.CharField(max_length=80)
+    game = serializers.ChoiceField(choices=GAME_CHOICES)
+    format = serializers.ChoiceField(choices=["round-robin", "swiss", "duplicate"])
+    bots = serializers.ListField(child=serializers.IntegerField(min_value=1), min_length=2, max_length=1000,
+                                 help_text="the field: bot ids (each bot's current version is frozen)")
+    table_size = serializers.IntegerField(min_value=2, max_value=6)
+    deals = serializers.IntegerField(min_value=1, max_value=1000, default=1)
+    rounds = serializers.IntegerField(min_value=1, max_value=1000, required=False, allow_null=True, default=None)
+    seed = serializers.IntegerField(min_value=0, max_value=2**62 - 1, required=False, allow_null=True, default=None)
+    options = serializers.DictField(required=False, default=dict)
+    startup_ms = serializers.IntegerField(default=10_000)
+    per_move_ms = serializers.IntegerField(default=1_000)
+    overage_ms = serializers.IntegerField(default=10_000)
+    total_ms = serializers.IntegerField(default=300_000)
+
+
+class TournamentProgress(serializers.Serializer):
+    played = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    cancelled = serializers.IntegerField()
+    running = serializers.IntegerField()
+    total = serializers.IntegerField()
+    percent = serializers.FloatField()
+
+
+class TournamentEntryOutput(serializers.Serializer):
+    entry = serializers.IntegerField()
+    bot = serializers.IntegerField()
+    name = serializers.CharField()
+    version = serializers.IntegerField()
+    version_number = serializers.IntegerField()
+
+
+class TournamentOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    game = serializers.CharField()
+    format = serializers.CharField()
+    pairing = serializers.CharField(help_text="complete, balanced or swiss")
+    table_size = serializers.IntegerField()
+    deals = serializers.IntegerField()
+    rounds = serializers.IntegerField(source="num_rounds")
+    seed = serializers.IntegerField()
+    options = serializers.DictField()
+    time = serializers.SerializerMethodField()
+    status = serializers.CharField()
+    total_matches = serializers.IntegerField()
+    created = serializers.DateTimeField()
+    finished = serializers.DateTimeField(allow_null=True)
+
+    def get_time(self, t) -> dict:
+        return {"startup_ms": t.startup_ms, "per_move_ms": t.per_move_ms, "overage_ms": t.overage_ms, "total_ms": t.total_ms}
+
+
+class TournamentDetailOutput(TournamentOutput):
+    progress = TournamentProgress()
+    entries = TournamentEntryOutput(many=True)
+
+
+class TournamentMatchOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    number = serializers.IntegerField(source="tournament_slot__number")
+    round = serializers.IntegerField(source="tournament_slot__round")
+    table = serializers.IntegerField(source="tournament_slot__table")
+    deal = serializers.IntegerField(source="tournament_slot__deal")
+    rotation = serializers.IntegerField(source="tournament_slot__rotation")
+    seats = serializers.ListField(child=serializers.IntegerField(), source="tournament_slot__seats", help_text="entry by seat")
+    finished = serializers.DateTimeField(allow_null=True)

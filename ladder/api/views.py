@@ -26,8 +26,9 @@ from ladder.api.parsers import LimitedJSONParser
 from ladder.converters import MAX_ID  # the ids are 64-bit: a larger number is no id (and overflows the database)
 from ladder.limits import ScopedThrottle
 from ladder.models import Bot, Ladder, Match
-from ladder.services import accounts
+from ladder.services import accounts, bot_management
 from ladder.services import bots as bot_services
+from ladder.services import tournaments as tournament_services
 from ladder.uploads import too_large_upload
 
 
@@ -44,7 +45,7 @@ class RegisterView(APIView):
     throttle_classes = [ScopedThrottle]
     throttle_scope = "register"
 
-    @extend_schema(request=s.RegisterInput, responses={201: s.TokenOutput, **errors(400, 429)}, auth=[])
+    @extend_schema(request=s.RegisterInput, responses={201: s.TokenOutput, **errors(400, 415, 429)}, auth=[])
     def post(self, request):
         data = s.RegisterInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -59,7 +60,7 @@ class TokenView(APIView):
     throttle_classes = [ScopedThrottle]
     throttle_scope = "login"
 
-    @extend_schema(request=s.LoginInput, responses={200: s.TokenOutput, **errors(400, 429)}, auth=[])
+    @extend_schema(request=s.LoginInput, responses={200: s.TokenOutput, **errors(400, 415, 429)}, auth=[])
     def post(self, request):
         data = s.LoginInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -67,7 +68,7 @@ class TokenView(APIView):
         # on it, and its middleware answers with the lockout response.
         user = authenticate(request._request, username=data.validated_data["username"], password=data.validated_data["password"])
         if user is None:
-            return error_response("wrong username or password", None, 400)
+            return error_response("wrong username or password: check both, or reset the password on the website (/password-reset/)", None, 400)
         token, _ = Token.objects.get_or_create(user=user)
         return Response({"token": token.key})
 
@@ -133,6 +134,7 @@ class BotList(generics.ListCreateAPIView):
         parameters=[
             OpenApiParameter("game", str, enum=["allegory", "allegra"]),
             OpenApiParameter("owner", str, description="a username"),
+            OpenApiParameter("name", str, description="a bot name (unique within a game)"),
         ],
         responses={200: s.BotOutput(many=True), **errors(400, 401, 404)},
     )
@@ -142,8 +144,10 @@ class BotList(generics.ListCreateAPIView):
     def get_queryset(self):
         game = self.request.query_params.get("game")
         if game is not None and game not in game_ids():
-            raise FilterError(f"game must be one of {', '.join(game_ids())}, not {game!r}", "game")
-        return selectors.bots(game, self.request.query_params.get("owner"))
+            raise FilterError(f"the filter 'game' takes one of {', '.join(game_ids())}, not {game!r}", "game")
+        bots = selectors.bots(game, self.request.query_params.get("owner"))
+        name = self.request.query_params.get("name")
+        return bots.filter(name=name) if name is not None else bots
 
     @extend_schema(request=s.BotInput, responses={201: s.BotOutput, **errors(400, 401, 413, 429)})
     def post(self, request, *args, **kwargs):
@@ -153,12 +157,85 @@ class BotList(generics.ListCreateAPIView):
         return Response(s.BotOutput(bot, context={"request": request}).data, status=status.HTTP_201_CREATED)
 
 
-@extend_schema_view(get=extend_schema(responses={200: s.BotOutput, **errors(401, 404)}))
 class BotDetail(generics.RetrieveAPIView):
+    """A bot. Its owner may edit its description, withdraw it from its
+    game's ladders and re-enter it (PATCH), and delete it while it has
+    played no ladder match (DELETE; one that has is kept as history:
+    withdraw it instead)."""
+
     serializer_class = s.BotOutput
+    http_method_names = ["get", "patch", "delete", "head", "options"]
+    parser_classes = [LimitedJSONParser]
 
     def get_queryset(self):
         return selectors.bots()
+
+    @extend_schema(responses={200: s.BotOutput, **errors(401, 404)})
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(request=s.BotUpdateInput, responses={200: s.BotOutput, **errors(400, 401, 403, 404)})
+    def patch(self, request, *args, **kwargs):
+        bot = self.get_object()
+        data = s.BotUpdateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        if not data.validated_data:
+            return error_response("send 'description' (text) or 'withdrawn' (true or false) to change", None, 400)
+        bot = bot_management.update_bot(bot=bot, user=request.user, **data.validated_data)
+        return Response(s.BotOutput(bot, context={"request": request}).data)
+
+    @extend_schema(responses={204: None, **errors(401, 403, 404, 409)})
+    def delete(self, request, *args, **kwargs):
+        bot_management.delete_bot(bot=self.get_object(), user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class VersionDetail(APIView):
+    """One version of a bot, with its validation progress; its owner may
+    delete it while it has played no ladder match (not while it is being
+    validated, nor the version the bot plays)."""
+
+    def get_version(self):
+        bot = generics.get_object_or_404(Bot.objects.select_related("owner"), pk=self.kwargs["pk"])
+        return generics.get_object_or_404(selectors.versions(bot), number=self.kwargs["number"])
+
+    @extend_schema(responses={200: s.VersionOutput, **errors(401, 404)})
+    def get(self, request, pk: int, number: int):
+        return Response(s.VersionOutput(self.get_version(), context={"request": request}).data)
+
+    @extend_schema(responses={204: None, **errors(401, 403, 404, 409)})
+    def delete(self, request, pk: int, number: int):
+        bot_management.delete_version(version=self.get_version(), user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class MeView(APIView):
+    """Who the token (or session) belongs to: ``cardroom submit`` asks
+    before it looks for the user's bot."""
+
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(responses={200: s.MeOutput, **errors(401)})
+    def get(self, request):
+        return Response({"username": request.user.username, "is_staff": request.user.is_staff})
+
+
+class ApiRoot(APIView):
+    """The API's resources, with links (DRF's root-view convention); the
+    schema at /api/schema/ describes every operation."""
+
+    permission_classes = [permissions.AllowAny]
+    ROOT_LINKS = [
+        ("register", "api-register"), ("token", "api-token"), ("me", "api-me"), ("games", "api-games"),
+        ("ladders", "api-ladders"), ("bots", "api-bots"), ("matches", "api-matches"), ("schema", "api-schema"),
+        ("docs", "api-docs"),
+    ]  # fmt: skip
+
+    @extend_schema(responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="resource name -> URL")}, auth=[])
+    def get(self, request):
+        from rest_framework.reverse import reverse
+
+        return Response({name: reverse(url_name, request=request) for name, url_name in self.ROOT_LINKS})
 
 
 @extend_schema_view(get=extend_schema(responses={200: s.VersionOutput(many=True), **errors(400, 401, 404)}))
@@ -180,13 +257,13 @@ class VersionList(generics.ListAPIView):
     def post(self, request, *args, **kwargs):
         bot = self.get_bot()
         if bot.owner_id != request.user.pk:
-            return error_response("only the bot's owner may upload versions of it", None, 403)
+            return error_response("only the bot's owner may upload versions of it: create a bot of your own with POST /api/bots/", None, 403)
         upload = request.FILES.get("file")
         too_large = too_large_upload(request._request)  # the UploadLimit guard (FILE_UPLOAD_HANDLERS)
         if too_large:
             return error_response(too_large, "file", 413)
         if upload is None:
-            return error_response("send the bot package as the multipart field 'file'", "file", 400)
+            return error_response("send the bot package as the multipart field 'file' (see /docs/bot-authors/#packaging)", "file", 400)
         s.VersionInput(data={"file": upload}).is_valid(raise_exception=True)  # the file name's length
         data = upload.read(settings.CARDROOM_MAX_UPLOAD_BYTES + 1)
         version = bot_services.upload_version(bot=bot, filename=upload.name or "bot.py", data=data)
@@ -262,7 +339,9 @@ class ReplayView(APIView):
             except OSError:
                 return error_response(f"the replay file of match {pk} is missing from storage", None, 404)
             if gz is None:
-                return error_response(f"match {pk} has no replay yet (status: {match.status})", None, 404)
+                return error_response(
+                    f"match {pk} has no replay yet (status: {match.status}): it has one once the match is finished", None, 404
+                )
             entry = caching.keep_replay(pk, gz)
         gzipped = "gzip" in request.headers.get("Accept-Encoding", "")
         # One ETag per representation: the gzip and the plain bytes differ.
@@ -289,13 +368,77 @@ class LogView(APIView):
             raise Http404
         participant = selectors.participant(match, seat)
         if participant is None:
-            return error_response(f"match {pk} has no seat {seat}", None, 404)
+            return error_response(f"match {pk} has no seat {seat}: its seats are 0 to {match.num_players - 1}", None, 404)
         if participant.bot.owner_id != request.user.pk:
-            return error_response("only the bot's owner may read its logs", None, 403)
+            return error_response("only the bot's owner may read its logs: send the owner's token (the replay is public)", None, 403)
         return HttpResponse(selectors.log_text(participant), content_type="text/plain; charset=utf-8")
+
+
+class TournamentList(generics.ListAPIView):
+    serializer_class = s.TournamentOutput
+
+    @extend_schema(responses={200: s.TournamentOutput(many=True), **errors(400, 401, 404)})
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        return selectors.tournaments_list()
+
+    @extend_schema(request=s.TournamentInput, responses={201: s.TournamentDetailOutput, **errors(400, 401, 403)})
+    def post(self, request, *args, **kwargs):
+        if not (request.user and request.user.is_staff):
+            return error_response("only staff create events", None, status.HTTP_403_FORBIDDEN)
+        data = s.TournamentInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = dict(data.validated_data)
+        ids = fields.pop("bots")
+        found = {b.pk: b for b in Bot.objects.filter(pk__in=ids).select_related("current_version")}
+        missing = [i for i in ids if i not in found]
+        if missing:
+            return error_response(f"no bot with id {missing[0]}", "bots", status.HTTP_400_BAD_REQUEST)
+        t = tournament_services.create_tournament(user=request.user, bots=[found[i] for i in ids], **fields)
+        return Response(_tournament_detail(t), status=status.HTTP_201_CREATED)
+
+
+def _tournament_detail(t) -> dict:
+    t.progress = selectors.tournament_progress(t)
+    t.entries_list = selectors.tournament_entries(t)
+    data = s.TournamentOutput(t).data
+    return {**data, "progress": t.progress, "entries": t.entries_list}
+
+
+class TournamentDetail(APIView):
+    @extend_schema(responses={200: s.TournamentDetailOutput, **errors(401, 404)})
+    def get(self, request, pk: int):
+        t = selectors.tournament(pk)
+        if t is None:
+            raise Http404
+        return Response(_tournament_detail(t))
+
+
+class TournamentStandings(APIView):
+    @extend_schema(
+        responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="standings, crosstable, intervals (docs/tournaments.md)"), **errors(401, 404)}
+    )
+    def get(self, request, pk: int):
+        t = selectors.tournament(pk)
+        if t is None:
+            raise Http404
+        return Response({"tournament": t.pk, "progress": selectors.tournament_progress(t), **selectors.tournament_standings(t)})
+
+
+@extend_schema_view(get=extend_schema(responses={200: s.TournamentMatchOutput(many=True), **errors(400, 401, 404)}))
+class TournamentMatches(generics.ListAPIView):
+    serializer_class = s.TournamentMatchOutput
+
+    def get_queryset(self):
+        t = selectors.tournament(self.kwargs["pk"])
+        if t is None:
+            raise Http404
+        return selectors.tournament_matches(t)
 
 
 @csrf_exempt
 def not_found(request, *args, **kwargs):
     """Any other path under /api/: a JSON 404 like the rest of the API."""
-    return JsonResponse({"error": f"not found: no API resource at {request.path}"}, status=404)
+    return JsonResponse({"error": f"not found: no API resource at {request.path} (GET /api/ lists the resources)"}, status=404)

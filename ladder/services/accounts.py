@@ -7,7 +7,12 @@ character replaced by the Latin or ASCII character it is confusable with,
 from the Unicode confusables table that confusable-homoglyphs ships, then
 case-folded, "rn" read as "m") must be new too. UsernameClaim holds the
 folded form and the skeleton of every account under unique constraints, so
-two sign-ups racing for look-alike names cannot both win."""
+two sign-ups racing for look-alike names cannot both win.
+
+Deleting an account keeps its history: the user row stays, under a tombstone
+name no sign-up can choose, without a password, e-mail or token, and every
+bot of it is withdrawn from the ladders (its matches, ratings and replays
+stay as they were, the owner shown as the tombstone)."""
 
 from __future__ import annotations
 
@@ -19,9 +24,11 @@ from confusable_homoglyphs import categories, confusables
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
 
 from ladder.client import fold_username
-from ladder.models import UsernameClaim
+from ladder.models import Bot, UsernameClaim
 from ladder.services.bots import SYSTEM_USERNAME, ServiceError
 
 log = logging.getLogger("cardroom.accounts")
@@ -119,3 +126,29 @@ def claim_username(user, *, strict: bool = False) -> None:
         if strict:
             raise
         log.warning("username %r looks like an existing one: it keeps no username claim", user.username)
+
+
+def tombstone_name(user_id: int) -> str:
+    # Square brackets: no username validator (Django's, the API's) accepts
+    # them, so no one can sign up as a deleted account.
+    return f"[deleted-{user_id}]"
+
+
+def delete_account(user) -> None:
+    with transaction.atomic():
+        games = set(Bot.objects.filter(owner=user).values_list("game", flat=True))
+        Bot.objects.filter(owner=user, withdrawn__isnull=True).update(withdrawn=timezone.now())
+        Token.objects.filter(user=user).delete()
+        user.username = tombstone_name(user.pk)
+        user.email = ""
+        user.first_name = ""
+        user.last_name = ""
+        user.is_active = False
+        user.is_staff = False
+        user.is_superuser = False
+        user.set_unusable_password()  # every session of it ends (its auth hash changes)
+        user.save()
+        from ladder.web.selectors import forget_cached_standings
+
+        for game in games:
+            transaction.on_commit(lambda game=game: forget_cached_standings(game))

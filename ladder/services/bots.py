@@ -15,7 +15,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from ladder.models import Bot, BotVersion, Ladder
+from ladder.models import GAME_CHOICES, Bot, BotVersion, Ladder
 from ladder.services import enqueue, quotas
 from ladder.services.errors import ServiceError  # (re-exported: callers import it from here)
 from ladder.services.ratings import ensure_ratings
@@ -26,11 +26,21 @@ PACKAGE_SUFFIXES = (".py", ".zip", ".tar.gz", ".tgz")
 MAX_FILENAME_BYTES = 150
 
 
+def game_label(game: str) -> str:
+    """A game's display name ("Allegra"), for messages."""
+    return dict(GAME_CHOICES).get(game, game)
+
+
+def with_article(word: str) -> str:
+    """ "an Allegra bot", "a bot": the indefinite article a word takes."""
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+
+
 def create_bot(*, owner, game: str, name: str, description: str = "") -> Bot:
     from engine import game_ids
 
     if game not in game_ids():
-        raise ServiceError(f"unknown game {game!r} (games: {', '.join(game_ids())})", "game")
+        raise ServiceError(f"there is no game {game!r}: choose one of {', '.join(game_ids())}", "game")
     if not NAME_RE.match(name or ""):
         raise ServiceError(
             "a bot name is 2-40 characters: letters, digits, '_', '.', '-', starting with a letter or digit", "name"
@@ -39,15 +49,18 @@ def create_bot(*, owner, game: str, name: str, description: str = "") -> Bot:
     # would pass for it); the constraint bot_name_unique_per_game_ci holds it under races.
     same = Bot.objects.filter(game=game, name__iexact=name).only("name", "builtin").first()
     if same is not None:
-        whose = "a built-in" if same.builtin else "a"
-        raise ServiceError(f"there is already {whose} {game} bot named {same.name!r} (bot names do not differ by case alone)", "name")
+        kind = f"built-in {game_label(game)}" if same.builtin else game_label(game)
+        whatever_case = "" if same.name == name else " (names are compared whatever the case)"
+        raise ServiceError(f"there is already {with_article(kind)} bot named {same.name!r}: choose another name{whatever_case}", "name")
     try:
         with transaction.atomic():
             quotas.lock_owner(owner)
             quotas.check_new_bot(owner)
             return Bot.objects.create(owner=owner, game=game, name=name, description=description or "")
     except IntegrityError:
-        raise ServiceError(f"there is already a {game} bot named {name!r}", "name") from None
+        raise ServiceError(
+            f"there is already {with_article(game_label(game))} bot named {name!r}: choose another name", "name"
+        ) from None
 
 
 def _package_suffix(filename: str) -> str:
@@ -86,18 +99,22 @@ def upload_version(*, bot: Bot, filename: str, data: bytes) -> BotVersion:
     """Store a new version (status pending) and queue its validation."""
     limit = settings.CARDROOM_MAX_UPLOAD_BYTES
     if len(data) > limit:
-        raise ServiceError(f"{filename}: the package is {len(data)} bytes; the limit is {limit} bytes", "file", 413)
+        raise ServiceError(
+            f"{filename}: the package is {len(data)} bytes; the limit is {limit} bytes: leave out what the bot does not need",
+            "file",
+            413,
+        )
     if not data:
-        raise ServiceError(f"{filename}: the file is empty", "file")
+        raise ServiceError(f"{filename}: the file is empty: upload your bot's program", "file")
     safe_name = Path(filename.replace("\\", "/")).name or "bot.py"
     if len(safe_name) > 200:
-        raise ServiceError(f"the file name is {len(safe_name)} characters long; the limit is 200", "file")
+        raise ServiceError(f"the file name is {len(safe_name)} characters long; the limit is 200: rename the file", "file")
     # File systems count bytes (255 for a name): 100 x "中" is 300. The stored
     # name also has the game, bot name and version before it.
     encoded = len(safe_name.encode("utf-8", "surrogatepass"))
     if encoded > MAX_FILENAME_BYTES:
         raise ServiceError(
-            f"the file name is too long: {encoded} bytes in UTF-8; the limit is {MAX_FILENAME_BYTES} bytes", "file"
+            f"the file name is too long: {encoded} bytes in UTF-8; the limit is {MAX_FILENAME_BYTES} bytes: rename the file", "file"
         )
     quotas.check_upload(bot.owner, bot.game, len(data))  # before the package check's work
     sha256 = check_package(safe_name, data)
@@ -107,7 +124,11 @@ def upload_version(*, bot: Bot, filename: str, data: bytes) -> BotVersion:
         Bot.objects.select_for_update().get(pk=bot.pk)  # serialises version numbers
         same = bot.versions.filter(sha256=sha256).exclude(status=BotVersion.Status.FAILED).first()
         if same is not None:
-            raise ServiceError(f"{safe_name}: this exact package is already version {same.number} of {bot.name}", "file", 409)
+            raise ServiceError(
+                f"{safe_name}: this exact package is already version {same.number} of {bot.name}: change the bot, then upload it",
+                "file",
+                409,
+            )
         number = (bot.versions.aggregate(n=Max("number"))["n"] or 0) + 1
         version = BotVersion(bot=bot, number=number, filename=safe_name, sha256=sha256, size=len(data))
         version.package.save(f"{bot.game}-{bot.name}-v{number}-{safe_name}", ContentFile(data), save=False)

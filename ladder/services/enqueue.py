@@ -15,8 +15,10 @@ PLAY_MATCH = "ladder.tasks.play_match"
 VALIDATE_VERSION = "ladder.tasks.validate_version"
 
 
-def send(task_name: str, args: tuple = (), kwargs: dict | None = None, countdown: int = 0) -> None:
-    options = {"countdown": countdown} if countdown else {}
+def send(task_name: str, args: tuple = (), kwargs: dict | None = None, countdown: int = 0, **routing) -> None:
+    """``routing``: Celery's queue and priority, where a message does not
+    follow its task's route (tournament matches)."""
+    options = {"countdown": countdown, **routing} if countdown else dict(routing)
     if current_app.conf.task_always_eager:
         # send_task ignores eager mode: run the registered task here instead.
         current_app.tasks[task_name].apply_async(args, kwargs or {}, **options)
@@ -26,6 +28,16 @@ def send(task_name: str, args: tuple = (), kwargs: dict | None = None, countdown
 
 def play_match(match_id: int, countdown: int = 0) -> None:
     send(PLAY_MATCH, (match_id,), countdown=countdown)
+
+
+def play_tournament_match(match_id: int, countdown: int = 0) -> None:
+    """The same task as a ladder match, on the tournaments' queue with their priority."""
+    from django.conf import settings
+
+    send(
+        PLAY_MATCH, (match_id,), countdown=countdown,
+        queue=settings.CARDROOM_TOURNAMENT_QUEUE, priority=settings.CARDROOM_TOURNAMENT_PRIORITY,
+    )  # fmt: skip
 
 
 def validate_version(version_id: int, resume: bool = False, countdown: int = 0) -> None:

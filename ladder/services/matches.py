@@ -55,8 +55,8 @@ from cardroom.launch import Launcher
 from cardroom.players import TimeControl
 from cardroom.runner import BotSpecError, MatchCeilingExceeded, MatchRecord, run_match
 from ladder import caching
-from ladder.models import BotVersion, Ladder, Match, Participant
-from ladder.services import enqueue, ops
+from ladder.models import BotVersion, Ladder, Match, Participant, Tournament, TournamentMatch
+from ladder.services import enqueue, ops, tournaments
 from ladder.services.connections import close_connection
 from ladder.services.fairshare import seat_charges
 from ladder.services.ratings import apply_match_ratings
@@ -132,6 +132,10 @@ def claim_match(match_id: int, worker: str | None = None) -> Claim | None:
     with transaction.atomic():
         match = Match.objects.select_for_update().filter(pk=match_id).first()
         if match is None or match.status != Match.Status.QUEUED:
+            return None
+        if match.kind == Match.Kind.TOURNAMENT and not tournaments.may_play(match.pk):
+            # paused or cancelled: the message is dropped; resume sends it again
+            Match.objects.filter(pk=match.pk).update(enqueued=None)
             return None
         now = timezone.now()
         match.status = Match.Status.RUNNING
@@ -250,6 +254,9 @@ def time_control(match: Match) -> TimeControl:
     if match.ladder is not None:
         ladder = match.ladder
         return TimeControl(ladder.startup_ms, ladder.per_move_ms, ladder.overage_ms, ladder.total_ms)
+    if match.kind == Match.Kind.TOURNAMENT:
+        t = Tournament.objects.get(schedule__match=match)
+        return TimeControl(t.startup_ms, t.per_move_ms, t.overage_ms, t.total_ms)
     ladders = list(Ladder.objects.filter(game=match.game, players_per_match=match.num_players, active=True))
     if not ladders:
         return TimeControl()
@@ -283,6 +290,13 @@ def play(match: Match, participants: list[Participant], on_event=None) -> MatchR
     with tempfile.TemporaryDirectory(prefix=f"cardroom-m{match.pk}-") as tmp:
         specs = [_materialize(v, Path(tmp), seat) for seat, v in enumerate(versions)]
         names = [f"{v.bot.name} v{v.number}" for v in versions]
+        chance = None
+        if match.kind == Match.Kind.TOURNAMENT:
+            from cardroom.tournament.seeds import KeyedChance
+
+            # a duplicate deal: one chance stream per kind (docs/tournaments.md)
+            if TournamentMatch.objects.filter(match=match, keyed_chance=True).exists():
+                chance = KeyedChance(match.seed)
         try:
             return run_match(
                 match.game,
@@ -295,6 +309,7 @@ def play(match: Match, participants: list[Participant], on_event=None) -> MatchR
                 names=names,
                 on_event=on_event,
                 ceiling_ms=ceiling_ms(match),
+                chance=chance,
             )
         except BotSpecError as exc:  # a stored package that no longer loads is our problem
             raise PlatformError(str(exc), "bot_start") from None
@@ -343,6 +358,8 @@ def record_result(claim: Claim, record: MatchRecord) -> bool:
         match.save(update_fields=["replay", "status", "finished", "num_events", "lease_token", "lease_expires", "error"])
         if match.kind == Match.Kind.LADDER:
             apply_match_ratings(match, participants)
+        elif match.kind == Match.Kind.TOURNAMENT:  # never rated
+            tournaments.on_match_done(match)
         # Standings, ladder pages, match lists and pages: cached copies go stale on commit.
         caching.bump(caching.RATINGS, caching.MATCHES)
     log.info("match finished", extra={"match_id": match.pk, "events": match.num_events, "ms": record.elapsed_ms})
@@ -385,6 +402,8 @@ def _requeue_or_fail(match: Match, error: str, countdown: int = 0, kind: str = "
             extra={"match_id": match.pk, "attempts": match.attempts, "error_kind": match.error_kind, "error": match.error},
         )
     match.save(update_fields=["error", "error_kind", "lease_token", "lease_expires", "status", "finished"])
+    if match.kind == Match.Kind.TOURNAMENT and match.status == Match.Status.FAILED:
+        tournaments.on_match_done(match)
     if match.kind == Match.Kind.VALIDATION:
         # The validation task draws the verdict: it must hear of a failed
         # match too (and starts validation over later).
@@ -402,6 +421,8 @@ def _enqueue(match_id: int, countdown: int = 0) -> None:
     Match.objects.filter(pk=match_id).update(enqueued=timezone.now() + timedelta(seconds=countdown))
     if row["kind"] == Match.Kind.VALIDATION:
         enqueue.validate_version(row["validation_of_id"], resume=True, countdown=countdown)
+    elif row["kind"] == Match.Kind.TOURNAMENT:
+        enqueue.play_tournament_match(match_id, countdown=countdown)
     else:
         enqueue.play_match(match_id, countdown=countdown)
 
@@ -425,6 +446,7 @@ def resend_stale_queued(older_than_seconds: int | None = None) -> list[int]:
     cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
     stale = list(
         Match.objects.filter(status=Match.Status.QUEUED)
+        .exclude(kind=Match.Kind.TOURNAMENT)  # an event sends its own (tournaments.feed_all)
         .filter(models.Q(enqueued__lt=cutoff) | models.Q(enqueued__isnull=True, created__lt=cutoff))
         .order_by("id")
         .values_list("pk", "kind", "validation_of_id")[:500]

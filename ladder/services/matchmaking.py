@@ -35,7 +35,7 @@ RECENT = timedelta(hours=24)
 
 def eligible_bots(ladder: Ladder) -> list[Bot]:
     return list(
-        Bot.objects.filter(game=ladder.game, current_version__status="active")
+        Bot.objects.filter(game=ladder.game, current_version__status="active", withdrawn__isnull=True)
         .select_related("current_version")
         .order_by("pk")
     )

@@ -36,7 +36,7 @@ from django.utils import timezone
 from ladder import selectors
 from ladder.models import BotVersion, Ladder, Match, Participant
 from ladder.services import enqueue
-from ladder.services.bots import activate_version
+from ladder.services.bots import activate_version, game_label
 
 log = logging.getLogger("cardroom.validation")
 
@@ -58,6 +58,10 @@ HINTS = {
     "the template), with exactly the keys the protocol shows.",
     "output_limit": "keep each line on stdout under 1 MiB.",
 }
+
+
+# Where the site explains forfeits (linked from every failed validation).
+FORFEIT_DOCS = "/docs/bot-authors/#forfeits"
 
 
 class ValidationRetry(Exception):
@@ -115,7 +119,10 @@ def _live_matches(version: BotVersion, counts: list[int]) -> dict[int, Match]:
 
 def _report(match: Match, me: Participant) -> list[str]:
     if not me.forfeit_reason:
-        return [f"passed: {match.num_players}-player validation match {match.pk}: rank {me.rank} of {match.num_players}, score {me.score}"]
+        return [
+            f"passed: {match.num_players}-player validation match {match.pk}: rank {me.rank} of {match.num_players}, "
+            f"score {me.score} (/matches/{match.pk}/)"
+        ]
     lines = [
         f"FAILED: {match.num_players}-player validation match {match.pk} ({match.game}, your bot in seat {me.seat}): "
         f"forfeit ({me.forfeit_reason}) at event {me.forfeit_event}: {me.forfeit_detail}",
@@ -123,10 +130,13 @@ def _report(match: Match, me: Participant) -> list[str]:
     hint = HINTS.get(me.forfeit_reason)
     if hint:
         lines.append(f"  what to do: {hint}")
+    # Web pages, not API paths: the page of the match opens the replay at
+    # the forfeit, seen from the bot's seat (the site links these paths).
     lines.append(
-        f"  the replay: /api/matches/{match.pk}/replay/ (event {me.forfeit_event} is the first one played for you "
-        f"by the default policy); your bot's whole log: /api/matches/{match.pk}/logs/{me.seat}/"
+        f"  the match: /matches/{match.pk}/#event={me.forfeit_event}&view=seat-{me.seat} (event {me.forfeit_event} "
+        f"is the first one played for you by the default policy); your bot's whole log: /matches/{match.pk}/logs/{me.seat}/"
     )
+    lines.append(f"  the rules a bot must keep: {FORFEIT_DOCS}")
     log_text = selectors.log_text(me)
     if log_text.strip():
         lines.append(f"--- your bot's stderr (last {LOG_TAIL} characters) ---\n{log_text[-LOG_TAIL:].rstrip()}\n--- end of stderr ---")
@@ -160,7 +170,7 @@ def validate_version(version_id: int, worker: str | None = None, resume: bool = 
         if version.status == BotVersion.Status.PENDING:
             version.status = BotVersion.Status.VALIDATING
             version.validation_log = "validating: " + ", ".join(
-                f"{n}-player match {live[n].pk}" for n in counts
+                f"{n}-player match {live[n].pk} (/matches/{live[n].pk}/)" for n in counts
             )
             version.save(update_fields=["status", "validation_log"])
     for n in counts:
@@ -214,7 +224,10 @@ def conclude(version_id: int, counts: list[int] | None = None) -> str:
                     version.validation_log = "\n".join(lines)
                     version.save(update_fields=["status", "validation_log"])
                 else:
-                    lines.append(f"version {version.number} is now active on the {version.bot.game} ladders.")
+                    lines.append(
+                        f"version {version.number} is now active on the {game_label(version.bot.game)} ladders."
+                        + (" The bot is withdrawn: re-enter it to play." if version.bot.withdrawn else "")
+                    )
                     version.validation_log = "\n".join(lines)
                     version.save(update_fields=["validation_log"])
                     activate_version(version)

@@ -16,6 +16,7 @@ from django.db.models import F, FloatField, Prefetch, Q, QuerySet
 from django.db.models.functions import Cast, Lower, NullIf
 from django.utils import timezone
 
+from ladder import selectors as core_selectors
 from ladder.models import Bot, BotVersion, Ladder, Match, Participant, Rating, RatingChange
 
 PAGE_SIZE = 50
@@ -109,7 +110,11 @@ def listed(ladder: Ladder) -> QuerySet[Rating]:
     never_played_active = Rating.objects.filter(
         ladder=ladder, games=0, bot__current_version__status=BotVersion.Status.ACTIVE
     ).values("bot_id")
-    return Rating.objects.filter(ladder=ladder).filter(Q(games__gt=0) | Q(bot_id__in=never_played_active))
+    return (
+        Rating.objects.filter(ladder=ladder)
+        .filter(Q(games__gt=0) | Q(bot_id__in=never_played_active))
+        .exclude(bot_id__in=core_selectors.withdrawn_bots(ladder.game))
+    )
 
 
 def ranked(ladder: Ladder) -> QuerySet[Rating]:
@@ -144,6 +149,13 @@ def elo_positions(ladder: Ladder) -> dict[int, int]:
         positions = {pk: i + 1 for i, pk in enumerate(ids)}
         cache.set(key, positions, POSITIONS_SECONDS)
     return positions
+
+
+def forget_cached_standings(game: str) -> None:
+    """Drop the cached counts and positions of the game's leaderboards (a
+    bot was withdrawn, re-entered or deleted)."""
+    ids = Ladder.objects.filter(game=game).values_list("pk", flat=True)
+    cache.delete_many([f"web:{what}:{pk}" for pk in ids for what in ("listed-count", "elo-positions")])
 
 
 def position_of(rating: Rating) -> int | None:

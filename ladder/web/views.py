@@ -32,7 +32,7 @@ from ladder.models import Bot, BotVersion, Ladder, Match, Participant
 from ladder.services.accounts import create_account
 from ladder.services.bots import ServiceError, create_bot, upload_version
 from ladder.uploads import too_large_upload
-from ladder.web import charts, frames, selectors
+from ladder.web import author_views, charts, docs, frames, selectors
 from ladder.web.forms import BotForm, SignupForm, UploadForm
 
 GAMES = {
@@ -86,29 +86,9 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def _render_markdown(path: Path) -> tuple[str, str] | None:
-    """A rules document as HTML, and its table of contents (cached until the
-    file changes). The document's own title is left out: the page has it."""
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    key = f"web:rules:{path.name}:{stat.st_mtime_ns}:{stat.st_size}"
-    out = cache.get(key)
-    if out is None:
-        import markdown
-
-        text = path.read_text(encoding="utf-8")
-        lines = text.splitlines()
-        if lines and lines[0].startswith("# "):
-            text = "\n".join(lines[1:])
-        md = markdown.Markdown(
-            extensions=["tables", "fenced_code", "toc", "sane_lists"],
-            extension_configs={"toc": {"permalink": "#", "permalink_title": "Link to this section", "toc_depth": "2"}},
-            output_format="html",
-        )
-        out = (md.convert(text), md.toc)
-        cache.set(key, out, 3600)
-    return out
+    """A rules document as HTML and its table of contents (ladder.web.docs:
+    raw HTML escaped, links checked, cached until the file changes)."""
+    return docs.render_file(path, toc_depth="2")
 
 
 def rules(request: HttpRequest, game: str) -> HttpResponse:
@@ -388,7 +368,7 @@ def match_log(request: HttpRequest, pk: int, seat: int) -> HttpResponse:
     if participant is None:
         raise Http404("no such seat")
     if participant.bot.owner_id != request.user.pk:
-        return render(request, "cardroom/forbidden.html", {"message": "Only the bot's owner may read its logs."}, status=403)
+        return render(request, "cardroom/forbidden.html", {"message": "Only the bot's owner may read its logs. The match and its replay are public: open the match page."}, status=403)
     text = core_selectors.log_text(participant)
     if request.GET.get("raw") == "1":
         response = HttpResponse(text, content_type="text/plain; charset=utf-8")
@@ -455,7 +435,7 @@ def account(request: HttpRequest) -> HttpResponse:
         messages.success(request, "A new API token was created; the old one no longer works.")
         return redirect("web-account")
     token, _ = Token.objects.get_or_create(user=request.user)
-    return render(request, "cardroom/account.html", {"token": token})
+    return render(request, "cardroom/account.html", {"token": token, **author_views.account_context(request)})
 
 
 # ---------------------------------------------------------------------------
@@ -501,6 +481,7 @@ def _versions_context(bot: Bot) -> dict:
     """The part of "manage my bot" that changes while a version is validated
     (re-fetched every few seconds until no version is pending)."""
     versions = selectors.bot_versions(bot)
+    author_views.annotate_versions(bot, versions)
     busy = any(v.status in (BotVersion.Status.PENDING, BotVersion.Status.VALIDATING) for v in versions)
     return {
         "bot": bot, "versions": versions, "busy": busy, "is_owner": True,
@@ -534,7 +515,7 @@ def my_bot(request: HttpRequest, pk: int) -> HttpResponse:
                 upload_error = exc.message
             else:
                 messages.success(
-                    request, f"Uploaded {version.filename} as version {version.number}: it is being validated."
+                    request, f"Uploaded {version.filename} as version {version.number}: it is queued for validation, and this page follows it."
                 )
                 return redirect("web-my-bot", pk=bot.pk)
         else:
@@ -545,6 +526,7 @@ def my_bot(request: HttpRequest, pk: int) -> HttpResponse:
             "form": form,
             "upload_error": upload_error,
             "max_upload": settings.CARDROOM_MAX_UPLOAD_BYTES,
+            **author_views.bot_management_context(bot),
         }
     )
     response = render(request, "cardroom/my_bot.html", context, status=status)

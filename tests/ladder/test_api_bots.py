@@ -72,6 +72,7 @@ def test_create_bot(owner):
         "description": "bids high",
         "builtin": False,
         "current_version": None,
+        "withdrawn": False,
         "created": body["created"],
     }
     assert Bot.objects.get(pk=body["id"]).owner == owner
@@ -80,7 +81,7 @@ def test_create_bot(owner):
 def test_create_bot_duplicate_name_in_the_same_game_is_400(owner, my_bot):
     other = f.user()
     response = f.client(other).post("/api/bots/", {"game": "allegra", "name": "my-bot"}, format="json")
-    f.assert_error(response, 400, field="name", contains="there is already a allegra bot named 'my-bot'")
+    f.assert_error(response, 400, field="name", contains="there is already an Allegra bot named 'my-bot': choose another name")
     # The same name in the other game is fine.
     assert f.client(other).post("/api/bots/", {"game": "allegory", "name": "my-bot"}, format="json").status_code == 201
 
@@ -163,10 +164,11 @@ def test_unknown_bot_is_a_json_404():
     f.assert_error(f.client().get("/api/bots/999999/versions/"), 404)
 
 
-def test_bots_cannot_be_changed_or_deleted_through_the_api(owner, my_bot):
+def test_bots_cannot_be_renamed_through_the_api(owner, my_bot):
     api = f.client(owner)
-    f.assert_error(api.delete(f"/api/bots/{my_bot.pk}/"), 405)
     f.assert_error(api.put(f"/api/bots/{my_bot.pk}/", {"name": "renamed"}, format="json"), 405)
+    f.assert_error(api.patch(f"/api/bots/{my_bot.pk}/", {"name": "renamed"}, format="json"), 400, contains="description")
+    assert Bot.objects.get(pk=my_bot.pk).name == "my-bot"
 
 
 # -- upload: permissions ---------------------------------------------------------------------

@@ -461,7 +461,7 @@ def test_matches_and_ladders_are_read_only(played, alice):
 
 @pytest.mark.parametrize(
     "url",
-    ["/api/nothing-here/", "/api/matches/abc/", "/api/bots/1/versions/2/", "/api/matches/1/logs/x/", "/api/",
+    ["/api/nothing-here/", "/api/matches/abc/", "/api/bots/1/versions/v2/", "/api/matches/1/logs/x/", "/api/no/thing/",
      "/api/matches/a%0Ab/logs/1/"],
 )
 def test_unknown_api_urls_are_json_404(url):

@@ -118,7 +118,7 @@ def test_claims_are_unique_in_the_database():
 def test_api_refuses_a_case_variant_of_a_built_in_bot():
     owner = f.user("botmaker")
     response = f.client(owner).post("/api/bots/", {"game": "allegra", "name": "Greedy"}, format="json")
-    f.assert_error(response, 400, field="name", contains="built-in allegra bot named 'greedy'")
+    f.assert_error(response, 400, field="name", contains="there is already a built-in Allegra bot named 'greedy'")
     assert not Bot.objects.filter(name="Greedy").exists()
 
 
@@ -128,7 +128,7 @@ def test_web_form_refuses_a_case_variant_of_another_users_bot():
     c = Client()
     c.force_login(second)
     page = web_error(c.post(reverse("web-my-bots"), {"game": "allegory", "name": "nightowl", "description": ""}))
-    assert "there is already a allegory bot named 'NightOwl'" in page
+    assert "there is already an Allegory bot named 'NightOwl'" in page
     # Another game is another namespace.
     assert c.post(reverse("web-my-bots"), {"game": "allegra", "name": "nightowl"}).status_code == 302
 

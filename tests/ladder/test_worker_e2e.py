@@ -159,16 +159,23 @@ def test_a_crashing_bot_fails_validation_with_an_actionable_log(celery_workers, 
     # A platform failure it was not: the match finished (a forfeit is a result).
     check = Match.objects.get(kind=Match.Kind.VALIDATION, validation_of_id=version["id"])
     assert check.status == Match.Status.FINISHED and check.error == ""
-    # The links in the log work: the replay (with the forfeit) verifies, the log is the owner's.
-    assert f"/api/matches/{check.pk}/replay/" in log
+    # The links in the log are the web pages (the match at the forfeit, seen
+    # from the bot's seat; the bot's log there); the replay (with the
+    # forfeit) verifies, and the log is the owner's.
+    seat = check.participants.get(version_id=version["id"]).seat
+    assert f"/matches/{check.pk}/#event=" in log and f"&view=seat-{seat}" in log
+    assert "/api/" not in log
     r = api.get(f"/api/matches/{check.pk}/replay/")
     assert r.status_code == 200
     path = tmp_path / "validation.json"
     path.write_bytes(r.content)
     verified = cardroom_verify(path)
     assert verified.returncode == 0, verified.stdout + verified.stderr
-    seat = check.participants.get(version_id=version["id"]).seat
-    assert f"/api/matches/{check.pk}/logs/{seat}/" in log
+    assert f"/matches/{check.pk}/logs/{seat}/" in log
+    web = Client()
+    web.force_login(Bot.objects.get(pk=bot_id).owner)
+    page = web.get(f"/matches/{check.pk}/logs/{seat}/")
+    assert page.status_code == 200 and "ZeroDivisionError" in page.content.decode()
     own = api.get(f"/api/matches/{check.pk}/logs/{seat}/", **bob)
     assert own.status_code == 200 and "ZeroDivisionError" in own.content.decode()
     assert api.get(f"/api/matches/{check.pk}/logs/{seat}/", **carol).status_code == 403

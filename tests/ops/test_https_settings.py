@@ -33,7 +33,10 @@ PRODUCTION = {
 
 
 def check_deploy(env: dict[str, str]) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k not in PRODUCTION and k != "CARDROOM_VAR_DIR"}
+    # (DJANGO_ALLOW_ASYNC_UNSAFE: the browser tests set it in this process for
+    # Playwright; a deployment never has it, and check --deploy says so.)
+    dropped = {*PRODUCTION, "CARDROOM_VAR_DIR", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    clean = {k: v for k, v in os.environ.items() if k not in dropped}
     clean["CARDROOM_VAR_DIR"] = str(ROOT / "var" / "check-deploy")
     return subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],

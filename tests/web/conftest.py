@@ -80,8 +80,15 @@ class Watch:
     def attach(self, page) -> None:
         page.on("pageerror", lambda exc: self.problems.append(f"pageerror: {exc}"))
         page.on("console", lambda msg: self.problems.append(f"console.{msg.type}: {msg.text}") if msg.type == "error" else None)
-        page.on("requestfailed", lambda req: self.problems.append(f"requestfailed: {req.method} {req.url} ({req.failure})"))
+        page.on("requestfailed", self._request_failed)
         page.on("response", self._response)
+
+    def _request_failed(self, request) -> None:
+        # ERR_ABORTED is the browser cancelling a load because the page went
+        # on (a click that navigates while the favicon still loads), not a
+        # failure of the server; CSP blocks and refused connections differ.
+        if request.failure != "net::ERR_ABORTED":
+            self.problems.append(f"requestfailed: {request.method} {request.url} ({request.failure})")
 
     def _response(self, response) -> None:
         if response.status >= 400 and not any(p in response.url and s == response.status for p, s in self.allowed_status):

@@ -64,7 +64,7 @@ def _event(web) -> int:
 
 STEP_ALL = """() => {
     // Click the viewer's "step forward" button until the last event, and
-    // after each step record what the page shows (PROBE: a function body,
+    // after each step record what the page shows (the probe, a function body
     // written in here: the page's Content-Security-Policy forbids new Function).
     const root = document.querySelector('#replay');
     const forward = root.querySelector('[data-act=forward]');

@@ -160,7 +160,7 @@ def test_signup_account_token_and_bot_creation():
     ok = c.post(reverse("web-my-bots"), {"game": "allegra", "name": "fresh-bot", "description": "hi"})
     assert ok.status_code == 302
     dup = c.post(reverse("web-my-bots"), {"game": "allegra", "name": "fresh-bot", "description": ""})
-    assert "there is already a allegra bot named &#x27;fresh-bot&#x27;" in dup.content.decode()
+    assert "there is already an Allegra bot named &#x27;fresh-bot&#x27;: choose another name" in dup.content.decode()
 
 
 def test_upload_errors_are_shown_exactly():

@@ -1,0 +1,304 @@
+"""Events: create one (staff), schedule its matches, follow them to the end.
+
+The schedule is cardroom.tournament's (the command line's too). Matches are
+ordinary ``Match`` rows of kind ``tournament`` and run through the ladder's
+own machinery (ladder.services.matches: leased claim, exactly-once
+recording), so a worker killed mid-event loses nothing. They never touch
+ratings (record_result applies ratings to ladder matches only).
+
+Delivery: an event keeps at most CARDROOM_TOURNAMENT_IN_FLIGHT of its matches
+sent to the broker at a time (a field of 1,000 may schedule hundreds of
+thousands); each recorded result sends the next ones, and the periodic sweep
+(``feed_all``) re-sends what a lost message or a restart left behind. The
+messages go to their own queue (CARDROOM_TOURNAMENT_QUEUE) with their own
+priority (CARDROOM_TOURNAMENT_PRIORITY).
+
+A Swiss round is scheduled, in the transaction that records the last result
+of the round before, from the standings so far.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.utils import timezone
+
+from cardroom.tournament import event, schedule
+from cardroom.tournament.schedule import EventSpec, ScheduleError
+from cardroom.tournament.standings import Outcome
+from engine import get_game_class
+from engine.core import EngineError
+from ladder.models import Bot, BotVersion, Match, Participant, Tournament, TournamentEntry, TournamentMatch
+from ladder.services.bots import ServiceError
+
+log = logging.getLogger("cardroom.tournaments")
+
+DONE = (Match.Status.FINISHED, Match.Status.FAILED, Match.Status.CANCELLED)
+CHUNK = 2000
+
+
+class TournamentError(ServiceError):
+    """A request to create or change an event that cannot be met; ``field``
+    names the input at fault (a 400, or 409 for a state that forbids it)."""
+
+
+def spec_of(t: Tournament) -> EventSpec:
+    return EventSpec(
+        game=t.game,
+        format=t.format,
+        field_size=t.entries.count(),
+        table_size=t.table_size,
+        deals=t.deals,
+        rounds=t.rounds,
+        seed=t.seed,
+        options=t.options,
+    )
+
+
+def create_tournament(
+    *,
+    user,
+    name: str,
+    game: str,
+    format: str,
+    bots: list[Bot],
+    table_size: int,
+    deals: int = 1,
+    rounds: int | None = None,
+    seed: int | None = None,
+    options: dict | None = None,
+    startup_ms: int = 10_000,
+    per_move_ms: int = 1_000,
+    overage_ms: int = 10_000,
+    total_ms: int = 300_000,
+) -> Tournament:
+    """Create an event and schedule its first batch. The field's bot
+    versions are frozen now: each bot's current (active) version."""
+    import secrets
+
+    if not (user and user.is_staff):
+        raise PermissionDenied("only staff create events")
+    name = (name or "").strip()
+    if not name:
+        raise TournamentError("an event needs a name", "name")
+    if Tournament.objects.filter(name=name).exists():
+        raise TournamentError(f"there is already an event named {name!r}", "name")
+    try:
+        options = get_game_class(game).normalize_options(options or {})
+    except EngineError as exc:
+        raise TournamentError(str(exc), "options" if "option" in str(exc) else "game") from None
+    for field, value, low, high in (
+        ("startup_ms", startup_ms, 100, 600_000),
+        ("per_move_ms", per_move_ms, 10, 600_000),
+        ("overage_ms", overage_ms, 0, 3_600_000),
+        ("total_ms", total_ms, 100, 3_600_000),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise TournamentError(f"{field} must be a whole number from {low} to {high}, not {value!r}", field)
+    ids = [b.pk for b in bots]
+    if len(set(ids)) != len(ids):
+        raise TournamentError("a bot may enter an event once", "bots")
+    versions: list[BotVersion] = []
+    for bot in bots:
+        if bot.game != game:
+            raise TournamentError(f"{bot.name} plays {bot.game}, not {game}", "bots")
+        version = bot.current_version
+        if version is None or version.status != BotVersion.Status.ACTIVE:
+            raise TournamentError(f"{bot.name} has no active version to enter", "bots")
+        versions.append(version)
+    seed = secrets.randbelow(2**62) if seed is None else seed
+    try:
+        spec = EventSpec(game, format, len(bots), table_size, deals, rounds, seed, options)
+    except ScheduleError as exc:
+        raise TournamentError(str(exc), "format") from None
+    with transaction.atomic():
+        t = Tournament.objects.create(
+            name=name,
+            game=game,
+            format=format,
+            table_size=table_size,
+            deals=deals,
+            rounds=rounds,
+            seed=seed,
+            options=options,
+            startup_ms=startup_ms,
+            per_move_ms=per_move_ms,
+            overage_ms=overage_ms,
+            total_ms=total_ms,
+            pairing=schedule.pairing(spec),
+            num_rounds=schedule.num_rounds(spec),
+            total_matches=schedule.total_matches(spec),
+            created_by=user,
+        )
+        TournamentEntry.objects.bulk_create(
+            TournamentEntry(tournament=t, index=i, bot=bot, version=v) for i, (bot, v) in enumerate(zip(bots, versions))
+        )
+        _schedule_batch(t, spec, 0, [])
+        transaction.on_commit(lambda: feed(t.pk))
+    log.info("event created", extra={"tournament": t.pk, "matches": t.total_matches, "format": format})
+    return t
+
+
+def _schedule_batch(t: Tournament, spec: EventSpec, batch: int, outcomes: list[Outcome]) -> int:
+    first = TournamentMatch.objects.filter(tournament=t).count()
+    plans = event.batch_plans(spec, batch, outcomes, first_number=first)
+    entries = list(t.entries.order_by("index"))
+    for start in range(0, len(plans), CHUNK):
+        chunk = plans[start : start + CHUNK]
+        matches = Match.objects.bulk_create(
+            Match(kind=Match.Kind.TOURNAMENT, game=t.game, options=t.options, num_players=spec.table_size, seed=p.seed)
+            for p in chunk
+        )
+        Participant.objects.bulk_create(
+            Participant(match=m, seat=seat, bot_id=entries[e].bot_id, version_id=entries[e].version_id)
+            for m, p in zip(matches, chunk)
+            for seat, e in enumerate(p.seats)
+        )
+        TournamentMatch.objects.bulk_create(
+            TournamentMatch(
+                tournament=t, match=m, number=p.number, round=p.round, table=p.table, deal=p.deal,
+                rotation=p.rotation, seats=list(p.seats), keyed_chance=p.keyed_chance,
+            )  # fmt: skip
+            for m, p in zip(matches, chunk)
+        )
+    Tournament.objects.filter(pk=t.pk).update(batches_scheduled=batch + 1)
+    t.batches_scheduled = batch + 1
+    return len(plans)
+
+
+def outcomes(t: Tournament) -> list[Outcome]:
+    """The finished matches of the event, as the standings read them."""
+    rows = (
+        TournamentMatch.objects.filter(tournament=t, match__status=Match.Status.FINISHED)
+        .order_by("number")
+        .values_list("match_id", "number", "round", "table", "deal", "seats")
+    )
+    rows = list(rows)
+    by_match: dict[int, list[tuple[int, int, int, str]]] = {}
+    for start in range(0, len(rows), CHUNK):
+        ids = [r[0] for r in rows[start : start + CHUNK]]
+        for match_id, seat, rank, score, forfeit in Participant.objects.filter(match_id__in=ids).values_list(
+            "match_id", "seat", "rank", "score", "forfeit_reason"
+        ):
+            by_match.setdefault(match_id, []).append((seat, rank, score, forfeit))
+    out = []
+    for match_id, number, rnd, table, deal, seats in rows:
+        parts = sorted(by_match.get(match_id, []))
+        out.append(
+            Outcome(
+                number=number,
+                seats=tuple(seats),
+                ranks=tuple(p[1] for p in parts),
+                scores=tuple(p[2] for p in parts),
+                deal=deal,
+                round=rnd,
+                table=table,
+                forfeits=tuple(p[0] for p in parts if p[3]),
+            )
+        )
+    return out
+
+
+def on_match_done(match: Match) -> None:
+    """Called in the transaction that finishes (or finally fails) a
+    tournament match: schedules the next Swiss round once a round is
+    complete, finishes the event after its last match, and sends more."""
+    slot = TournamentMatch.objects.filter(match=match).values("tournament_id").first()
+    if slot is None:
+        return
+    t = Tournament.objects.select_for_update().get(pk=slot["tournament_id"])
+    open_left = Match.objects.filter(tournament_slot__tournament=t).exclude(status__in=DONE).exists()
+    if not open_left and t.status in (Tournament.Status.RUNNING, Tournament.Status.PAUSED):
+        spec = spec_of(t)
+        if t.batches_scheduled < event.batch_count(spec):
+            _schedule_batch(t, spec, t.batches_scheduled, outcomes(t))
+        else:
+            t.status = Tournament.Status.FINISHED
+            t.finished = timezone.now()
+            t.save(update_fields=["status", "finished"])
+            log.info("event finished", extra={"tournament": t.pk})
+    transaction.on_commit(lambda: feed(t.pk))
+
+
+def may_play(match_id: int) -> bool:
+    """A tournament match is claimed only while its event runs (paused or
+    cancelled: the message is dropped, and resume sends it again)."""
+    return Tournament.objects.filter(schedule__match_id=match_id, status=Tournament.Status.RUNNING).exists()
+
+
+def feed(tournament_id: int) -> list[int]:
+    """Send the event's next matches, keeping CARDROOM_TOURNAMENT_IN_FLIGHT
+    sent and unfinished; re-send those whose message is stale."""
+    from ladder.services.matches import _enqueue
+
+    if not Tournament.objects.filter(pk=tournament_id, status=Tournament.Status.RUNNING).exists():
+        return []
+    window = int(settings.CARDROOM_TOURNAMENT_IN_FLIGHT)
+    stale = timezone.now() - timedelta(seconds=int(settings.CARDROOM_RESEND_STALE_SECONDS))
+    mine = Match.objects.filter(tournament_slot__tournament_id=tournament_id)
+    running = mine.filter(status=Match.Status.RUNNING).count()
+    sent = list(
+        mine.filter(status=Match.Status.QUEUED, enqueued__isnull=False).order_by("tournament_slot__number").values_list("pk", "enqueued")
+    )
+    resend = [pk for pk, when in sent if when < stale]
+    room = max(0, window - running - len(sent))
+    fresh = list(
+        mine.filter(status=Match.Status.QUEUED, enqueued__isnull=True)
+        .order_by("tournament_slot__number")
+        .values_list("pk", flat=True)[:room]
+    )
+    for pk in resend + fresh:
+        _enqueue(pk)
+    return resend + fresh
+
+
+def feed_all() -> dict[int, int]:
+    """The periodic sweep: every running event is fed."""
+    return {pk: len(feed(pk)) for pk in Tournament.objects.filter(status=Tournament.Status.RUNNING).values_list("pk", flat=True)}
+
+
+def _staff(user) -> None:
+    if not (user and user.is_staff):
+        raise PermissionDenied("only staff pause, resume or cancel events")
+
+
+def _switch(t: Tournament, user, want: str, to: str, verb: str) -> Tournament:
+    _staff(user)
+    with transaction.atomic():
+        t = Tournament.objects.select_for_update().get(pk=t.pk)
+        if t.status != want:
+            raise TournamentError(f"only a {want} event can be {verb} (this one is {t.status})", "status", 409)
+        t.status = to
+        t.save(update_fields=["status"])
+        if to == Tournament.Status.RUNNING:
+            # messages dropped while paused: send them again
+            Match.objects.filter(tournament_slot__tournament=t, status=Match.Status.QUEUED).update(enqueued=None)
+            transaction.on_commit(lambda: feed(t.pk))
+    return t
+
+
+def pause(t: Tournament, user) -> Tournament:
+    return _switch(t, user, Tournament.Status.RUNNING, Tournament.Status.PAUSED, "paused")
+
+
+def resume(t: Tournament, user) -> Tournament:
+    return _switch(t, user, Tournament.Status.PAUSED, Tournament.Status.RUNNING, "resumed")
+
+
+def cancel(t: Tournament, user) -> Tournament:
+    """No more matches are played; what was played stays (a match running
+    now finishes and is recorded)."""
+    _staff(user)
+    with transaction.atomic():
+        t = Tournament.objects.select_for_update().get(pk=t.pk)
+        if t.status in (Tournament.Status.FINISHED, Tournament.Status.CANCELLED):
+            raise TournamentError(f"the event is already {t.status}", "status", 409)
+        t.status = Tournament.Status.CANCELLED
+        t.finished = timezone.now()
+        t.save(update_fields=["status", "finished"])
+        Match.objects.filter(tournament_slot__tournament=t, status=Match.Status.QUEUED).update(status=Match.Status.CANCELLED)
+    return t

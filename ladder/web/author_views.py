@@ -1,0 +1,236 @@
+"""The bot author's pages: the documents and starter bots, "Write your first
+bot", managing a bot (description, withdraw / re-enter, delete a version or
+the bot) and the account (e-mail, password change and reset, deletion).
+
+Kept apart from ladder.web.views so that the pages other work changes
+(signup, the leaderboards) merge cleanly. Writes go through
+ladder.services.bot_management and ladder.services.accounts."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import logout
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import PasswordChangeForm
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse, reverse_lazy
+from django.views.decorators.http import require_POST
+
+from ladder.models import Bot, BotVersion, Match, Participant
+from ladder.selectors import progress_text, validation_progress
+from ladder.services import accounts, bot_management
+from ladder.services.bots import ServiceError, game_label
+from ladder.web import docs
+from ladder.web.author_forms import DeleteAccountForm, DescriptionForm, EmailForm
+
+# ---------------------------------------------------------------------------
+# Documents and starter bots
+# ---------------------------------------------------------------------------
+
+
+def docs_index(request: HttpRequest) -> HttpResponse:
+    return render(request, "cardroom/docs_index.html", {"docs": docs.DOCS, "starters": docs.STARTERS})
+
+
+def doc_page(request: HttpRequest, slug: str) -> HttpResponse:
+    doc = docs.DOCS_BY_SLUG.get(slug)
+    if doc is None:
+        raise Http404("no such document")
+    if slug == "first-bot":
+        return render(request, "cardroom/first_bot.html", {"doc": doc, "docs": docs.DOCS, "starters": docs.STARTERS})
+    rendered = docs.render_file(docs.docs_dir() / doc.filename)
+    if rendered is None:
+        raise Http404("this document is missing from the installation")
+    return render(
+        request,
+        "cardroom/doc.html",
+        {"doc": doc, "docs": docs.DOCS, "doc_html": rendered[0], "toc_html": rendered[1], "source": f"docs/{doc.filename}"},
+    )
+
+
+def starter_download(request: HttpRequest, filename: str) -> FileResponse:
+    path = docs.starter_path(filename)
+    if path is None or not path.is_file():
+        raise Http404("no such starter bot")
+    response = FileResponse(path.open("rb"), as_attachment=True, filename=filename, content_type="text/x-python")
+    response["Cache-Control"] = "public, max-age=3600"
+    return response
+
+
+# ---------------------------------------------------------------------------
+# Managing a bot (the owner's page: ladder.web.views.my_bot)
+# ---------------------------------------------------------------------------
+
+
+def annotate_versions(bot: Bot, versions: list[BotVersion]) -> None:
+    """Give each version of the owner's page its validation progress (in
+    words) and whether it may be deleted now."""
+    played = set(
+        Participant.objects.filter(bot=bot)
+        .exclude(match__kind=Match.Kind.VALIDATION)
+        .values_list("version_id", flat=True)
+        .distinct()
+    )
+    for v in versions:
+        v.progress = validation_progress(v)
+        v.progress_text = progress_text(v, v.progress)
+        v.deletable = v.pk not in played and v.pk != bot.current_version_id and v.status != BotVersion.Status.VALIDATING
+
+
+def bot_management_context(bot: Bot) -> dict:
+    return {
+        "description_form": DescriptionForm(initial={"description": bot.description}),
+        "game_label": game_label(bot.game),
+    }
+
+
+def _own_bot(request: HttpRequest, pk: int) -> Bot:
+    bot = Bot.objects.select_related("owner", "current_version").filter(pk=pk).first()
+    if bot is None or bot.owner_id != request.user.pk:
+        raise Http404("no such bot among yours")
+    return bot
+
+
+def _back(bot: Bot, anchor: str = "") -> HttpResponse:
+    return redirect(reverse("web-my-bot", args=[bot.pk]) + anchor)
+
+
+@login_required
+@require_POST
+def bot_description(request: HttpRequest, pk: int) -> HttpResponse:
+    bot = _own_bot(request, pk)
+    form = DescriptionForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "The description was not saved: " + " ".join(form.errors.get("description", [])))
+        return _back(bot, "#manage")
+    try:
+        bot_management.edit_description(bot=bot, user=request.user, description=form.cleaned_data["description"])
+    except ServiceError as exc:
+        messages.error(request, f"The description was not saved: {exc.message}.")
+    else:
+        messages.success(request, "The description was saved; it shows on the bot's public page.")
+    return _back(bot, "#manage")
+
+
+@login_required
+@require_POST
+def bot_withdraw(request: HttpRequest, pk: int) -> HttpResponse:
+    bot = _own_bot(request, pk)
+    bot_management.withdraw(bot=bot, user=request.user)
+    messages.success(
+        request,
+        f"{bot.name} is withdrawn from the {game_label(bot.game)} ladders: it keeps its history and plays no more "
+        "matches until you re-enter it.",
+    )
+    return _back(bot, "#manage")
+
+
+@login_required
+@require_POST
+def bot_reenter(request: HttpRequest, pk: int) -> HttpResponse:
+    bot = _own_bot(request, pk)
+    bot_management.reenter(bot=bot, user=request.user)
+    if bot.current_version_id:
+        text = f"{bot.name} is back on the {game_label(bot.game)} ladders, with the ratings it had."
+    else:
+        text = f"{bot.name} is entered again; it plays once a version passes validation."
+    messages.success(request, text)
+    return _back(bot, "#manage")
+
+
+@login_required
+def bot_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    """GET: what deleting means, and a confirmation; POST: delete."""
+    bot = _own_bot(request, pk)
+    if request.method == "POST":
+        try:
+            bot_management.delete_bot(bot=bot, user=request.user)
+        except ServiceError as exc:
+            messages.error(request, f"{exc.message[0].upper()}{exc.message[1:]}.")
+            return _back(bot, "#manage")
+        messages.success(request, f"{bot.name} and its versions are deleted.")
+        return redirect("web-my-bots")
+    played = Participant.objects.filter(bot=bot).exclude(match__kind=Match.Kind.VALIDATION).count()
+    return render(request, "cardroom/bot_delete.html", {"bot": bot, "played": played, "game_label": game_label(bot.game)})
+
+
+@login_required
+@require_POST
+def version_delete(request: HttpRequest, pk: int, number: int) -> HttpResponse:
+    bot = _own_bot(request, pk)
+    version = bot.versions.filter(number=number).first()
+    if version is None:
+        raise Http404("no such version")
+    try:
+        bot_management.delete_version(version=version, user=request.user)
+    except ServiceError as exc:
+        messages.error(request, f"{exc.message[0].upper()}{exc.message[1:]}.")
+    else:
+        messages.success(request, f"Version {number} of {bot.name} is deleted.")
+    return _back(bot, "#versions-h")
+
+
+# ---------------------------------------------------------------------------
+# Account: e-mail, password, deletion
+# ---------------------------------------------------------------------------
+
+
+def account_context(request: HttpRequest) -> dict:
+    return {"email_form": EmailForm(instance=request.user)}
+
+
+@login_required
+@require_POST
+def account_email(request: HttpRequest) -> HttpResponse:
+    form = EmailForm(request.POST, instance=request.user)
+    if form.is_valid():
+        form.save()
+        if form.cleaned_data["email"]:
+            messages.success(request, "Your e-mail address was saved: a password reset can now be sent there.")
+        else:
+            messages.success(request, "Your e-mail address was removed: you cannot reset a forgotten password now.")
+    else:
+        messages.error(request, "The e-mail address was not saved: " + " ".join(form.errors.get("email", [])))
+    return redirect("web-account")
+
+
+class PasswordChange(auth_views.PasswordChangeView):
+    """Django's view (it keeps this session signed in, and ends the others)."""
+
+    template_name = "cardroom/password_change.html"
+    form_class = PasswordChangeForm
+    success_url = reverse_lazy("web-account")
+
+    def form_valid(self, form):
+        response = super().form_valid(form)
+        messages.success(self.request, "Your password was changed. Other browsers signed in as you are signed out.")
+        return response
+
+
+class PasswordReset(auth_views.PasswordResetView):
+    template_name = "cardroom/password_reset.html"
+    email_template_name = "cardroom/email/password_reset.txt"
+    subject_template_name = "cardroom/email/password_reset_subject.txt"
+    success_url = reverse_lazy("web-password-reset-done")
+
+
+class PasswordResetConfirm(auth_views.PasswordResetConfirmView):
+    template_name = "cardroom/password_reset_confirm.html"
+    success_url = reverse_lazy("web-password-reset-complete")
+
+
+@login_required
+def account_delete(request: HttpRequest) -> HttpResponse:
+    form = DeleteAccountForm(request.user, request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        name = request.user.username
+        accounts.delete_account(request.user)
+        logout(request)
+        messages.success(
+            request, f"The account {name} is deleted. Its bots' matches stay in the history under an anonymous name."
+        )
+        return redirect("web-home")
+    bots = Bot.objects.filter(owner=request.user).order_by("game", "name")
+    return render(request, "cardroom/account_delete.html", {"form": form, "bots": bots})

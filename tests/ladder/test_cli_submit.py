@@ -1,0 +1,166 @@
+"""``cardroom login`` and ``cardroom submit`` (contract section 3) as real
+processes against a running platform: pytest-django's live server and a real
+Celery worker validating in the sandbox. The login prompts are answered
+through a pseudo-terminal (getpass reads the terminal, not stdin)."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import select
+import stat
+import subprocess
+import termios
+import time
+
+import pytest
+from rest_framework.authtoken.models import Token
+
+from ladder.models import Bot, BotVersion
+from tests.ladder import factories
+from tests.ladder.worker_fixtures import (  # noqa: F401 (the fixture celery_workers)
+    CARDROOM,
+    ROOT,
+    celery_workers_fixture,
+    only_ladders,
+)
+
+pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+LIMITS = {"startup_ms": 8000, "per_move_ms": 1000, "overage_ms": 4000, "total_ms": 30000}
+RANDOM_BOT = (ROOT / "bots" / "random_bot.py").read_text()
+# Slow to start (well within the start-up limit): each validation match lasts
+# long enough for --wait to see it being played.
+SLOW_START_BOT = "import time\ntime.sleep(2)\n" + RANDOM_BOT
+CRASHING_BOT = "import sys\nsys.stderr.write('I give up on purpose\\n')\nsys.exit(3)\n"
+
+
+@pytest.fixture
+def platform(live_server, celery_workers, tmp_path, settings):
+    factories.fast_passwords(settings)
+    only_ladders("allegra", [2, 4], **LIMITS)
+    celery_workers.start("submit")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+        "CARDROOM_SUBMIT_POLL_SECONDS": "0.3",
+    }
+    for name in ("CARDROOM_TOKEN", "CARDROOM_SERVER"):
+        env.pop(name, None)
+    return {"url": live_server.url, "env": env, "dir": tmp_path, "workers": celery_workers}
+
+
+def _own_terminal() -> None:  # in the child: the pty becomes its controlling terminal
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def login_through_a_terminal(url: str, env: dict, username: str, password: str) -> tuple[int, str]:
+    master, slave = os.openpty()
+    proc = subprocess.Popen(
+        [CARDROOM, "login", "--server", url], stdin=slave, stdout=slave, stderr=slave, env=env, cwd=ROOT,
+        start_new_session=True, preexec_fn=_own_terminal,
+    )  # fmt: skip
+    os.close(slave)
+    seen = b""
+    answers = [(b"Username: ", username), (b"Password: ", password)]
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            if answers and seen.endswith(answers[0][0]):
+                os.write(master, answers.pop(0)[1].encode() + b"\n")
+            ready, _, _ = select.select([master], [], [], 0.5)
+            if ready:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:  # the child closed the terminal
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            elif proc.poll() is not None:
+                break
+        return proc.wait(timeout=30), seen.decode(errors="replace")
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+
+
+def submit(platform, bot_file: str, name: str, *extra: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [CARDROOM, "submit", bot_file, "--game", "allegra", "--name", name, *extra],
+        cwd=platform["dir"], env=env or platform["env"], capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+def write(platform, filename: str, text: str) -> str:
+    path = platform["dir"] / filename
+    path.write_text(text)
+    return str(path)
+
+
+def test_login_then_submit_wait_good_and_failing_bots_and_a_replaced_token(platform):
+    user = factories.user("author")
+    url, env = platform["url"], platform["env"]
+
+    # login: the prompts on the terminal, the password not echoed, the token stored 0600
+    status, screen = login_through_a_terminal(url, env, "author", factories.PASSWORD)
+    assert status == 0, screen
+    assert f"signed in to {url} as author" in screen
+    assert factories.PASSWORD not in screen
+    stored = platform["dir"] / "xdg" / "cardroom" / "credentials.json"
+    assert stat.S_IMODE(stored.stat().st_mode) == 0o600
+    assert json.loads(stored.read_text())["servers"][url]["token"] == Token.objects.get(user=user).key
+
+    # a good bot: created, uploaded, followed through validation to active (exit 0)
+    good = submit(platform, write(platform, "my_bot.py", SLOW_START_BOT), "cli-bot", "--server", url, "--wait")
+    assert good.returncode == 0, good.stdout + good.stderr + platform["workers"].logs()
+    out = good.stdout
+    assert "created the allegra bot cli-bot" in out
+    assert "uploaded my_bot.py as version 1 of cli-bot" in out
+    assert "queued for validation: place 1 in the queue" in out
+    assert "validating: playing match 1 of 2" in out and "validating: playing match 2 of 2" in out
+    assert "active: version 1 of cli-bot plays on the allegra ladders" in out
+    bot = Bot.objects.get(game="allegra", name="cli-bot")
+    assert bot.owner == user and bot.current_version.number == 1
+
+    # a failing bot: exit 1, with the validation log (and full links to the match pages)
+    failed = submit(platform, write(platform, "crash.py", CRASHING_BOT), "cli-bot", "--wait")  # the server from login
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "failed: version 2 of cli-bot did not pass validation" in failed.stdout
+    assert "I give up on purpose" in failed.stdout
+    assert f"{url}/matches/" in failed.stdout
+    assert BotVersion.objects.get(bot=bot, number=2).status == "failed"
+    assert "created" not in failed.stdout  # the same bot, a new version
+
+    # the token replaced on the site: one clear line, exit 2, nothing uploaded
+    Token.objects.filter(user=user).delete()
+    Token.objects.create(user=user)
+    refused = submit(platform, write(platform, "again.py", RANDOM_BOT + "\n# again\n"), "cli-bot", "--wait")
+    assert refused.returncode == 2
+    lines = refused.stderr.strip().splitlines()
+    assert len(lines) == 1, refused.stderr
+    assert "refused the token" in lines[0] and "cardroom login" in lines[0]
+    assert "Traceback" not in refused.stderr
+    assert BotVersion.objects.filter(bot=bot).count() == 2
+
+
+def test_submit_errors_are_one_line(platform):
+    factories.user("quick")
+    url, env = platform["url"], platform["env"]
+    token = Token.objects.create(user=factories.user("other")).key
+    # a package the server refuses
+    notes = write(platform, "notes.py", "")
+    empty = submit(platform, notes, "empty-bot", "--server", url, "--token", token)
+    assert empty.returncode == 2
+    assert empty.stderr.count("\n") == 1 and "the file is empty" in empty.stderr
+    # somebody else's bot name
+    taken = submit(platform, write(platform, "b.py", RANDOM_BOT), "random", "--server", url, "--token", token)
+    assert taken.returncode == 2 and "belongs to cardroom" in taken.stderr and taken.stderr.count("\n") == 1
+    # no token at all
+    bare = submit(platform, write(platform, "c.py", RANDOM_BOT), "x-bot", "--server", url, env={**env, "XDG_CONFIG_HOME": str(platform["dir"] / "none")})
+    assert bare.returncode == 2 and "no token for" in bare.stderr and bare.stderr.count("\n") == 1

@@ -1,0 +1,185 @@
+"""Events on the platform, through the ladder's own match machinery:
+creation (staff only, the field frozen), Swiss rounds scheduled as results
+come in, pause/resume/cancel, ratings never moved."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.exceptions import PermissionDenied
+
+from ladder import selectors
+from ladder.models import BotVersion, Match, Rating, RatingChange, Tournament, TournamentMatch
+from ladder.services import matches as match_services
+from ladder.services import tournaments
+from ladder.services.tournaments import TournamentError
+from tests.ladder import factories
+
+pytestmark = pytest.mark.django_db
+
+
+def staff():
+    user = factories.user()
+    user.is_staff = True
+    user.save()
+    return user
+
+
+def builtin(game: str, name: str):
+    return BotVersion.objects.get(bot__game=game, bot__name=name, status="active").bot
+
+
+def play_queued(t: Tournament) -> int:
+    """Play every queued match of the event as a worker would (claim, play,
+    record under the lease)."""
+    played = 0
+    for match_id in Match.objects.filter(tournament_slot__tournament=t, status=Match.Status.QUEUED).order_by("id").values_list("pk", flat=True):
+        assert match_services.run_queued_match(match_id, "test-worker") == "finished"
+        played += 1
+    return played
+
+
+def test_only_staff_create_events_and_bad_requests_say_what_is_wrong():
+    greedy, rand = builtin("allegory", "greedy"), builtin("allegory", "random")
+    common = {"name": "cup", "game": "allegory", "format": "swiss", "bots": [greedy, rand], "table_size": 2}
+    with pytest.raises(PermissionDenied):
+        tournaments.create_tournament(user=factories.user(), **common)
+    boss = staff()
+    with pytest.raises(TournamentError, match="a table of 3 needs at least 3 entries"):
+        tournaments.create_tournament(user=boss, **{**common, "table_size": 3})
+    with pytest.raises(TournamentError, match="plays allegra, not allegory"):
+        tournaments.create_tournament(user=boss, **{**common, "bots": [greedy, builtin("allegra", "random")]})
+    with pytest.raises(TournamentError, match="enter an event once"):
+        tournaments.create_tournament(user=boss, **{**common, "bots": [greedy, greedy]})
+    with pytest.raises(TournamentError, match="no option 'colour'"):
+        tournaments.create_tournament(user=boss, **common, options={"colour": 1})
+    assert not Tournament.objects.exists() and not Match.objects.filter(kind="tournament").exists()
+
+
+def test_a_swiss_event_plays_round_by_round_and_never_moves_ratings(settings):
+    settings.CARDROOM_SANDBOX = "none"
+    settings.CARDROOM_ALLOW_UNSANDBOXED_UPLOADS = True
+    own = factories.active_bot(game="allegory")
+    frozen = own.current_version
+    field = [builtin("allegory", "greedy"), builtin("allegory", "random"), own]
+    ratings_before = list(Rating.objects.order_by("pk").values_list("pk", "elo", "mu", "sigma", "games"))
+    t = tournaments.create_tournament(
+        user=staff(), name="swiss cup", game="allegory", format="swiss", bots=field, table_size=2, deals=2, rounds=3, seed=4
+    )
+    assert (t.pairing, t.num_rounds, t.total_matches) == ("swiss", 3, 6)  # one table a round (one sits out), 2 deals
+    assert [e.version_id for e in t.entries.order_by("index")] == [b.current_version_id for b in field]
+    # a new version of an entered bot does not change the event
+    factories.version(own)
+    own.refresh_from_db()
+    assert own.current_version_id != frozen.pk
+    for rnd in range(3):
+        assert TournamentMatch.objects.filter(tournament=t).count() == 2 * (rnd + 1)  # the next round only now
+        assert play_queued(t) == 2
+        t.refresh_from_db()
+    assert t.status == Tournament.Status.FINISHED and t.finished is not None
+    slots = TournamentMatch.objects.filter(tournament=t).select_related("match")
+    assert sorted(s.round for s in slots) == [0, 0, 1, 1, 2, 2]
+    assert all(s.match.status == Match.Status.FINISHED and s.match.attempts == 1 for s in slots)
+    used = {p.version_id for s in slots for p in s.match.participants.all() if p.bot_id == own.pk}
+    assert used == {frozen.pk}
+    assert not RatingChange.objects.exists()
+    assert list(Rating.objects.order_by("pk").values_list("pk", "elo", "mu", "sigma", "games")) == ratings_before
+    doc = selectors.tournament_standings(t)
+    assert sum(r["matches"] for r in doc["standings"]) == 12  # 6 matches x 2 seats
+
+
+def test_pause_holds_matches_resume_plays_them_cancel_stops_the_rest():
+    t = tournaments.create_tournament(
+        user=(boss := staff()), name="rr", game="allegory", format="round-robin",
+        bots=[builtin("allegory", "greedy"), builtin("allegory", "random")], table_size=2, deals=3, seed=1,
+    )  # fmt: skip
+    ids = list(Match.objects.filter(tournament_slot__tournament=t).order_by("id").values_list("pk", flat=True))
+    assert len(ids) == 3
+    with pytest.raises(PermissionDenied):
+        tournaments.pause(t, factories.user())
+    tournaments.pause(t, boss)
+    assert match_services.run_queued_match(ids[0], "w") == "not queued"  # the message is dropped
+    assert Match.objects.get(pk=ids[0]).status == Match.Status.QUEUED
+    with pytest.raises(TournamentError, match="only a running event can be paused"):
+        tournaments.pause(t, boss)
+    tournaments.resume(t, boss)
+    assert match_services.run_queued_match(ids[0], "w") == "finished"
+    tournaments.cancel(t, boss)
+    assert match_services.run_queued_match(ids[1], "w") == "not queued"
+    statuses = list(Match.objects.filter(pk__in=ids).order_by("id").values_list("status", flat=True))
+    assert statuses == ["finished", "cancelled", "cancelled"]
+    t.refresh_from_db()
+    assert t.status == Tournament.Status.CANCELLED
+    assert selectors.tournament_standings(t)["matches_played"] == 1
+
+
+def test_a_duplicate_event_plays_each_deal_with_the_same_cards_in_every_rotation():
+    t = tournaments.create_tournament(
+        user=staff(), name="dup", game="allegra", format="duplicate",
+        bots=[builtin("allegra", "greedy"), builtin("allegra", "random")], table_size=2, deals=2, seed=8,
+    )  # fmt: skip
+    assert play_queued(t) == 4
+    import gzip
+    import json
+
+    decks = {}
+    for slot in TournamentMatch.objects.filter(tournament=t).select_related("match"):
+        with slot.match.replay.open("rb") as f:
+            replay = json.loads(gzip.decompress(f.read()))
+        deals = [e["action"]["deck"] for e in replay["events"] if e["by"] == "chance" and e["action"]["type"] == "deal"]
+        decks.setdefault(slot.deal, []).append((slot.rotation, deals))
+    for deal, rotations in decks.items():
+        assert sorted(r for r, _ in rotations) == [0, 1]
+        assert rotations[0][1] == rotations[1][1], deal
+    assert decks[0][0][1] != decks[1][0][1]
+    doc = selectors.tournament_standings(t)
+    assert doc["deals"]["deals"] == [0, 1]
+    assert doc["standings"][0]["ci95"]["method"] == "t-per-deal"
+
+
+def test_the_rest_api_lists_shows_and_creates_events_staff_only():
+    greedy, rand = builtin("allegory", "greedy"), builtin("allegory", "random")
+    body = {"name": "api cup", "game": "allegory", "format": "duplicate", "bots": [greedy.pk, rand.pk], "table_size": 2, "deals": 2}
+    assert factories.client().post("/api/tournaments/", body, format="json").status_code == 401
+    factories.assert_error(factories.client(factories.user()).post("/api/tournaments/", body, format="json"), 403)
+    boss = factories.client(staff())
+    factories.assert_error(boss.post("/api/tournaments/", {**body, "table_size": 9}, format="json"), 400, "table_size")
+    factories.assert_error(boss.post("/api/tournaments/", {**body, "bots": [greedy.pk, 999999]}, format="json"), 400, "bots", "no bot with id 999999")
+    factories.assert_error(boss.post("/api/tournaments/", {**body, "format": "swiss", "table_size": 3}, format="json"), 400, "format", "a table of 3")
+    created = boss.post("/api/tournaments/", body, format="json")
+    assert created.status_code == 201, created.content
+    doc = created.json()
+    assert (doc["format"], doc["pairing"], doc["total_matches"]) == ("duplicate", "complete", 4)
+    assert doc["progress"] == {"played": 0, "failed": 0, "cancelled": 0, "running": 0, "total": 4, "percent": 0.0}
+    assert [e["name"] for e in doc["entries"]] == ["greedy", "random"]
+    anyone = factories.client()
+    assert [t["id"] for t in anyone.get("/api/tournaments/").json()["results"]] == [doc["id"]]
+    assert anyone.get(f"/api/tournaments/{doc['id']}/").json()["name"] == "api cup"
+    t = Tournament.objects.get(pk=doc["id"])
+    play_queued(t)
+    standings = anyone.get(f"/api/tournaments/{doc['id']}/standings/").json()
+    assert standings["progress"]["played"] == 4 and standings["matches_played"] == 4
+    assert {r["name"] for r in standings["standings"]} == {"greedy v1", "random v1"}
+    assert standings["differences"][0]["ci95"]["method"] == "paired-by-deal"
+    matches = anyone.get(f"/api/tournaments/{doc['id']}/matches/").json()["results"]
+    assert [(m["deal"], m["rotation"]) for m in matches] == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert all(m["status"] == "finished" for m in matches)
+    replay = anyone.get(f"/api/matches/{matches[0]['id']}/replay/")
+    assert replay.status_code == 200  # public, as on the ladder
+    factories.assert_error(anyone.get("/api/tournaments/999999/"), 404)
+
+
+def test_staff_pause_resume_and_cancel_in_the_admin(client):
+    t = tournaments.create_tournament(
+        user=(boss := staff()), name="admin cup", game="allegory", format="swiss",
+        bots=[builtin("allegory", "greedy"), builtin("allegory", "random")], table_size=2, seed=2,
+    )  # fmt: skip
+    boss.is_superuser = True
+    boss.save()
+    client.force_login(boss)
+    assert client.get("/admin/ladder/tournament/").status_code == 200
+    assert client.get(f"/admin/ladder/tournament/{t.pk}/change/").status_code == 200
+    for action, status in (("pause", "paused"), ("resume", "running"), ("cancel", "cancelled")):
+        response = client.post("/admin/ladder/tournament/", {"action": action, "_selected_action": [t.pk]})
+        assert response.status_code == 302
+        t.refresh_from_db()
+        assert t.status == status

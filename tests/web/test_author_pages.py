@@ -1,0 +1,209 @@
+"""The bot author's pages through Django's test client: the documents (safe
+rendering, links rewritten to the site), the starter downloads, managing a
+bot (only its owner), validation progress and log links, the account pages
+(e-mail, password reset by e-mail, deletion)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.core import mail
+from django.http import HttpRequest
+from django.test import Client
+from django.urls import reverse
+
+from ladder.models import Bot, BotVersion, Match
+from ladder.services import validation as validation_services
+from ladder.templatetags.cardroom_author import link_site_paths
+from ladder.web import docs
+from tests.web import factories as f
+
+pytestmark = pytest.mark.django_db
+
+
+def _client(user=None) -> Client:
+    c = Client()
+    if user is not None:
+        c.force_login(user)
+    return c
+
+
+# -- documents ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("slug", [d.slug for d in docs.DOCS])
+def test_every_document_renders_with_its_sections(slug):
+    response = _client().get(reverse("web-doc", args=[slug]))
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert page.count("<h2") >= 3
+    # every document lists the others
+    for d in docs.DOCS:
+        assert f'href="/docs/{d.slug}/"' in page
+
+
+def test_links_between_documents_go_to_their_pages_and_starters_download():
+    page = _client().get("/docs/protocol/").content.decode()
+    assert 'href="/docs/starters/random_bot.py"' in page
+    assert 'href="/docs/starters/allegra_greedy.py"' in page
+    guide = _client().get("/docs/bot-authors/").content.decode()
+    assert 'href="/docs/protocol/"' in guide and 'href="/docs/protocol/#time"' in guide
+    assert "protocol.md" not in re.sub(r"<code>.*?</code>", "", guide)
+
+
+def test_markdown_rendering_escapes_raw_html_and_drops_unsafe_links():
+    html, _ = docs.render_markdown(
+        "<script>alert(1)</script>\n\nHi <b onclick='x()'>there</b> [bad](javascript:alert(1)) "
+        "[ops](operations.md) [ok](https://example.org/a) [here](#top)\n"
+    )
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "<b " not in html and "&lt;b onclick" in html
+    assert "javascript:" not in html
+    assert 'href="operations.md"' not in html  # not published on the site
+    assert 'href="https://example.org/a"' in html and 'href="#top"' in html
+
+
+def test_starter_bots_download_as_files():
+    for starter in docs.STARTERS:
+        response = _client().get(reverse("web-starter", args=[starter.filename]))
+        assert response.status_code == 200
+        assert response["Content-Disposition"] == f'attachment; filename="{starter.filename}"'
+        assert b"".join(response.streaming_content) == (f.ROOT / "bots" / starter.filename).read_bytes()
+    assert _client().get("/docs/starters/__init__.py").status_code == 404
+    assert _client().get("/docs/starters/..%2Fmanage.py").status_code == 404
+
+
+def test_docs_are_linked_from_the_navigation_home_and_upload_page():
+    owner = f.user("linker")
+    bot = f.active_bot(owner, "allegra", "linked")
+    home = _client().get("/").content.decode()
+    assert 'href="/docs/first-bot/"' in home and 'href="/docs/"' in home
+    upload = _client(owner).get(reverse("web-my-bot", args=[bot.pk])).content.decode()
+    assert 'href="/docs/protocol/"' in upload and 'href="/docs/first-bot/"' in upload
+
+
+# -- validation progress and the log's links --------------------------------------------------
+
+
+def test_owner_page_shows_queue_place_then_which_match_is_playing():
+    owner = f.user("waiter")
+    bot = f.active_bot(owner, "allegra", "waiting")
+    from ladder.services import bots as bot_services
+
+    first = bot_services.upload_version(bot=bot, filename="a.py", data=f.program("random", "allegra") + b"\n# a\n")
+    second = bot_services.upload_version(bot=bot, filename="b.py", data=f.program("random", "allegra") + b"\n# b\n")
+    c = _client(owner)
+    page = c.get(reverse("web-my-bot", args=[bot.pk]) + "?partial=versions").content.decode()
+    assert "In the validation queue: place 2</strong> (1 version ahead)" in page
+    assert "In the validation queue: place 1</strong> (next in line)" in page
+    assert 'data-refresh-url' in page  # the page polls while a version waits
+
+    matches = validation_services.create_validation_matches(first)
+    BotVersion.objects.filter(pk=first.pk).update(status="validating")
+    page = c.get(reverse("web-my-bot", args=[bot.pk]) + "?partial=versions").content.decode()
+    assert "Validating: playing match 1 of 2</strong>" in page
+    assert f'href="/matches/{matches[0].pk}/"' in page
+    assert "In the validation queue: place 1</strong>" in page  # the second one moved up
+    assert second.pk
+
+
+def test_validation_log_links_to_match_pages_not_api_paths():
+    text = "FAILED: match 12\n  the match: /matches/12/#event=3&view=seat-1 (x); log: /matches/12/logs/1/ <b>\n/api/matches/12/"
+    html = str(link_site_paths(text))
+    assert '<a href="/matches/12/#event=3&amp;view=seat-1">' in html
+    assert '<a href="/matches/12/logs/1/">' in html
+    assert "&lt;b&gt;" in html
+    assert '<a href="/api/' not in html
+
+
+# -- managing a bot --------------------------------------------------------------------------------
+
+
+def test_owner_edits_withdraws_and_reenters_through_the_page():
+    owner = f.user("manager")
+    bot = f.active_bot(owner, "allegra", "managed")
+    c = _client(owner)
+    response = c.post(reverse("web-bot-description", args=[bot.pk]), {"description": "Greedy, now."}, follow=True)
+    assert "The description was saved" in response.content.decode()
+    assert Bot.objects.get(pk=bot.pk).description == "Greedy, now."
+    response = c.post(reverse("web-bot-withdraw", args=[bot.pk]), follow=True)
+    assert "is withdrawn from the Allegra ladders" in response.content.decode()
+    assert Bot.objects.get(pk=bot.pk).withdrawn is not None
+    ladder = f.ladder("allegra", 2)
+    board = _client().get(reverse("web-ladder", args=[ladder.pk])).content.decode()
+    assert 'data-bot="managed"' not in board
+    c.post(reverse("web-bot-reenter", args=[bot.pk]))
+    assert Bot.objects.get(pk=bot.pk).withdrawn is None
+    board = _client().get(reverse("web-ladder", args=[ladder.pk])).content.decode()
+    assert 'data-bot="managed"' in board
+
+
+def test_others_cannot_manage_a_bot_through_the_pages():
+    bot = f.active_bot(f.user("real-owner"), "allegra", "not-yours")
+    intruder = _client(f.user("intruder"))
+    for name in ("web-bot-description", "web-bot-withdraw", "web-bot-reenter", "web-bot-delete"):
+        assert intruder.post(reverse(name, args=[bot.pk]), {"description": "mine"}).status_code == 404, name
+    assert intruder.post(reverse("web-version-delete", args=[bot.pk, 1])).status_code == 404
+    anonymous = _client().post(reverse("web-bot-withdraw", args=[bot.pk]))
+    assert anonymous.status_code == 302 and "/login/" in anonymous["Location"]
+    bot.refresh_from_db()
+    assert bot.description == "" and bot.withdrawn is None and bot.versions.count() == 1
+
+
+def test_delete_bot_page_refuses_a_bot_with_history_and_deletes_one_without():
+    data = f.league("allegra", 2, matches=2, seed=5)
+    owner = data["owner"]
+    played = next(p.bot for m in data["matches"] for p in m.participants.all() if p.bot.owner_id == owner.pk)
+    c = _client(owner)
+    page = c.get(reverse("web-bot-delete", args=[played.pk])).content.decode()
+    assert "cannot be deleted" in page and "withdraw" in page
+    c.post(reverse("web-bot-delete", args=[played.pk]))
+    assert Bot.objects.filter(pk=played.pk).exists()
+    fresh = f.active_bot(owner, "allegra", "short-lived")
+    response = c.post(reverse("web-bot-delete", args=[fresh.pk]), follow=True)
+    assert "short-lived and its versions are deleted" in response.content.decode()
+    assert not Bot.objects.filter(pk=fresh.pk).exists()
+    assert Match.objects.filter(pk__in=[m.pk for m in data["matches"]], status="finished").count() == len(data["matches"])
+
+
+# -- the account ------------------------------------------------------------------------------------
+
+
+def test_password_reset_by_email_end_to_end(settings):
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    owner = f.user("forgetful")
+    c = _client(owner)
+    c.post(reverse("web-account-email"), {"email": "forgetful@example.org"})
+    owner.refresh_from_db()
+    assert owner.email == "forgetful@example.org"
+    anonymous = _client()
+    response = anonymous.post(reverse("web-password-reset"), {"email": "forgetful@example.org"}, follow=True)
+    assert "Check your e-mail" in response.content.decode()
+    assert len(mail.outbox) == 1 and "forgetful" in mail.outbox[0].body
+    link = re.search(r"https?://[^/]+(/reset/\S+/)", mail.outbox[0].body).group(1)
+    form = anonymous.get(link, follow=True)
+    assert "Choose a new password" in form.content.decode()
+    done = anonymous.post(form.redirect_chain[-1][0], {"new_password1": "Brand-new-pass-97", "new_password2": "Brand-new-pass-97"}, follow=True)
+    assert "Your new password is set" in done.content.decode()
+    owner.refresh_from_db()
+    assert owner.check_password("Brand-new-pass-97")
+
+
+def test_delete_account_needs_the_password_and_keeps_history():
+    data = f.league("allegra", 2, matches=2, seed=8)
+    owner = data["owner"]
+    bots = list(Bot.objects.filter(owner=owner))
+    c = _client(owner)
+    wrong = c.post(reverse("web-account-delete"), {"password": "not it"})
+    assert "That is not your password" in wrong.content.decode()
+    response = c.post(reverse("web-account-delete"), {"password": f.PASSWORD}, follow=True)
+    assert "is deleted" in response.content.decode()
+    owner.refresh_from_db()
+    assert owner.username.startswith("[deleted-") and not owner.is_active
+    assert all(b.withdrawn for b in Bot.objects.filter(pk__in=[b.pk for b in bots]))
+    match = next(m for m in data["matches"] if any(p.bot.owner_id == owner.pk for p in m.participants.all()))
+    page = _client().get(reverse("web-match", args=[match.pk])).content.decode()
+    assert match.participants.count() == 2 and "[deleted-" in page
+    # (django-axes wants the request its lockouts are about)
+    assert _client().login(request=HttpRequest(), username=owner.username, password=f.PASSWORD) is False
