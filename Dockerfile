@@ -1,27 +1,72 @@
-# cardroom's one image: web app, Celery worker and scheduler.
+# cardroom's one image: web app, Celery worker, scheduler and migrations.
 # Debian's python3 (/usr/bin/python3) is what sandboxed bots run on, so the
 # image is Debian with its own Python, not a python:* image (/usr/local).
-FROM debian:bookworm-slim
+#
+#   docker build --network host -t cardroom:latest .
+#   docker build --network host --build-arg EXTRA_CA_CERTS="$(cat my-proxy-ca.crt)" -t cardroom:latest .
+#
+# EXTRA_CA_CERTS: PEM certificates (the text, not a path) that the *build*
+# trusts besides Debian's, for a host whose outbound HTTPS passes through a
+# re-signing proxy: pip cannot reach the package index otherwise. They are
+# used in the build stage only and never reach the final image. Empty (the
+# default): Debian's CA bundle alone.
+#
+# The base image is plain Debian bookworm; where no registry is reachable,
+# scripts/containers/base-image.sh makes it with debootstrap.
 
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PATH=/opt/venv/bin:$PATH \
-    CARDROOM_VAR_DIR=/data/var CARDROOM_MEDIA_ROOT=/data/media
+FROM debian:bookworm-slim AS build
+ARG EXTRA_CA_CERTS=""
 RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 python3-venv bubblewrap libseccomp2 ca-certificates \
- && rm -rf /var/lib/apt/lists/* \
+ && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates \
+ && if [ -n "$EXTRA_CA_CERTS" ]; then \
+        printf '%s\n' "$EXTRA_CA_CERTS" > /usr/local/share/ca-certificates/build-extra.crt \
+     && update-ca-certificates; \
+    fi \
  && python3 -m venv /opt/venv
+ENV PATH=/opt/venv/bin:$PATH PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_CERT=/etc/ssl/certs/ca-certificates.crt
+# The dependencies only (the project itself runs from /app, below).
+COPY pyproject.toml /src/
+RUN python3 -c 'import tomllib; print("\n".join(tomllib.load(open("/src/pyproject.toml", "rb"))["project"]["dependencies"]))' \
+      > /tmp/requirements.txt \
+ && pip install -r /tmp/requirements.txt \
+ && rm -rf /opt/venv/lib/python3*/site-packages/pip /opt/venv/lib/python3*/site-packages/setuptools
 
+FROM debian:bookworm-slim
+# python3: the app's interpreter and the bots'; bubblewrap, libseccomp2 (the bots'
+# seccomp filter, through pyseccomp) and util-linux
+# (prlimit): the sandbox; tini: pid 1, so signals reach the Python processes
+# (Python as pid 1 ignores SIGTERM) and orphans are reaped.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 bubblewrap libseccomp2 util-linux tini \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log \
+ && useradd --system --user-group --uid 990 --home-dir /data --no-create-home --shell /usr/sbin/nologin cardroom \
+ && mkdir -p /data/var /data/media \
+ && chown -R cardroom:cardroom /data
+COPY --from=build /opt/venv /opt/venv
+# The project as its source tree (BASE_DIR=/app: templates, static files and
+# the rules pages in docs/ are found where the code expects them).
 WORKDIR /app
-COPY pyproject.toml README.md ./
+COPY manage.py pyproject.toml ./
 COPY engine engine
 COPY bots bots
 COPY cardroom cardroom
 COPY ladder ladder
 COPY config config
 COPY docs docs
-COPY manage.py ./
-RUN pip install --no-cache-dir . \
- && SECRET_KEY=build-only python manage.py collectstatic --noinput \
- && mkdir -p /data/var /data/media
+COPY deploy/docker/cardroom-worker /usr/local/bin/cardroom-worker
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PATH=/opt/venv/bin:$PATH PYTHONPATH=/app \
+    CARDROOM_VAR_DIR=/data/var CARDROOM_MEDIA_ROOT=/data/media
+# Compiled once here: every process (a health check too) would otherwise
+# compile Django, DRF and Celery from source at each start
+# (PYTHONDONTWRITEBYTECODE: nothing is written at run time).
+RUN python3 -m compileall -q -j 0 /opt/venv/lib /app \
+ && SECRET_KEY=build-only python3 manage.py collectstatic --noinput -v0 \
+ && chown -R cardroom:cardroom /data
 
+# The web app, the scheduler and migrations run as this unprivileged user;
+# the worker service runs as root (docker-compose.yml, docs/operations.md).
+USER cardroom
 EXPOSE 8000
-CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-", "--logger-class", "ladder.ops.gunicorn.JsonLogger"]
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["gunicorn", "config.wsgi:application", "--bind", "127.0.0.1:8000", "--workers", "3", "--access-logfile", "-", "--logger-class", "ladder.ops.gunicorn.JsonLogger"]

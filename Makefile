@@ -5,14 +5,16 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help setup system-packages test test-fast lint demo play bench bench-sandbox clean
+.PHONY: help setup system-packages test test-fast test-containers lint demo play bench bench-sandbox clean
 
 help:
 	@echo "make demo       set up and run the whole platform locally (web, worker, scheduler); Ctrl-C stops it"
 	@echo "make setup      create .venv and install cardroom (then .venv/bin/cardroom exists)"
 	@echo "make test       set up and run the whole test suite"
+	@echo "make test-containers  build the images and run the compose stack for real (private dockerd; root)"
 	@echo "make play       set up and play a first match (Allegra, greedy vs three random bots)"
 	@echo "make bench      engine speed: decisions and games per second"
+	@echo "make bench-compose  matches per minute on the compose stack with 1, 2 and 3 worker containers (root)"
 	@echo "make lint       ruff"
 
 $(STAMP): pyproject.toml
@@ -29,6 +31,11 @@ setup: $(STAMP) system-packages
 
 test: setup
 	bash scripts/test.sh
+
+# The container deployment for real: a private Docker daemon, the images,
+# the compose stack and its scenario (scripts/test-containers.sh; root).
+test-containers: setup
+	bash scripts/test-containers.sh
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -x -m "not slow"
@@ -75,3 +82,9 @@ load-test-slow-bots: setup
 # PostgreSQL database cardroom_throughput and a private Redis).
 bench-throughput: setup
 	$(BIN)/python benchmarks/throughput.py
+
+# Matches per minute on the compose stack with 1, 2 and 3 worker containers
+# (a private Docker daemon, as make test-containers; root).
+.PHONY: bench-compose
+bench-compose: setup
+	bash scripts/containers/run.sh $(BIN)/python benchmarks/compose_scale.py

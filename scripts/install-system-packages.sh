@@ -6,14 +6,27 @@
 #   libseccomp2 - builds the bots' seccomp filter (through the pyseccomp binding)
 #   chromium, fonts-liberation - headless browser (and a font) for tests/web
 #   docker-compose - validates docker-compose.yml in CI (tests/ops)
+#   docker.io, containerd, runc, tini, debootstrap - `containers` mode only:
+#                 the private Docker daemon of `make test-containers` and
+#                 `make bench-compose` (scripts/containers/), which builds its
+#                 base image with debootstrap (no image registry needed)
 #   nginx - the reverse proxy, for its tests and `make load-test` (tests/ops,
 #           benchmarks/load_test.py start their own on loopback ports)
 # Runs as root, or through sudo when it is available.
 # `install-system-packages.sh sandbox` installs only what running bots needs
-# (make demo); with no argument, also what the tests need (make test, CI).
+# (make demo); with no argument, also what the tests need (make test, CI);
+# `install-system-packages.sh containers` only what the container tests need.
 set -eu
 
 missing=""
+if [ "${1:-all}" = "containers" ]; then
+    [ -x /usr/sbin/dockerd ] || missing="$missing docker.io"
+    [ -x /usr/bin/containerd ] || missing="$missing containerd"
+    [ -x /usr/sbin/runc ] || missing="$missing runc"
+    [ -x /usr/bin/tini-static ] || missing="$missing tini"
+    command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || missing="$missing debootstrap"
+    command -v docker-compose >/dev/null 2>&1 || missing="$missing docker-compose"
+else
 command -v bwrap >/dev/null 2>&1 || [ -x /usr/bin/bwrap ] || missing="$missing bubblewrap"
 command -v prlimit >/dev/null 2>&1 || [ -x /usr/bin/prlimit ] || missing="$missing util-linux"
 if command -v ldconfig >/dev/null 2>&1 && ! ldconfig -p | grep -q 'libseccomp\.so\.2'; then
@@ -35,9 +48,10 @@ command -v docker-compose >/dev/null 2>&1 || missing="$missing docker-compose"
 # default site (which Debian starts on port 80 where an init system runs).
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$missing nginx"
 fi
+fi
 
 if [ -z "$missing" ]; then
-    echo "install-system-packages: nothing to do ($(bwrap --version 2>/dev/null || echo bwrap), prlimit present)"
+    echo "install-system-packages: nothing to do ($(bwrap --version 2>/dev/null || echo bwrap), prlimit present${1:+, mode $1})"
     exit 0
 fi
 
@@ -66,5 +80,4 @@ else
     exit 1
 fi
 
-bwrap --version
-
+[ "${1:-all}" = "containers" ] && /usr/sbin/dockerd --version || bwrap --version

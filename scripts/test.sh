@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as `make test` (and so CI) runs it:
 #   1. everything against PostgreSQL and Redis (the production stack);
-#   2. the ladder suite again against SQLite (the embedded default).
+#   2. the ladder suite again against SQLite (the embedded default);
+#   3. the compose stack built and run for real (scripts/test-containers.sh).
 # CI must have both services (the machine starts them; we start them if they
 # are installed but stopped). On a laptop without them, run 1 uses SQLite and
 # the Redis-dependent tests say why they are skipped.
@@ -47,4 +48,9 @@ else
   echo "== PostgreSQL or Redis not reachable: running everything on SQLite"
   DATABASE_URL=sqlite:///$PWD/var/test-sqlite/db.sqlite3 CARDROOM_VAR_DIR=$PWD/var/test-sqlite $PY -m pytest -q "$@" || status=$?
 fi
+# The container deployment for real (a private Docker daemon, the images, the
+# compose stack and its scenario): where a daemon can run; it says SKIPPED and
+# why where not (and fails under CI=true, which can run it).
+echo "== the container deployment (make test-containers)"
+bash scripts/test-containers.sh || status=$?
 exit $status
