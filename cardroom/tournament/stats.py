@@ -19,6 +19,7 @@ down and the log-gamma differences lose digits.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ class Interval:
         return {"estimate": self.estimate, "low": self.low, "high": self.high, "n": self.n, "method": self.method}
 
 
+@functools.lru_cache(maxsize=4096)  # standings ask again and again for the same whole df
 def t_quantile(df: float, probability: float = 0.5 + LEVEL / 2) -> float:
     """The `probability` quantile of Student's t distribution with `df` (> 0,
     not necessarily whole: Welch) degrees of freedom."""
