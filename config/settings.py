@@ -203,6 +203,11 @@ if env("LIMITS_CACHE_URL", default=""):
     CACHES["limits"] = {**env.cache("LIMITS_CACHE_URL"), "KEY_PREFIX": "limits"}
 elif env("CACHE_URL", default=""):
     CACHES["limits"] = {**env.cache("CACHE_URL"), "KEY_PREFIX": "limits"}
+# Django's Redis backend builds a Redis client object for every call: ours
+# keeps one per connection pool (ladder.ops.redis_cache).
+for _alias in CACHES.values():
+    if _alias["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
+        _alias["BACKEND"] = "ladder.ops.redis_cache.RedisCache"
 # Longest a cached public read is served; a recorded result (any match state
 # change) invalidates them at once, this bounds what other writes leave stale.
 CARDROOM_PUBLIC_CACHE_SECONDS = env.int("CARDROOM_PUBLIC_CACHE_SECONDS", default=300)
