@@ -59,12 +59,14 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: public reads (standings, match lists, match pages) from the
+    # shared cache for visitors, before any other middleware costs anything
+    # (a cached response carries the security headers the others added when
+    # it was built: ladder.caching).
+    "ladder.caching.PublicReadCacheMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    # Public reads (standings, match lists, match pages) from the shared
-    # cache, before sessions and authentication cost anything.
-    "ladder.caching.PublicReadCacheMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -4,9 +4,10 @@ in production), with ETag and Last-Modified so that a client's conditional
 GET is answered 304.
 
 Invalidation is by generation, not by deleting keys: each kind of data has a
-generation key (``SCOPES``), every cached entry's key holds the generations
-it was built from, and a write bumps the generations it changes (at once,
-and again on commit). After a bump no request can reach the old entries; they expire on their own
+generation key (``SCOPES``), every cached entry holds the generations it
+was built from and is served only while they are current, and a write bumps
+the generations it changes (at once, and again on commit). After a bump no
+request is answered from the old entries; they are replaced or expire on their own
 (CARDROOM_PUBLIC_CACHE_SECONDS, which also bounds how stale a write that
 bumps nothing can leave a page). Who bumps what:
 
@@ -34,6 +35,7 @@ import time
 
 from django.conf import settings
 from django.core.cache import cache
+from django.core.exceptions import DisallowedHost
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
@@ -58,8 +60,11 @@ PUBLIC_READS: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {
     "web-match": (WEB, (MATCHES,), frozenset()),
 }
 
-# Response headers not kept with an entry (set afresh per response, or per client).
-_UNSTORED_HEADERS = {"set-cookie", "date", "content-security-policy", "etag", "last-modified", "cache-control"}
+# Response headers not kept with an entry (set afresh per response, or per
+# client). Everything else is kept, the security headers the inner
+# middleware added included (CSP, nosniff, Referrer-Policy, X-Frame-Options,
+# HSTS on HTTPS): a hit is answered before that middleware runs.
+_UNSTORED_HEADERS = {"set-cookie", "date", "etag", "last-modified", "cache-control"}
 # Shared caches may keep a page, but must ask again each time (ETag makes that cheap).
 PUBLIC_CACHE_CONTROL = "public, max-age=0, must-revalidate"
 
@@ -68,17 +73,16 @@ def _gen_key(scope: str) -> str:
     return f"public:gen:{scope}"
 
 
-def generations(scopes: tuple[str, ...]) -> tuple[str, ...]:
-    """The current generation of each scope. A missing one (never bumped,
-    or evicted) gets a fresh value: never one an old entry was built from."""
-    keys = [_gen_key(s) for s in scopes]
-    found = cache.get_many(keys)
+def _fresh_generations(scopes: tuple[str, ...], found: dict) -> tuple[str, ...]:
+    """The current generation of each scope, from ``found`` (the gen keys
+    read). A missing one (never bumped, or evicted) gets a fresh value:
+    never one an old entry was built from."""
     out = []
-    for key in keys:
-        value = found.get(key)
+    for scope in scopes:
+        value = found.get(_gen_key(scope))
         if value is None:
-            cache.add(key, time.time_ns(), timeout=None)
-            value = cache.get(key)
+            cache.add(_gen_key(scope), time.time_ns(), timeout=None)
+            value = cache.get(_gen_key(scope))
         out.append(str(value))
     return tuple(out)
 
@@ -112,15 +116,20 @@ def _shared_page(request: HttpRequest, who: str) -> bool:
     return settings.SESSION_COOKIE_NAME not in request.COOKIES and "messages" not in request.COOKIES
 
 
-def _entry_key(request: HttpRequest, url_name: str, gens: tuple[str, ...]) -> str:
-    # Host and scheme: pagination links are absolute URLs.
-    raw = "\n".join(
-        [request.scheme, request.get_host(), request.path, request.META.get("QUERY_STRING", ""), *gens]
-    )
+def _entry_key(request: HttpRequest, url_name: str, host: str) -> str:
+    # Scheme and host: pagination links are absolute URLs (and the inner
+    # middleware's answer, an HTTPS redirect or HSTS, depends on them).
+    raw = "\n".join([request.scheme, host, request.path, request.META.get("QUERY_STRING", "")])
     return f"public:page:{url_name}:{hashlib.blake2b(raw.encode(), digest_size=16).hexdigest()}"
 
 
 class PublicReadCacheMiddleware:
+    """First in MIDDLEWARE: a hit is answered before sessions, CSRF,
+    authentication, django-axes, CSP or anything else does any work (the
+    headers they add are stored with the entry). One round trip to the
+    cache a hit: the generations and the entry are read together, and the
+    entry is served only if it was built from the current generations."""
+
     def __init__(self, get_response):
         self.get_response = get_response
 
@@ -130,14 +139,20 @@ class PublicReadCacheMiddleware:
             return self.get_response(request)
         url_name, scopes = plan
         try:
-            key = _entry_key(request, url_name, generations(scopes))
-            entry = cache.get(key)
+            host = request.get_host()
+        except DisallowedHost:
+            return self.get_response(request)  # (the inner middleware answers 400)
+        key = _entry_key(request, url_name, host)
+        try:
+            found = cache.get_many([*(_gen_key(s) for s in scopes), key])
+            gens = _fresh_generations(scopes, found)
         except Exception:
             log.warning("the cache is unavailable: a public read goes to the database", exc_info=True)
             return self.get_response(request)
-        if entry is None:
+        entry = found.get(key)
+        if entry is None or entry.get("gens") != gens:
             response = self.get_response(request)
-            entry = self._entry(response)
+            entry = self._entry(response, gens)
             if entry is None:
                 return response
             try:
@@ -162,8 +177,9 @@ class PublicReadCacheMiddleware:
         return match.url_name, scopes
 
     @staticmethod
-    def _entry(response) -> dict | None:
-        """What is kept of a response: a complete 200 that sets no cookie."""
+    def _entry(response, gens: tuple[str, ...]) -> dict | None:
+        """What is kept of a response: a complete 200 that sets no cookie,
+        with the generations it was built from."""
         if response.status_code != 200 or response.streaming or response.cookies:
             return None
         if "no-store" in response.get("Cache-Control", "") or "private" in response.get("Cache-Control", ""):
@@ -172,6 +188,7 @@ class PublicReadCacheMiddleware:
             response.render()
         content = response.content
         return {
+            "gens": gens,
             "content": content,
             "headers": [(k, v) for k, v in response.items() if k.lower() not in _UNSTORED_HEADERS],
             "etag": '"' + hashlib.blake2b(content, digest_size=16).hexdigest() + '"',
