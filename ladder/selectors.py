@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import gzip
 
-from django.db.models import F, OuterRef, Q, QuerySet, Subquery
+from django.db import connections
+from django.db.models import F, Q, QuerySet
 
 from ladder.models import Bot, BotVersion, Ladder, Match, Participant, Rating
 
@@ -102,6 +103,22 @@ def matches(ladder: int | None = None, bot: int | None = None, status: str | Non
     return qs
 
 
+def _participants_sql(count: int) -> str:
+    """The seats of ``count`` matches, by seat: the columns of
+    ``_PARTICIPANT_FIELDS`` and the three names, each a primary-key lookup
+    (a scalar subquery: see above). Written out once rather than built by
+    the ORM each time: building and compiling that queryset (three
+    subqueries) was two thirds of a match page's CPU time."""
+    p, b, u, v = (m._meta.db_table for m in (Participant, Bot, Bot.owner.field.related_model, BotVersion))
+    columns = ", ".join(f"p.{Participant._meta.get_field(name).column}" for name in _PARTICIPANT_FIELDS)
+    return (
+        f"SELECT {columns}, (SELECT b.name FROM {b} b WHERE b.id = p.bot_id),"
+        f" (SELECT u.username FROM {b} b JOIN {u} u ON u.id = b.owner_id WHERE b.id = p.bot_id),"
+        f" (SELECT v.number FROM {v} v WHERE v.id = p.version_id)"
+        f" FROM {p} p WHERE p.match_id IN ({', '.join(['%s'] * count)}) ORDER BY p.seat"
+    )
+
+
 def with_participants(rows: list[dict]) -> list[dict]:
     """Gives each match row of matches() its ``participants``, by seat (one
     query for them all): dicts of ``_PARTICIPANT_FIELDS`` but ``match``
@@ -113,20 +130,12 @@ def with_participants(rows: list[dict]) -> list[dict]:
         by_id[row["id"]] = row
     if not by_id:
         return rows
-    bot = Bot.objects.filter(pk=OuterRef("bot_id")).order_by()
-    version = BotVersion.objects.filter(pk=OuterRef("version_id")).order_by()
-    participants = (
-        Participant.objects.filter(match_id__in=list(by_id))
-        .order_by("seat")
-        .values(
-            *_PARTICIPANT_FIELDS,
-            bot_name=Subquery(bot.values("name")),
-            owner_name=Subquery(bot.values("owner__username")),
-            version_number=Subquery(version.values("number")),
-        )
-    )
-    for p in participants:
-        by_id[p.pop("match")]["participants"].append(p)
+    names = (*_PARTICIPANT_FIELDS, "bot_name", "owner_name", "version_number")
+    with connections[Participant.objects.db].cursor() as cursor:
+        cursor.execute(_participants_sql(len(by_id)), list(by_id))
+        for values in cursor.fetchall():
+            p = dict(zip(names, values))
+            by_id[p.pop("match")]["participants"].append(p)
     return rows
 
 
