@@ -18,6 +18,10 @@ bumps nothing can leave a page). Who bumps what:
   which bots stand on a ladder), a rating saved or deleted one by one (a
   recompute saves each rating it corrects).
 
+A finished match's replay (``api-replay``) is cached the same way, per
+encoding, with the view's own ETag and immutable headers, and never
+invalidated: it never changes.
+
 Only canonical requests are cached: a GET with no query parameter but the
 page's own (a junk parameter would otherwise be copied into another
 client's pagination links, and let anyone fill the cache), and only for
@@ -58,6 +62,9 @@ PUBLIC_READS: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {
     "web-ladder": (WEB, (RATINGS, MATCHES), frozenset({"sort", "dir", "page", "partial"})),
     "web-matches": (WEB, (MATCHES,), frozenset({"before", "ladder", "bot"})),
     "web-match": (WEB, (MATCHES,), frozenset()),
+    # Immutable (no scope): kept with the view's own ETag and long cache
+    # headers, one entry per encoding (gzip or not, as the view answers).
+    "api-replay": (API, (), frozenset()),
 }
 
 # Response headers not kept with an entry (set afresh per response, or per
@@ -119,7 +126,10 @@ def _shared_page(request: HttpRequest, who: str) -> bool:
 def _entry_key(request: HttpRequest, url_name: str, host: str) -> str:
     # Scheme and host: pagination links are absolute URLs (and the inner
     # middleware's answer, an HTTPS redirect or HSTS, depends on them).
-    raw = "\n".join([request.scheme, host, request.path, request.META.get("QUERY_STRING", "")])
+    parts = [request.scheme, host, request.path, request.META.get("QUERY_STRING", "")]
+    if not PUBLIC_READS[url_name][1]:  # an immutable read: the encoding it is sent in
+        parts.append("gzip" if "gzip" in request.headers.get("Accept-Encoding", "") else "identity")
+    raw = "\n".join(parts)
     return f"public:page:{url_name}:{hashlib.blake2b(raw.encode(), digest_size=16).hexdigest()}"
 
 
@@ -152,11 +162,11 @@ class PublicReadCacheMiddleware:
         entry = found.get(key)
         if entry is None or entry.get("gens") != gens:
             response = self.get_response(request)
-            entry = self._entry(response, gens)
+            entry = self._entry(response, gens, immutable=not scopes)
             if entry is None:
                 return response
             try:
-                cache.set(key, entry, settings.CARDROOM_PUBLIC_CACHE_SECONDS)
+                cache.set(key, entry, settings.CARDROOM_PUBLIC_CACHE_SECONDS if scopes else REPLAY_CACHE_SECONDS)
             except Exception:
                 log.warning("could not cache a public read", exc_info=True)
         return self._respond(request, entry)
@@ -177,22 +187,26 @@ class PublicReadCacheMiddleware:
         return match.url_name, scopes
 
     @staticmethod
-    def _entry(response, gens: tuple[str, ...]) -> dict | None:
+    def _entry(response, gens: tuple[str, ...], *, immutable: bool = False) -> dict | None:
         """What is kept of a response: a complete 200 that sets no cookie,
-        with the generations it was built from."""
+        with the generations it was built from. An immutable one keeps the
+        view's ETag and Cache-Control."""
         if response.status_code != 200 or response.streaming or response.cookies:
             return None
         if "no-store" in response.get("Cache-Control", "") or "private" in response.get("Cache-Control", ""):
             return None
+        if immutable and not response.has_header("ETag"):
+            return None
         if hasattr(response, "render") and not response.is_rendered:
             response.render()
         content = response.content
+        unstored = {"set-cookie", "date"} if immutable else _UNSTORED_HEADERS
         return {
             "gens": gens,
             "content": content,
-            "headers": [(k, v) for k, v in response.items() if k.lower() not in _UNSTORED_HEADERS],
-            "etag": '"' + hashlib.blake2b(content, digest_size=16).hexdigest() + '"',
-            "modified": time.time(),
+            "headers": [(k, v) for k, v in response.items() if k.lower() not in unstored],
+            "etag": response["ETag"] if immutable else '"' + hashlib.blake2b(content, digest_size=16).hexdigest() + '"',
+            "modified": None if immutable else time.time(),
         }
 
     @staticmethod
@@ -200,6 +214,8 @@ class PublicReadCacheMiddleware:
         response = HttpResponse(entry["content"])
         for name, value in entry["headers"]:
             response[name] = value
+        if entry["modified"] is None:  # immutable: the view's own cache headers
+            return get_conditional_response(request, etag=entry["etag"], response=response)
         response["ETag"] = entry["etag"]
         response["Last-Modified"] = http_date(entry["modified"])
         response["Cache-Control"] = PUBLIC_CACHE_CONTROL

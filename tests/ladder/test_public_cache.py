@@ -215,3 +215,26 @@ def test_a_host_not_allowed_is_a_400_on_a_cached_page(world):
     url = f"/api/matches/{world['match'].pk}/"
     assert client.get(url).status_code == 200
     assert client.get(url, HTTP_HOST="evil.example").status_code == 400
+
+
+def test_a_replay_is_served_from_the_cache_with_its_own_headers(world, monkeypatch):
+    import csp.middleware
+
+    calls = []
+    original = csp.middleware.CSPMiddleware.process_response
+    monkeypatch.setattr(csp.middleware.CSPMiddleware, "process_response",
+                        lambda self, request, response: calls.append(request.path) or original(self, request, response))  # fmt: skip
+    client = f.client()
+    url = f"/api/matches/{world['match'].pk}/replay/"
+    first = {enc: client.get(url, HTTP_ACCEPT_ENCODING=enc) for enc in ("gzip", "identity")}
+    assert len(calls) == 2  # one miss per encoding
+    for enc, fresh in first.items():
+        again = client.get(url, HTTP_ACCEPT_ENCODING=enc)
+        assert again.content == fresh.content and again["ETag"] == fresh["ETag"]
+        assert again["Cache-Control"] == "public, max-age=31536000, immutable"
+        assert again.get("Content-Encoding") == fresh.get("Content-Encoding")
+        assert again["Content-Security-Policy"] == fresh["Content-Security-Policy"]
+        assert client.get(url, HTTP_ACCEPT_ENCODING=enc, HTTP_IF_NONE_MATCH=again["ETag"]).status_code == 304
+    assert first["gzip"]["Content-Encoding"] == "gzip" and "Content-Encoding" not in first["identity"]
+    assert json.loads(gzip.decompress(first["gzip"].content)) == json.loads(first["identity"].content)
+    assert len(calls) == 2  # the hits did not go through the stack
