@@ -140,6 +140,23 @@ SECURITY_HEADERS = ("Content-Security-Policy", "X-Content-Type-Options", "Referr
                     "Cross-Origin-Opener-Policy")  # fmt: skip
 
 
+@pytest.fixture
+def stack_calls(monkeypatch) -> list[str]:
+    """The paths of the requests that went through the middleware below the
+    cache (django-csp's, which adds the policy to every response)."""
+    import csp.middleware
+
+    calls: list[str] = []
+    original = csp.middleware.CSPMiddleware.process_response
+
+    def recording(self, request, response):
+        calls.append(request.path)
+        return original(self, request, response)
+
+    monkeypatch.setattr(csp.middleware.CSPMiddleware, "process_response", recording)
+    return calls
+
+
 @pytest.mark.parametrize("page", ["api-standings", "api-match", "web-match"])
 def test_a_cached_response_carries_every_security_header_of_a_fresh_one(world, page):
     url = {
@@ -162,13 +179,8 @@ def test_a_cached_response_carries_every_security_header_of_a_fresh_one(world, p
     assert cached["X-Content-Type-Options"] == "nosniff"
 
 
-def test_a_hit_is_answered_before_the_other_middleware_runs(world, monkeypatch):
-    import csp.middleware
-
-    calls = []
-    original = csp.middleware.CSPMiddleware.process_response
-    monkeypatch.setattr(csp.middleware.CSPMiddleware, "process_response",
-                        lambda self, request, response: calls.append(request.path) or original(self, request, response))  # fmt: skip
+def test_a_hit_is_answered_before_the_other_middleware_runs(world, stack_calls):
+    calls = stack_calls
     client = f.client()
     url = f"/api/matches/{world['match'].pk}/"
     assert client.get(url).status_code == 200
@@ -217,13 +229,8 @@ def test_a_host_not_allowed_is_a_400_on_a_cached_page(world):
     assert client.get(url, HTTP_HOST="evil.example").status_code == 400
 
 
-def test_a_replay_is_served_from_the_cache_with_its_own_headers(world, monkeypatch):
-    import csp.middleware
-
-    calls = []
-    original = csp.middleware.CSPMiddleware.process_response
-    monkeypatch.setattr(csp.middleware.CSPMiddleware, "process_response",
-                        lambda self, request, response: calls.append(request.path) or original(self, request, response))  # fmt: skip
+def test_a_replay_is_served_from_the_cache_with_its_own_headers(world, stack_calls):
+    calls = stack_calls
     client = f.client()
     url = f"/api/matches/{world['match'].pk}/replay/"
     first = {enc: client.get(url, HTTP_ACCEPT_ENCODING=enc) for enc in ("gzip", "identity")}
