@@ -42,7 +42,12 @@ What it does:
    (anything but a 200, or no answer within --timeout), then a summary table
    of each scenario against its target, and the machine's load (uptime).
    Exit status 1 on any error. First, ``--baseline`` seconds (10) of one
-   client alone show what a request costs without queueing.
+   client alone show what a request costs without queueing. Then the CPU
+   time per request of gunicorn, nginx, Redis, gunicorn's PostgreSQL
+   backends and the clients: what a quiet machine's cores would have to
+   give. ``--requests N`` stops the reads after N requests, so that a run on
+   a loaded machine sends the same requests (and so meets the same cache
+   hits) as one on a quiet machine would: compare CPU per request at equal N.
 
 The clients run on the same machine (2 cores here): their own CPU use is part
 of the latency measured, and so is everything else the machine runs.
@@ -77,6 +82,9 @@ def parse_args(argv=None):
     p.add_argument("--duration", type=float, default=60.0)
     p.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1) + 1, help="gunicorn workers")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds before a request counts as an error")
+    p.add_argument("--requests", type=int, default=0,
+                   help="stop the reads after this many requests (0: none): the same requests, and so the same "
+                        "cache hits, on a loaded machine as on a quiet one, for comparing CPU per request")  # fmt: skip
     p.add_argument("--bots", type=int, default=24, help="bots per game for the real matches")
     p.add_argument("--real-matches", type=int, default=1500)
     p.add_argument("--bench-bots", type=int, default=2000)
@@ -366,6 +374,7 @@ def run_clients(args, port: int, data: dict) -> dict:
     lock = threading.Lock()
     start = threading.Event()
     deadline_box = [0.0]
+    budget = [getattr(args, "requests", 0) or -1]  # requests left to send (-1: no limit)
 
     def client(n: int) -> None:
         rng = random.Random(args.seed * 1000 + n)
@@ -374,6 +383,10 @@ def run_clients(args, port: int, data: dict) -> dict:
         conn = KeptAlive(port, args.timeout)
         start.wait()
         while time.monotonic() < deadline_box[0]:
+            with lock:
+                if budget[0] == 0:
+                    break
+                budget[0] -= 1
             name = ENDPOINTS[turn]
             turn = (turn + 1) % len(ENDPOINTS)
             path = paths[name]()
@@ -597,7 +610,7 @@ def main(argv=None) -> int:
                 for _ in range(args.workers):
                     get(front, make(), args.timeout)
             if args.baseline > 0:  # one client alone: what a request costs without queueing
-                solo = argparse.Namespace(**{**vars(args), "clients": 1, "duration": args.baseline})
+                solo = argparse.Namespace(**{**vars(args), "clients": 1, "duration": args.baseline, "requests": 0})
                 baseline = run_clients(solo, front, data)
                 print("\nbaseline: one client alone (service time, no queueing)", end="")
                 report(baseline, solo)
