@@ -42,7 +42,12 @@ What it does:
    (anything but a 200, or no answer within --timeout), then a summary table
    of each scenario against its target, and the machine's load (uptime).
    Exit status 1 on any error. First, ``--baseline`` seconds (10) of one
-   client alone show what a request costs without queueing.
+   client alone show what a request costs without queueing. Then the CPU
+   time per request of gunicorn, nginx, Redis, gunicorn's PostgreSQL
+   backends and the clients: what a quiet machine's cores would have to
+   give. ``--requests N`` stops the reads after N requests, so that a run on
+   a loaded machine sends the same requests (and so meets the same cache
+   hits) as one on a quiet machine would: compare CPU per request at equal N.
 
 The clients run on the same machine (2 cores here): their own CPU use is part
 of the latency measured, and so is everything else the machine runs.
@@ -77,6 +82,9 @@ def parse_args(argv=None):
     p.add_argument("--duration", type=float, default=60.0)
     p.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1) + 1, help="gunicorn workers")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds before a request counts as an error")
+    p.add_argument("--requests", type=int, default=0,
+                   help="stop the reads after this many requests (0: none): the same requests, and so the same "
+                        "cache hits, on a loaded machine as on a quiet one, for comparing CPU per request")  # fmt: skip
     p.add_argument("--bots", type=int, default=24, help="bots per game for the real matches")
     p.add_argument("--real-matches", type=int, default=1500)
     p.add_argument("--bench-bots", type=int, default=2000)
@@ -239,12 +247,27 @@ def start_redis(port: int, workdir: Path) -> subprocess.Popen:
     raise SystemExit("redis-server did not answer within 20 s")
 
 
+# gunicorn's PostgreSQL backends go by this name (their CPU time is counted).
+WEB_APPLICATION_NAME = "cardroom-load-test-web"
+
+
+def gunicorn_env(args) -> dict[str, str]:
+    env = django_env(args)
+    sep = "&" if "?" in args.database_url else "?"
+    env["DATABASE_URL"] = f"{args.database_url}{sep}application_name={WEB_APPLICATION_NAME}"
+    # Each worker keeps its one connection for the whole run (the default,
+    # 60 s, would replace it once or twice: a negligible cost, but the
+    # replaced backend's CPU time could no longer be counted).
+    env["DB_CONN_MAX_AGE"] = str(int(args.duration + args.baseline + 600))
+    return env
+
+
 def start_gunicorn(args, port: int, logfile: Path) -> subprocess.Popen:
     out = open(logfile, "wb")
     proc = subprocess.Popen(
         [str(BIN / "gunicorn"), "config.wsgi:application", "--config", "python:config.gunicorn",
          "--bind", f"127.0.0.1:{port}", "--workers", str(args.workers), "--access-logfile", "/dev/null"],
-        cwd=ROOT, env=django_env(args), stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        cwd=ROOT, env=gunicorn_env(args), stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -351,6 +374,7 @@ def run_clients(args, port: int, data: dict) -> dict:
     lock = threading.Lock()
     start = threading.Event()
     deadline_box = [0.0]
+    budget = [getattr(args, "requests", 0) or -1]  # requests left to send (-1: no limit)
 
     def client(n: int) -> None:
         rng = random.Random(args.seed * 1000 + n)
@@ -359,6 +383,10 @@ def run_clients(args, port: int, data: dict) -> dict:
         conn = KeptAlive(port, args.timeout)
         start.wait()
         while time.monotonic() < deadline_box[0]:
+            with lock:
+                if budget[0] == 0:
+                    break
+                budget[0] -= 1
             name = ENDPOINTS[turn]
             turn = (turn + 1) % len(ENDPOINTS)
             path = paths[name]()
@@ -487,22 +515,51 @@ def run_slow_clients(args, port: int) -> dict:
 # -- the summary ------------------------------------------------------------------------------
 
 
+def _proc_cpu(stat: str) -> tuple[int, int]:
+    """(process group, clock ticks of CPU: user + system, its own and its
+    reaped children's) from a /proc/PID/stat line. The children's count: a
+    gunicorn worker recycled (max_requests) during a run is reaped by the
+    master, and its time moves there."""
+    fields = stat.rsplit(")", 1)[1].split()  # (after the name: state, ppid, pgrp, ...)
+    return int(fields[2]), sum(int(x) for x in fields[11:15])
+
+
 def cpu_seconds(pgids: list[int]) -> float:
-    """CPU time (user + system) used so far by every live process in these
-    process groups: what the servers cost, which other work on the machine
-    slows down but does not add to."""
-    tick = os.sysconf("SC_CLK_TCK")
+    """CPU time used so far by every live process in these process groups:
+    what the servers cost, which other work on the machine slows down but
+    does not add to."""
     total = 0
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
+            pgrp, ticks = _proc_cpu((entry / "stat").read_text())
+        except (OSError, IndexError, ValueError):
             continue
-        if int(fields[2]) in pgids:  # (fields after the name: state, ppid, pgrp, ...)
-            total += int(fields[11]) + int(fields[12])
-    return total / tick
+        if pgrp in pgids:
+            total += ticks
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def postgres_cpu_seconds(args) -> float | None:
+    """CPU time used so far by the PostgreSQL backends serving gunicorn (by
+    their application_name; DB_CONN_MAX_AGE keeps them for the whole run).
+    None when they cannot be seen (PostgreSQL on another machine)."""
+    import psycopg
+
+    try:
+        with psycopg.connect(args.database_url, connect_timeout=5) as conn:
+            pids = [row[0] for row in conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = %s", (WEB_APPLICATION_NAME,))]  # fmt: skip
+    except psycopg.Error:
+        return None
+    total = 0
+    for pid in pids:
+        try:
+            total += _proc_cpu(Path(f"/proc/{pid}/stat").read_text())[1]
+        except (OSError, IndexError, ValueError):
+            return None
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def machine_load() -> str:
@@ -553,22 +610,27 @@ def main(argv=None) -> int:
                 for _ in range(args.workers):
                     get(front, make(), args.timeout)
             if args.baseline > 0:  # one client alone: what a request costs without queueing
-                solo = argparse.Namespace(**{**vars(args), "clients": 1, "duration": args.baseline})
+                solo = argparse.Namespace(**{**vars(args), "clients": 1, "duration": args.baseline, "requests": 0})
                 baseline = run_clients(solo, front, data)
                 print("\nbaseline: one client alone (service time, no queueing)", end="")
                 report(baseline, solo)
-            servers = [server.pid, proxy.proc.pid, redis.pid]
-            cpu0, own0 = cpu_seconds(servers), os.times()
+            groups = {"gunicorn": server.pid, "nginx": proxy.proc.pid, "redis": redis.pid}
+            cpu0 = {k: cpu_seconds([g]) for k, g in groups.items()}
+            pg0, own0 = postgres_cpu_seconds(args), os.times()
             run = run_clients(args, front, data)
-            cpu1, own1 = cpu_seconds(servers), os.times()
+            cpu1 = {k: cpu_seconds([g]) for k, g in groups.items()}
+            pg1, own1 = postgres_cpu_seconds(args), os.times()
             reads = report(run, args)
             total = sum(len(x) for x in run["results"].values()) + sum(len(x) for x in run["errors"].values())
             if total:
-                server_ms = (cpu1 - cpu0) * 1000 / total
-                client_ms = ((own1.user - own0.user) + (own1.system - own0.system)) * 1000 / total
-                print(f"CPU per request: servers (gunicorn, nginx, redis) {server_ms:.2f} ms, the clients {client_ms:.2f} ms "
-                      f"(PostgreSQL not counted): on {os.cpu_count()} idle cores, about "
-                      f"{os.cpu_count() * 1000 / (server_ms + client_ms):.0f} requests/s at most")  # fmt: skip
+                per = {k: (cpu1[k] - cpu0[k]) * 1000 / total for k in groups}
+                if pg0 is not None and pg1 is not None:
+                    per["postgres"] = (pg1 - pg0) * 1000 / total
+                per["clients"] = ((own1.user - own0.user) + (own1.system - own0.system)) * 1000 / total
+                all_ms = sum(per.values())
+                print("CPU per request (ms): " + ", ".join(f"{k} {v:.2f}" for k, v in per.items())
+                      + f"; in all {all_ms:.2f}: on {os.cpu_count()} idle cores, about "
+                      f"{os.cpu_count() * 1000 / all_ms:.0f} requests/s at most")  # fmt: skip
             name = f"(a) reads: {args.clients} clients, {args.duration:.0f} s"
             rows += [
                 (name, "req/s", ">= 400", f"{reads['rate']:.1f}", reads["rate"] >= 400),

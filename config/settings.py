@@ -59,12 +59,14 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: public reads (standings, match lists, match pages) from the
+    # shared cache for visitors, before any other middleware costs anything
+    # (a cached response carries the security headers the others added when
+    # it was built: ladder.caching).
+    "ladder.caching.PublicReadCacheMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    # Public reads (standings, match lists, match pages) from the shared
-    # cache, before sessions and authentication cost anything.
-    "ladder.caching.PublicReadCacheMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -203,6 +205,11 @@ if env("LIMITS_CACHE_URL", default=""):
     CACHES["limits"] = {**env.cache("LIMITS_CACHE_URL"), "KEY_PREFIX": "limits"}
 elif env("CACHE_URL", default=""):
     CACHES["limits"] = {**env.cache("CACHE_URL"), "KEY_PREFIX": "limits"}
+# Django's Redis backend builds a Redis client object for every call: ours
+# keeps one per connection pool (ladder.ops.redis_cache).
+for _alias in CACHES.values():
+    if _alias["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
+        _alias["BACKEND"] = "ladder.ops.redis_cache.RedisCache"
 # Longest a cached public read is served; a recorded result (any match state
 # change) invalidates them at once, this bounds what other writes leave stale.
 CARDROOM_PUBLIC_CACHE_SECONDS = env.int("CARDROOM_PUBLIC_CACHE_SECONDS", default=300)

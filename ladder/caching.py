@@ -4,9 +4,10 @@ in production), with ETag and Last-Modified so that a client's conditional
 GET is answered 304.
 
 Invalidation is by generation, not by deleting keys: each kind of data has a
-generation key (``SCOPES``), every cached entry's key holds the generations
-it was built from, and a write bumps the generations it changes (at once,
-and again on commit). After a bump no request can reach the old entries; they expire on their own
+generation key (``SCOPES``), every cached entry holds the generations it
+was built from and is served only while they are current, and a write bumps
+the generations it changes (at once, and again on commit). After a bump no
+request is answered from the old entries; they are replaced or expire on their own
 (CARDROOM_PUBLIC_CACHE_SECONDS, which also bounds how stale a write that
 bumps nothing can leave a page). Who bumps what:
 
@@ -16,6 +17,10 @@ bumps nothing can leave a page). Who bumps what:
   are bulk updates, which send no signal), a bot saved (activation changes
   which bots stand on a ladder), a rating saved or deleted one by one (a
   recompute saves each rating it corrects).
+
+A finished match's replay (``api-replay``) is cached the same way, per
+encoding, with the view's own ETag and immutable headers, and never
+invalidated: it never changes.
 
 Only canonical requests are cached: a GET with no query parameter but the
 page's own (a junk parameter would otherwise be copied into another
@@ -34,6 +39,7 @@ import time
 
 from django.conf import settings
 from django.core.cache import cache
+from django.core.exceptions import DisallowedHost
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
@@ -56,10 +62,16 @@ PUBLIC_READS: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {
     "web-ladder": (WEB, (RATINGS, MATCHES), frozenset({"sort", "dir", "page", "partial"})),
     "web-matches": (WEB, (MATCHES,), frozenset({"before", "ladder", "bot"})),
     "web-match": (WEB, (MATCHES,), frozenset()),
+    # Immutable (no scope): kept with the view's own ETag and long cache
+    # headers, one entry per encoding (gzip or not, as the view answers).
+    "api-replay": (API, (), frozenset()),
 }
 
-# Response headers not kept with an entry (set afresh per response, or per client).
-_UNSTORED_HEADERS = {"set-cookie", "date", "content-security-policy", "etag", "last-modified", "cache-control"}
+# Response headers not kept with an entry (set afresh per response, or per
+# client). Everything else is kept, the security headers the inner
+# middleware added included (CSP, nosniff, Referrer-Policy, X-Frame-Options,
+# HSTS on HTTPS): a hit is answered before that middleware runs.
+_UNSTORED_HEADERS = {"set-cookie", "date", "etag", "last-modified", "cache-control"}
 # Shared caches may keep a page, but must ask again each time (ETag makes that cheap).
 PUBLIC_CACHE_CONTROL = "public, max-age=0, must-revalidate"
 
@@ -68,17 +80,16 @@ def _gen_key(scope: str) -> str:
     return f"public:gen:{scope}"
 
 
-def generations(scopes: tuple[str, ...]) -> tuple[str, ...]:
-    """The current generation of each scope. A missing one (never bumped,
-    or evicted) gets a fresh value: never one an old entry was built from."""
-    keys = [_gen_key(s) for s in scopes]
-    found = cache.get_many(keys)
+def _fresh_generations(scopes: tuple[str, ...], found: dict) -> tuple[str, ...]:
+    """The current generation of each scope, from ``found`` (the gen keys
+    read). A missing one (never bumped, or evicted) gets a fresh value:
+    never one an old entry was built from."""
     out = []
-    for key in keys:
-        value = found.get(key)
+    for scope in scopes:
+        value = found.get(_gen_key(scope))
         if value is None:
-            cache.add(key, time.time_ns(), timeout=None)
-            value = cache.get(key)
+            cache.add(_gen_key(scope), time.time_ns(), timeout=None)
+            value = cache.get(_gen_key(scope))
         out.append(str(value))
     return tuple(out)
 
@@ -112,15 +123,23 @@ def _shared_page(request: HttpRequest, who: str) -> bool:
     return settings.SESSION_COOKIE_NAME not in request.COOKIES and "messages" not in request.COOKIES
 
 
-def _entry_key(request: HttpRequest, url_name: str, gens: tuple[str, ...]) -> str:
-    # Host and scheme: pagination links are absolute URLs.
-    raw = "\n".join(
-        [request.scheme, request.get_host(), request.path, request.META.get("QUERY_STRING", ""), *gens]
-    )
+def _entry_key(request: HttpRequest, url_name: str, host: str) -> str:
+    # Scheme and host: pagination links are absolute URLs (and the inner
+    # middleware's answer, an HTTPS redirect or HSTS, depends on them).
+    parts = [request.scheme, host, request.path, request.META.get("QUERY_STRING", "")]
+    if not PUBLIC_READS[url_name][1]:  # an immutable read: the encoding it is sent in
+        parts.append("gzip" if "gzip" in request.headers.get("Accept-Encoding", "") else "identity")
+    raw = "\n".join(parts)
     return f"public:page:{url_name}:{hashlib.blake2b(raw.encode(), digest_size=16).hexdigest()}"
 
 
 class PublicReadCacheMiddleware:
+    """First in MIDDLEWARE: a hit is answered before sessions, CSRF,
+    authentication, django-axes, CSP or anything else does any work (the
+    headers they add are stored with the entry). One round trip to the
+    cache a hit: the generations and the entry are read together, and the
+    entry is served only if it was built from the current generations."""
+
     def __init__(self, get_response):
         self.get_response = get_response
 
@@ -130,18 +149,24 @@ class PublicReadCacheMiddleware:
             return self.get_response(request)
         url_name, scopes = plan
         try:
-            key = _entry_key(request, url_name, generations(scopes))
-            entry = cache.get(key)
+            host = request.get_host()
+        except DisallowedHost:
+            return self.get_response(request)  # (the inner middleware answers 400)
+        key = _entry_key(request, url_name, host)
+        try:
+            found = cache.get_many([*(_gen_key(s) for s in scopes), key])
+            gens = _fresh_generations(scopes, found)
         except Exception:
             log.warning("the cache is unavailable: a public read goes to the database", exc_info=True)
             return self.get_response(request)
-        if entry is None:
+        entry = found.get(key)
+        if entry is None or entry.get("gens") != gens:
             response = self.get_response(request)
-            entry = self._entry(response)
+            entry = self._entry(response, gens, immutable=not scopes)
             if entry is None:
                 return response
             try:
-                cache.set(key, entry, settings.CARDROOM_PUBLIC_CACHE_SECONDS)
+                cache.set(key, entry, settings.CARDROOM_PUBLIC_CACHE_SECONDS if scopes else REPLAY_CACHE_SECONDS)
             except Exception:
                 log.warning("could not cache a public read", exc_info=True)
         return self._respond(request, entry)
@@ -162,20 +187,26 @@ class PublicReadCacheMiddleware:
         return match.url_name, scopes
 
     @staticmethod
-    def _entry(response) -> dict | None:
-        """What is kept of a response: a complete 200 that sets no cookie."""
+    def _entry(response, gens: tuple[str, ...], *, immutable: bool = False) -> dict | None:
+        """What is kept of a response: a complete 200 that sets no cookie,
+        with the generations it was built from. An immutable one keeps the
+        view's ETag and Cache-Control."""
         if response.status_code != 200 or response.streaming or response.cookies:
             return None
         if "no-store" in response.get("Cache-Control", "") or "private" in response.get("Cache-Control", ""):
             return None
+        if immutable and not response.has_header("ETag"):
+            return None
         if hasattr(response, "render") and not response.is_rendered:
             response.render()
         content = response.content
+        unstored = {"set-cookie", "date"} if immutable else _UNSTORED_HEADERS
         return {
+            "gens": gens,
             "content": content,
-            "headers": [(k, v) for k, v in response.items() if k.lower() not in _UNSTORED_HEADERS],
-            "etag": '"' + hashlib.blake2b(content, digest_size=16).hexdigest() + '"',
-            "modified": time.time(),
+            "headers": [(k, v) for k, v in response.items() if k.lower() not in unstored],
+            "etag": response["ETag"] if immutable else '"' + hashlib.blake2b(content, digest_size=16).hexdigest() + '"',
+            "modified": None if immutable else time.time(),
         }
 
     @staticmethod
@@ -183,6 +214,8 @@ class PublicReadCacheMiddleware:
         response = HttpResponse(entry["content"])
         for name, value in entry["headers"]:
             response[name] = value
+        if entry["modified"] is None:  # immutable: the view's own cache headers
+            return get_conditional_response(request, etag=entry["etag"], response=response)
         response["ETag"] = entry["etag"]
         response["Last-Modified"] = http_date(entry["modified"])
         response["Cache-Control"] = PUBLIC_CACHE_CONTROL

@@ -315,7 +315,10 @@ class MatchDetail(generics.RetrieveAPIView):
         return selectors.matches()
 
     def get_object(self):
-        return selectors.with_participants([super().get_object()])[0]
+        row = selectors.match_row(self.kwargs["pk"])
+        if row is None:
+            raise Http404
+        return selectors.with_participants([row])[0]
 
 
 class ReplayView(APIView):

@@ -12,7 +12,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from engine.replay import verify
-from ladder.models import Ladder, Match, Rating
+from ladder.models import Bot, Ladder, Match, Rating
 from ladder.services.validation import create_validation_matches
 from tests.ladder import factories as f
 
@@ -467,3 +467,18 @@ def test_matches_and_ladders_are_read_only(played, alice):
 def test_unknown_api_urls_are_json_404(url):
     f.assert_error(f.client().get(url), 404, contains="no API resource")
     f.assert_error(f.client().post(url, {}, format="json"), 404)
+
+
+def test_a_match_page_shows_the_match_exactly_as_the_list_does():
+    # (the page reads its row with SQL of its own, the list with the ORM:
+    # datetimes, options and names must come out the same)
+    ladder = f.ladder("allegra", 2)
+    bots = [f.active_bot(f.user("page-owner"), "allegra", "page-bot"), Bot.objects.get(game="allegra", name="random")]
+    finished = f.finished_match(ladder, bots, seed=21)
+    queued = f.queued_match(ladder, bots, seed=22)
+    listed = {m["id"]: m for m in f.client().get("/api/matches/").json()["results"]}
+    for match in (finished, queued):
+        page = f.client().get(f"/api/matches/{match.pk}/").json()
+        assert page == listed[match.pk]
+    assert listed[finished.pk]["finished"].endswith("Z") and listed[finished.pk]["ladder_name"] == ladder.name
+    assert f.client().get("/api/matches/999999999/").status_code == 404

@@ -132,3 +132,116 @@ def test_a_replay_is_immutable(world):
     # no replay yet: a 404, not cached for later
     queued = f.queued_match(world["ladder"], world["bots"], seed=12)
     assert client.get(f"/api/matches/{queued.pk}/replay/").status_code == 404
+
+
+# -- served first in the middleware stack (docs/operations.md, "Fast public reads") --
+
+SECURITY_HEADERS = ("Content-Security-Policy", "X-Content-Type-Options", "Referrer-Policy", "X-Frame-Options",
+                    "Cross-Origin-Opener-Policy")  # fmt: skip
+
+
+@pytest.fixture
+def stack_calls(monkeypatch) -> list[str]:
+    """The paths of the requests that went through the middleware below the
+    cache (django-csp's, which adds the policy to every response)."""
+    import csp.middleware
+
+    calls: list[str] = []
+    original = csp.middleware.CSPMiddleware.process_response
+
+    def recording(self, request, response):
+        calls.append(request.path)
+        return original(self, request, response)
+
+    monkeypatch.setattr(csp.middleware.CSPMiddleware, "process_response", recording)
+    return calls
+
+
+@pytest.mark.parametrize("page", ["api-standings", "api-match", "web-match"])
+def test_a_cached_response_carries_every_security_header_of_a_fresh_one(world, page):
+    url = {
+        "api-standings": f"/api/ladders/{world['ladder'].pk}/standings/",
+        "api-match": f"/api/matches/{world['match'].pk}/",
+        "web-match": f"/matches/{world['match'].pk}/",
+    }[page]
+    client = f.client() if page.startswith("api") else Client()
+    fresh = client.get(url)
+    # Changed behind the cache's back: the second answer really is the stored one.
+    Rating.objects.filter(ladder=world["ladder"]).update(elo=1234)
+    world["match"].__class__.objects.filter(pk=world["match"].pk).update(num_events=999_999)
+    cached = client.get(url)
+    assert cached.status_code == 200 and cached.content == fresh.content
+    assert b"1234" not in cached.content and b"999999" not in cached.content
+    for name in SECURITY_HEADERS:
+        assert cached.get(name), f"{name} missing from the cached response"
+        assert cached[name] == fresh[name]
+    assert "default-src 'self'" in cached["Content-Security-Policy"]
+    assert cached["X-Content-Type-Options"] == "nosniff"
+
+
+def test_a_hit_is_answered_before_the_other_middleware_runs(world, stack_calls):
+    calls = stack_calls
+    client = f.client()
+    url = f"/api/matches/{world['match'].pk}/"
+    assert client.get(url).status_code == 200
+    assert calls == [url]  # the miss went through the stack
+    assert client.get(url).status_code == 200
+    assert client.get(url, HTTP_IF_NONE_MATCH=client.get(url)["ETag"]).status_code == 304
+    assert calls == [url]  # the hits (and the 304) did not
+
+
+def test_a_signed_in_user_is_never_served_the_cached_page(world):
+    ladder, mine = world["ladder"], world["bots"][0]
+    url = f"/api/ladders/{ladder.pk}/standings/"
+    visitor = f.client()
+    standings(visitor, ladder)
+    Rating.objects.filter(ladder=ladder, bot=mine).update(elo=1234)
+    assert standings(visitor, ladder)[mine.pk]["elo"] != "1234.00"  # the visitor: the cached page
+    # A token (or any Authorization header, even a wrong one) goes to the view,
+    # which answers for that client (a bad token is a 401, never the cached 200).
+    assert standings(f.client(mine.owner), ladder)[mine.pk]["elo"] == "1234.00"
+    assert visitor.get(url, HTTP_AUTHORIZATION="Token not-a-token").status_code == 401
+    # A signed-in browser on the web pages: its own page, never the visitors' copy.
+    browser = Client()
+    assert browser.get(f"/matches/{world['match'].pk}/").status_code == 200
+    browser.force_login(mine.owner)
+    page = browser.get(f"/matches/{world['match'].pk}/")
+    assert page.status_code == 200 and "ETag" not in page and "cache-owner" in page.content.decode()
+
+
+def test_an_evicted_generation_never_revives_old_entries(world):
+    from django.core.cache import cache
+
+    from ladder import caching
+
+    ladder, mine = world["ladder"], world["bots"][0]
+    client = f.client()
+    standings(client, ladder)
+    Rating.objects.filter(ladder=ladder, bot=mine).update(elo=1234)
+    cache.delete(caching._gen_key(caching.RATINGS))  # (as an LRU eviction would)
+    assert standings(client, ladder)[mine.pk]["elo"] == "1234.00"
+
+
+def test_a_host_not_allowed_is_a_400_on_a_cached_page(world):
+    client = f.client()
+    url = f"/api/matches/{world['match'].pk}/"
+    assert client.get(url).status_code == 200
+    assert client.get(url, HTTP_HOST="evil.example").status_code == 400
+
+
+def test_a_replay_is_served_from_the_cache_with_its_own_headers(world, stack_calls):
+    calls = stack_calls
+    client = f.client()
+    url = f"/api/matches/{world['match'].pk}/replay/"
+    first = {enc: client.get(url, HTTP_ACCEPT_ENCODING=enc) for enc in ("gzip", "identity")}
+    assert len(calls) == 2  # one miss per encoding
+    for enc, fresh in first.items():
+        again = client.get(url, HTTP_ACCEPT_ENCODING=enc)
+        assert again.content == fresh.content and again["ETag"] == fresh["ETag"]
+        assert again["Cache-Control"] == "public, max-age=31536000, immutable"
+        assert again.get("Content-Encoding") == fresh.get("Content-Encoding")
+        assert again["Content-Security-Policy"] == fresh["Content-Security-Policy"]
+        assert client.get(url, HTTP_ACCEPT_ENCODING=enc, HTTP_IF_NONE_MATCH=again["ETag"]).status_code == 304
+    assert first["gzip"]["Content-Encoding"] == "gzip" and "Content-Encoding" not in first["identity"]
+    assert json.loads(gzip.decompress(first["gzip"].content)) == json.loads(first["identity"].content)
+    assert len(calls) == 2  # the hits did not go through the stack
