@@ -48,6 +48,19 @@ class VersionNumberConverter:
         return str(value)
 
 
+class EventActionConverter:
+    """What staff may do to a tournament from its page (any other word: a 404)."""
+
+    regex = "pause|resume|cancel"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value) -> str:
+        return str(value)
+
+
 register_converter(IdConverter, "id")
 register_converter(SeatConverter, "seat")
 register_converter(VersionNumberConverter, "version")
+register_converter(EventActionConverter, "event_action")
