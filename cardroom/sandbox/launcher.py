@@ -445,6 +445,10 @@ class BwrapLauncher(Launcher):
                 # interpreter's start-up go on meanwhile.
                 for controller, path in cgroups:
                     controller.join(path, inner_pid)
+                    # The outer bwrap runs as the bot's uid too, outside the
+                    # sandbox: in the cgroups, the clean-up (and the stale
+                    # sweep after a worker was killed) kills it with the bot.
+                    controller.join(path, popen.pid)
                 # Anything it forked before that (nothing, unless bwrap runs
                 # an init: without --as-pid-1) goes too; a later fork is born
                 # inside.

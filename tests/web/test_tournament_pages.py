@@ -4,6 +4,8 @@ viewer plays; the staff-only new-event form."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from ladder.models import Match, Tournament
@@ -50,9 +52,11 @@ def test_event_page_shows_live_progress_standings_deals_and_replays(web):
 
     # the rest is played; the page follows without a reload
     play(t, 2)
-    web.wait_for_function(
-        "document.querySelector('[data-testid=event-progress]').getAttribute('value') === '4'", timeout=30_000
-    )
+    # (polled with evaluate: wait_for_function evaluates a string, which the CSP refuses)
+    deadline = time.monotonic() + 30
+    while web.get_attribute("[data-testid=event-progress]", "value") != "4":
+        assert time.monotonic() < deadline, "the progress bar did not reach 4 of 4 without a reload"
+        web.wait_for_timeout(200)
     assert web.inner_text("[data-testid=event-status]") == "finished"
     assert web.inner_text("[data-testid=event-progress-text]") == "4 of 4 (100.0%)"
     assert web.locator("[data-testid=event-deals] thead th").all_text_contents()[1:3] == ["deal 0", "deal 1"]
