@@ -185,10 +185,11 @@ FREEZE = True  # --no-freeze: measure the round trip without it, for comparison
 
 
 def decide(wire: Wire, act: bytes) -> None:
-    """One decision as a match makes it: thaw, act, answer, freeze."""
+    """One decision as a match makes it (cardroom.players): the act message
+    into the pipe while the bot is frozen, thaw, answer, freeze."""
+    wire.send(act)
     if FREEZE:
         wire.proc.resume()
-    wire.send(act)
     wire.line()
     if FREEZE:
         wire.proc.pause()

@@ -193,6 +193,10 @@ class ProtocolPlayer(Player):
         pipe and peeks at it without consuming) cannot stall the runner; the
         time it takes to accept its input counts against it, like thinking."""
         self._pending += _encode(message)
+        self._send_pending(deadline, what)
+
+    def _send_pending(self, deadline: float, what: str) -> None:
+        """Finish writing what is pending by ``deadline``, or forfeit on time."""
         self._flush(deadline)
         if self._pending:
             pending, self._pending = len(self._pending), bytearray()
@@ -310,15 +314,17 @@ class ProtocolPlayer(Player):
         total_left = self._time.total_ms - self._used_ms
         budget = min(self._time.per_move_ms + self._bank_ms, total_left)
         assert self._proc is not None
+        # The message is built, and put into the pipe as far as it goes, while
+        # the bot is still frozen: that work is ours, not the bot's, and the
+        # bot then wakes once, with its input already there.
+        message = {"type": "act", "observation": state.observation(seat), "legal": state.legal_actions(seat), "time_left_ms": int(total_left)}
+        self._pending += _encode(message)
+        self._flush(deadline=0.0)
         self._proc.resume()  # before the clock starts: thawing is ours, not the bot's
         started = time.monotonic()
         deadline = started + max(budget, 0) / 1000
         try:
-            self._send(
-                {"type": "act", "observation": state.observation(seat), "legal": state.legal_actions(seat), "time_left_ms": int(total_left)},
-                deadline,
-                "act",
-            )
+            self._send_pending(deadline, "act")
             line = self._read_line(max(deadline - time.monotonic(), 0) * 1000, "action", budget)
         finally:
             used = (time.monotonic() - started) * 1000
