@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import time
 import stat
 from pathlib import Path
 
@@ -131,6 +132,10 @@ def assert_host_clean(procs: list[BotProcess]) -> None:
     uids = {p.uid for p in procs}  # type: ignore[attr-defined]
     for proc in procs:
         uid = proc.uid  # type: ignore[attr-defined]
+        # (the kernel finishes SIGKILLed processes asynchronously: a moment's grace on a loaded machine)
+        deadline = time.monotonic() + 10
+        while processes_of_uid(uid, include_zombies=True) and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert processes_of_uid(uid, include_zombies=True) == [], f"processes of bot uid {uid} are left"
         assert not proc.run_dir.exists(), f"run folder {proc.run_dir} is left"  # type: ignore[attr-defined]
         for cgroup in proc.cgroups:  # type: ignore[attr-defined]
