@@ -7,8 +7,8 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-import time
 import stat
+import time
 from pathlib import Path
 
 import pytest
