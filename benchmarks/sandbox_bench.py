@@ -14,6 +14,12 @@
   the sandbox, nothing for the plain launcher);
 * a decision as a match makes it: ``ProtocolPlayer.act`` on a real state
   (building the observation and legal list included), the same way;
+* both measured twice, with the bots on the runner's core and on the other
+  core (``sched_setaffinity``). A pipe round trip between two cores costs
+  about three times one on a single core (the wake-up crosses cores), so
+  left to the scheduler the figure jumps between about 21 and 60 us from
+  run to run, for the plain bot as for the sandboxed one: each column is
+  compared with the other at the same placement;
 * fairness: an honest bot needing a fixed amount of CPU per move, in
   Allegory matches through the sandbox, against a random bot and against a
   CPU hog (busy children that each call setsid()); its median ms per move in
@@ -90,7 +96,32 @@ def sample_state():
     raise RuntimeError("the game ended before the sample decision")
 
 
-def bench_player_decisions(launchers: list[tuple[str, Launcher]], root: Path, n: int) -> dict[str, float]:
+PLACEMENTS = ("same core", "across cores")
+
+
+class Placement:
+    """Pins the runner (this thread) and the bots it spawns: ``spawning()``
+    before the bots start (they inherit the runner's core), ``measuring()``
+    once they run (the runner stays, or moves to the other core)."""
+
+    def __init__(self, where: str):
+        self.where = where
+        self.saved = os.sched_getaffinity(0)
+        cores = sorted(self.saved)
+        self.bots_core = cores[0]
+        self.runner_core = cores[0] if where == "same core" or len(cores) < 2 else cores[1]
+
+    def spawning(self) -> None:
+        os.sched_setaffinity(0, {self.bots_core})
+
+    def measuring(self) -> None:
+        os.sched_setaffinity(0, {self.runner_core})
+
+    def restore(self) -> None:
+        os.sched_setaffinity(0, self.saved)
+
+
+def bench_player_decisions(launchers: list[tuple[str, Launcher]], root: Path, n: int, place: Placement) -> dict[str, float]:
     """Microseconds per decision as a match makes it: ``ProtocolPlayer.act``
     (thaw, build and send the observation and legal list, read and parse the
     answer, freeze), the bots taking turns in blocks of 20; the median of the
@@ -99,11 +130,14 @@ def bench_player_decisions(launchers: list[tuple[str, Launcher]], root: Path, n:
 
     state = sample_state()
     players = {}
+    place.spawning()
     try:
         for name, launcher in launchers:
             player = ProtocolPlayer(name, name, root, [bot_python(), "bot.py"], launcher, BotLimits())
             players[name] = player
             player.start(StartInfo("allegra", 0, 4, "bench", {}, TimeControl(total_ms=3_600_000), 1))
+        place.measuring()
+        for player in players.values():
             for _ in range(50):  # warm up
                 player.act(state, 0)
         blocks: dict[str, list[float]] = {name: [] for name in players}
@@ -115,6 +149,7 @@ def bench_player_decisions(launchers: list[tuple[str, Launcher]], root: Path, n:
                 blocks[name].append((time.perf_counter() - t0) * 1e6 / 20)
         return {name: statistics.median(values) for name, values in blocks.items()}
     finally:
+        place.restore()
         for player in players.values():
             player.close()
 
@@ -210,12 +245,15 @@ def bench_fairness(launcher: Launcher, rounds: int) -> tuple[float, float]:
     return statistics.median(times["random"]), statistics.median(times["hog"])
 
 
-def bench_round_trips(launchers: list[tuple[str, Launcher]], root: Path, n: int, act: bytes) -> dict[str, float]:
+def bench_round_trips(
+    launchers: list[tuple[str, Launcher]], root: Path, n: int, act: bytes, place: Placement
+) -> dict[str, float]:
     """Microseconds per act/action round trip: all the bots run at once and
     take turns in blocks of 20 decisions (so that the machine's slow moments
     hit every column alike); the median over the blocks of each bot's mean."""
     wires: dict[str, Wire] = {}
     procs = []
+    place.spawning()
     try:
         for name, launcher in launchers:
             proc = launcher.spawn(root, [bot_python(), "bot.py"], BotLimits())
@@ -225,9 +263,11 @@ def bench_round_trips(launchers: list[tuple[str, Launcher]], root: Path, n: int,
             wire.line()
             if FREEZE:
                 proc.pause()
+            wires[name] = wire
+        place.measuring()
+        for wire in wires.values():
             for _ in range(50):  # warm up
                 decide(wire, act)
-            wires[name] = wire
         blocks: dict[str, list[float]] = {name: [] for name in wires}
         for _ in range(max(1, n // 20)):
             for name, wire in wires.items():
@@ -237,6 +277,7 @@ def bench_round_trips(launchers: list[tuple[str, Launcher]], root: Path, n: int,
                 blocks[name].append((time.perf_counter() - t0) * 1e6 / 20)
         return {name: statistics.median(values) for name, values in blocks.items()}
     finally:
+        place.restore()
         for proc in procs:
             proc.kill()
 
@@ -317,17 +358,21 @@ def main(argv: list[str] | None = None) -> int:
     print(report.describe())
     print()
     act = act_message()
-    results: dict[str, tuple[float, float, float]] = {}
+    results: dict[str, tuple[float, ...]] = {}
     with tempfile.TemporaryDirectory(prefix="cardroom-bench-") as tmp:
         root = Path(tmp)
         (root / "bot.py").write_text(TRIVIAL_BOT)
         os.chmod(tmp, 0o755)
         bench_starts(launchers, root, 2)  # warm-up (page cache)
         starts = bench_starts(launchers, root, args.starts)
-        round_trips = bench_round_trips(launchers, root, args.round_trips, act)
-        decisions = bench_player_decisions(launchers, root, args.round_trips)
+        round_trips = {where: bench_round_trips(launchers, root, args.round_trips, act, Placement(where)) for where in PLACEMENTS}
+        decisions = {where: bench_player_decisions(launchers, root, args.round_trips, Placement(where)) for where in PLACEMENTS}
         for name, _ in launchers:
-            results[name] = (*starts[name], round_trips[name], decisions[name])
+            results[name] = (
+                *starts[name],
+                *(round_trips[where][name] for where in PLACEMENTS),
+                *(decisions[where][name] for where in PLACEMENTS),
+            )
         if args.breakdown and len(launchers) > 1:
             breakdown(launchers[1][1], root, args.starts)
             print()
@@ -335,12 +380,14 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"act message: {len(act)} bytes; {args.starts} starts, {args.round_trips} round trips"
           f"{' (no freezing)' if args.no_freeze else ', each thawed before and frozen after'}")  # fmt: skip
-    print(f"{'':<34}{'plain':>10}{'bwrap':>10}{'ratio':>8}{'goal':>8}")
+    print(f"{'':<38}{'plain':>10}{'bwrap':>10}{'ratio':>8}{'goal':>8}")
     rows = [
         ("start to first reply (median, ms)", 0, 1.5),
         ("kill and clean up (median, ms)", 1, None),
-        ("round trip per decision (median, us)", 2, 1.2),
-        ("ProtocolPlayer.act, whole (median, us)", 3, None),
+        ("round trip, same core (median, us)", 2, 1.2),
+        ("round trip, across cores (median, us)", 3, 1.2),
+        ("ProtocolPlayer.act, same core (us)", 4, None),
+        ("ProtocolPlayer.act, across cores (us)", 5, None),
     ]
     ok = True
     for label, index, goal in rows:
@@ -350,9 +397,9 @@ def main(argv: list[str] | None = None) -> int:
             ratio = sandboxed / plain if plain else float("nan")
             verdict = "" if goal is None else (f"<{goal}x" if ratio <= goal else "MISSED")
             ok = ok and (goal is None or ratio <= goal)
-            print(f"{label:<34}{plain:>10.2f}{sandboxed:>10.2f}{ratio:>7.2f}x{verdict:>8}")
+            print(f"{label:<38}{plain:>10.2f}{sandboxed:>10.2f}{ratio:>7.2f}x{verdict:>8}")
         else:
-            print(f"{label:<34}{plain:>10.2f}{'-':>10}")
+            print(f"{label:<38}{plain:>10.2f}{'-':>10}")
     if fairness is not None:
         normal, attacked = fairness
         ratio = attacked / normal if normal else float("nan")
