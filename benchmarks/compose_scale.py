@@ -16,6 +16,12 @@ container (so the bots' files are in the stack's media volume). A run's time
 is the database's own: from the first message sent to the last result
 recorded. Runs alternate (1, 2, 3, 1, 2, 3, ...) for ``--rounds`` rounds;
 each count's figure is its median.
+
+Each run also says where the machine's CPU went: how many of its cores were
+busy on average (/proc/stat), and the CPU milliseconds per match of each
+service's containers (their cpuacct cgroups; a worker's bots are in its own).
+When one worker already keeps more than one core busy, no number of workers
+can double its rate on two cores.
 """
 
 from __future__ import annotations
@@ -58,6 +64,47 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--timeout", type=float, default=900, help="seconds a run may take")
     return p.parse_args(argv)
+
+
+SERVICES = ("worker", "db", "redis", "cache", "web", "proxy")
+
+
+def busy_jiffies() -> tuple[int, int]:
+    """(busy, total) clock ticks of all cores since boot."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle, iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def _cpuacct_usage(pid: int) -> int | None:
+    """Nanoseconds of CPU used by the cpuacct cgroup of ``pid`` (cgroup v1
+    cpuacct.usage, or v2 cpu.stat usage_usec)."""
+    try:
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if "cpuacct" in controllers.split(","):
+            usage = Path("/sys/fs/cgroup/cpuacct") / path.lstrip("/") / "cpuacct.usage"
+            return int(usage.read_text()) if usage.exists() else None
+        if controllers == "" and Path("/sys/fs/cgroup/cgroup.controllers").exists():
+            stat = Path("/sys/fs/cgroup") / path.lstrip("/") / "cpu.stat"
+            for row in stat.read_text().splitlines():
+                if row.startswith("usage_usec "):
+                    return int(row.split()[1]) * 1000
+    return None
+
+
+def service_cpu(stack: Stack) -> dict[str, int]:
+    """Nanoseconds of CPU used so far by each service's running containers."""
+    out: dict[str, int] = {}
+    for service in SERVICES:
+        for info in stack.containers(service):
+            usage = _cpuacct_usage(info["State"]["Pid"])
+            if usage is not None:
+                out[service] = out.get(service, 0) + usage
+    return out
 
 
 def alive_workers(stack: Stack) -> int:
@@ -106,12 +153,18 @@ def main(argv=None) -> int:
                         raise SystemExit(f"{count} worker(s) not beating after 120 s")
                     time.sleep(1)
                 load = os.getloadavg()[0]
+                cpu_before, (busy0, total0), t0 = service_cpu(stack), busy_jiffies(), time.monotonic()
                 seconds, failed = run_batch(stack, args.matches, args.seed, args.timeout)
+                cpu_after, (busy1, total1), wall = service_cpu(stack), busy_jiffies(), time.monotonic() - t0
                 rate = args.matches / seconds * 60
                 results[count].append(rate)
+                cores = (busy1 - busy0) / (total1 - total0) * (os.cpu_count() or 1)
+                per_match = {s: (cpu_after.get(s, 0) - cpu_before.get(s, 0)) / 1e6 / args.matches for s in SERVICES}
+                spent = ", ".join(f"{s} {ms:.0f}" for s, ms in per_match.items() if ms >= 0.5)
                 print(
                     f"round {rnd + 1}: {count} worker(s): {args.matches} matches in {seconds:.1f} s = "
-                    f"{rate:.1f} matches/min ({failed} failed; load before {load:.2f})", flush=True,
+                    f"{rate:.1f} matches/min ({failed} failed; load before {load:.2f}); "
+                    f"{cores:.2f} cores busy over {wall:.0f} s; CPU ms a match: {spent}", flush=True,
                 )  # fmt: skip
         base = statistics.median(results[args.workers[0]])
         print(f"\n| workers | matches/min (median of {args.rounds}) | vs {args.workers[0]} |\n|---|---|---|")

@@ -213,6 +213,10 @@ for _alias in CACHES.values():
 # Longest a cached public read is served; a recorded result (any match state
 # change) invalidates them at once, this bounds what other writes leave stale.
 CARDROOM_PUBLIC_CACHE_SECONDS = env.int("CARDROOM_PUBLIC_CACHE_SECONDS", default=300)
+# How long the proxy (nginx) may keep a shared public page before it asks the
+# app again (the app's answer is then current): a write reaches the proxy's
+# visitors at most this late. 0: the proxy keeps none of them.
+CARDROOM_PROXY_CACHE_SECONDS = env.int("CARDROOM_PROXY_CACHE_SECONDS", default=1)
 
 # --- HTTPS, behind the proxy (docs/operations.md, "TLS") -----------------------
 # CARDROOM_HTTPS=1 says the site is served over HTTPS (nginx terminates TLS):

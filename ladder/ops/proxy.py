@@ -52,6 +52,7 @@ http {{
     fastcgi_temp_path {temp["fastcgi"]};
     uwsgi_temp_path {temp["uwsgi"]};
     scgi_temp_path {temp["scgi"]};
+    proxy_cache_path {workdir / "cache"} levels=1:2 keys_zone=cardroom_public:16m max_size=256m inactive=10m use_temp_path=off;
     include {NGINX_DIR / "cardroom.conf"};
     access_log {workdir / "access.log"} cardroom_json buffer=64k flush=1s;
     upstream cardroom_web {{ server 127.0.0.1:{upstream_port}; }}

@@ -2,7 +2,8 @@
 configuration in front of a real gunicorn (config/gunicorn.py, sync workers),
 on loopback ports. Half-open clients hold nginx connections, not gunicorn
 workers; oversized bodies are refused by nginx before the app reads a byte;
-static files come from STATIC_ROOT without the app; no Server version leaks."""
+static files come from STATIC_ROOT without the app; no Server version leaks;
+the public-read microcache keeps shared pages a second and nothing else.""" 
 
 from __future__ import annotations
 
@@ -63,6 +64,7 @@ def stack():
         "CELERY_BROKER_URL": f"sqla+sqlite:///{var / 'broker.sqlite3'}",
         "LOG_LEVEL": "WARNING",
     }
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
     log = open(var / "gunicorn.log", "wb")
     gunicorn = subprocess.Popen(
         [str(GUNICORN), "config.wsgi:application", "--config", "python:config.gunicorn",
@@ -189,6 +191,7 @@ def test_the_container_configuration_is_valid(site, tmp_path):
         text = text.replace("/etc/nginx/cardroom/", f"{etc}/cardroom/").replace("/etc/nginx/tls/", f"{etc}/tls/")
         text = text.replace("server web:8000;", "server 127.0.0.1:8000;")  # (the compose network's name)
         text = text.replace("pid /run/nginx.pid;", f"pid {tmp_path}/nginx.pid;")
+        text = text.replace("/var/cache/nginx/cardroom", f"{tmp_path}/cache")
         return text.replace("user www-data;", "")
 
     for path in NGINX_DIR.iterdir():
@@ -208,3 +211,61 @@ def test_the_container_configuration_is_valid(site, tmp_path):
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "syntax is ok" in result.stderr
+
+
+def _get_with(port: int, path: str, headers: dict[str, str] | None = None) -> http.client.HTTPResponse:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", path, headers=headers or {})
+    response = conn.getresponse()
+    response.body = response.read()
+    conn.close()
+    return response
+
+
+def test_the_proxy_keeps_a_shared_public_page_for_a_second(stack):
+    port = stack["proxy"]
+    first = _get_with(port, "/api/matches/?page_size=7")
+    assert first.status == 200
+    assert first.getheader("X-Cache") in ("MISS", "EXPIRED")
+    assert first.getheader("X-Accel-Expires") is None  # for nginx only
+    again = _get_with(port, "/api/matches/?page_size=7")
+    assert again.getheader("X-Cache") == "HIT"
+    assert again.body == first.body and again.getheader("ETag") == first.getheader("ETag")
+    # A browser revalidating gets its 304 from the proxy too.
+    conditional = _get_with(port, "/api/matches/?page_size=7", {"If-None-Match": first.getheader("ETag")})
+    assert conditional.status == 304
+    # Asked for as HTML, the API's JSON is not what comes back from the cache.
+    html = _get_with(port, "/api/matches/?page_size=7", {"Accept": "text/html"})
+    assert html.getheader("X-Cache") != "HIT"
+    # Once the second is up (nginx counts whole seconds: 1-2 s), the next
+    # visitor's request goes to the app again.
+    time.sleep(2.2)
+    later = _get_with(port, "/api/matches/?page_size=7")
+    assert later.getheader("X-Cache") in ("EXPIRED", "STALE", "UPDATING")
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{"Authorization": "Token not-a-real-token"}, {"Cookie": "sessionid=abc"}, {"Cookie": "messages=abc"}],
+    ids=["token", "session", "messages"],
+)
+def test_the_proxy_never_answers_a_request_with_credentials_from_its_cache(stack, headers):
+    port = stack["proxy"]
+    _get_with(port, "/api/matches/?page_size=8")
+    assert _get_with(port, "/api/matches/?page_size=8").getheader("X-Cache") == "HIT"
+    response = _get_with(port, "/api/matches/?page_size=8", headers)
+    assert response.getheader("X-Cache") == "BYPASS"
+    if "Authorization" in headers:
+        assert response.status == 401  # the app's answer to a wrong token, not the cached page
+
+
+def test_the_proxy_keeps_no_page_the_app_does_not_mark_as_shared(stack):
+    port = stack["proxy"]
+    # Not a cached public read (no X-Accel-Expires): every request reaches the app.
+    for _ in range(2):
+        assert _get_with(port, "/api/games/").getheader("X-Cache") == "MISS"
+    # A page that sets a cookie (the sign-in form's CSRF cookie) is never kept.
+    for _ in range(2):
+        page = _get_with(port, "/login/")
+        assert page.status == 200 and page.getheader("Set-Cookie")
+        assert page.getheader("X-Cache") == "MISS"
