@@ -264,6 +264,27 @@ def keep_replay(match_id: int, gz: bytes) -> dict:
     return entry
 
 
+# -- the leaderboards' short-lived counts (ladder.web.selectors) -------------------------
+
+
+def listed_count_key(ladder_id: int) -> str:
+    return f"web:listed-count:{ladder_id}"
+
+
+def elo_positions_key(ladder_id: int) -> str:
+    return f"web:elo-positions:{ladder_id}"
+
+
+def forget_cached_standings(game: str) -> None:
+    """Drop the cached counts and positions of the game's leaderboards (a
+    bot was withdrawn, re-entered or deleted): a service calls this, so it
+    lives here rather than with the web selectors that fill them."""
+    from ladder.models import Ladder
+
+    ids = Ladder.objects.filter(game=game).values_list("pk", flat=True)
+    cache.delete_many([key(pk) for pk in ids for key in (listed_count_key, elo_positions_key)])
+
+
 # -- who invalidates (writes that go through the ORM's save) ---------------------------
 
 

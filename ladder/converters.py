@@ -10,42 +10,37 @@ from django.urls import register_converter
 MAX_ID = 2**63 - 1
 
 
-class IdConverter:
-    regex = "[0-9]{1,19}"
+class _BoundedIntConverter:
+    """A whole number from ``low`` to ``high`` (``regex`` bounds its digits,
+    so ``int`` never sees a huge string)."""
+
+    regex: str
+    low: int
+    high: int
+    what: str
 
     def to_python(self, value: str) -> int:
         number = int(value)
-        if not 1 <= number <= MAX_ID:
-            raise ValueError(f"{value} is not a row id")
+        if not self.low <= number <= self.high:
+            raise ValueError(f"{value} is not a {self.what}")
         return number
 
     def to_url(self, value) -> str:
         return str(value)
 
 
-class SeatConverter:
-    regex = "[0-9]{1,4}"
-
-    def to_python(self, value: str) -> int:
-        return int(value)
-
-    def to_url(self, value) -> str:
-        return str(value)
+class IdConverter(_BoundedIntConverter):
+    regex, low, high, what = "[0-9]{1,19}", 1, MAX_ID, "row id"
 
 
-class VersionNumberConverter:
+class SeatConverter(_BoundedIntConverter):
+    regex, low, high, what = "[0-9]{1,4}", 0, 9999, "seat"
+
+
+class VersionNumberConverter(_BoundedIntConverter):
     """A bot's version number (a 32-bit column): 1 to 999,999,999."""
 
-    regex = "[0-9]{1,9}"
-
-    def to_python(self, value: str) -> int:
-        number = int(value)
-        if number < 1:
-            raise ValueError(f"{value} is not a version number")
-        return number
-
-    def to_url(self, value) -> str:
-        return str(value)
+    regex, low, high, what = "[0-9]{1,9}", 1, 999_999_999, "version number"
 
 
 class EventActionConverter:

@@ -27,6 +27,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
+from ladder.caching import forget_cached_standings
 from ladder.client import fold_username
 from ladder.models import Bot, UsernameClaim
 from ladder.services.bots import SYSTEM_USERNAME, ServiceError
@@ -115,6 +116,10 @@ def claim_username(user, *, strict: bool = False) -> None:
     and createsuperuser make users too, and may pick any name). With strict,
     a clash raises IntegrityError; else it is logged and that user keeps no
     claim (an account made outside the public forms)."""
+    if user.pk is not None and user.username == tombstone_name(user.pk):
+        # A deleted account keeps the claim of the name it had: nobody can
+        # sign up as it (or as a look-alike) and pass for its old bots' author.
+        return
     keys = {"folded": fold_username(user.username), "skeleton": skeleton(user.username)}
     current = UsernameClaim.objects.filter(user=user).values("folded", "skeleton").first()
     if current == keys:
@@ -148,7 +153,5 @@ def delete_account(user) -> None:
         user.is_superuser = False
         user.set_unusable_password()  # every session of it ends (its auth hash changes)
         user.save()
-        from ladder.web.selectors import forget_cached_standings
-
         for game in games:
             transaction.on_commit(lambda game=game: forget_cached_standings(game))

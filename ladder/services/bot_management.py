@@ -16,6 +16,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from ladder.caching import forget_cached_standings
 from ladder.models import Bot, BotVersion, Match, Participant
 from ladder.services.bots import ServiceError
 
@@ -30,8 +31,6 @@ def _check_owner(bot: Bot, user, doing: str) -> None:
 def _forget_cached_standings(game: str) -> None:
     """The leaderboards cache their listed bots for a few seconds: a bot
     withdrawn or re-entered shows there at once."""
-    from ladder.web.selectors import forget_cached_standings
-
     transaction.on_commit(lambda: forget_cached_standings(game))
 
 

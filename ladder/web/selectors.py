@@ -16,6 +16,7 @@ from django.db.models import F, FloatField, Prefetch, Q, QuerySet
 from django.db.models.functions import Cast, Lower, NullIf
 from django.utils import timezone
 
+from ladder import caching
 from ladder import selectors as core_selectors
 from ladder.models import Bot, BotVersion, Ladder, Match, Participant, Rating, RatingChange
 
@@ -126,7 +127,7 @@ def ranked(ladder: Ladder) -> QuerySet[Rating]:
 def listed_count(ladder: Ladder) -> int:
     """How many bots the leaderboard lists (cached briefly: it changes only
     when a bot plays its first game or a version is activated)."""
-    key = f"web:listed-count:{ladder.pk}"
+    key = caching.listed_count_key(ladder.pk)
     count = cache.get(key)
     if count is None:
         count = listed(ladder).count()
@@ -142,20 +143,13 @@ def elo_positions(ladder: Ladder) -> dict[int, int]:
     narrow query along the (ladder, -elo) index, cached for
     POSITIONS_SECONDS (the leaderboard refreshes at that pace too): the rank
     shown beside another sort, and on a bot's page, may be that old."""
-    key = f"web:elo-positions:{ladder.pk}"
+    key = caching.elo_positions_key(ladder.pk)
     positions = cache.get(key)
     if positions is None:
         ids = listed(ladder).order_by("-elo", "-ordinal", "bot_id").values_list("id", flat=True)
         positions = {pk: i + 1 for i, pk in enumerate(ids)}
         cache.set(key, positions, POSITIONS_SECONDS)
     return positions
-
-
-def forget_cached_standings(game: str) -> None:
-    """Drop the cached counts and positions of the game's leaderboards (a
-    bot was withdrawn, re-entered or deleted)."""
-    ids = Ladder.objects.filter(game=game).values_list("pk", flat=True)
-    cache.delete_many([f"web:{what}:{pk}" for pk in ids for what in ("listed-count", "elo-positions")])
 
 
 def position_of(rating: Rating) -> int | None:

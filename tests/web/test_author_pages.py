@@ -14,7 +14,9 @@ from django.test import Client
 from django.urls import reverse
 
 from ladder.models import Bot, BotVersion, Match
+from ladder.services import accounts
 from ladder.services import validation as validation_services
+from ladder.services.bots import ServiceError
 from ladder.templatetags.cardroom_author import link_site_paths
 from ladder.web import docs
 from tests.web import factories as f
@@ -193,6 +195,7 @@ def test_password_reset_by_email_end_to_end(settings):
 def test_delete_account_needs_the_password_and_keeps_history():
     data = f.league("allegra", 2, matches=2, seed=8)
     owner = data["owner"]
+    old_name = owner.username
     bots = list(Bot.objects.filter(owner=owner))
     c = _client(owner)
     wrong = c.post(reverse("web-account-delete"), {"password": "not it"})
@@ -207,3 +210,7 @@ def test_delete_account_needs_the_password_and_keeps_history():
     assert match.participants.count() == 2 and "[deleted-" in page
     # (django-axes wants the request its lockouts are about)
     assert _client().login(request=HttpRequest(), username=owner.username, password=f.PASSWORD) is False
+    # The old name stays taken, in any case: no one can pass for the old bots' author.
+    for name in (old_name, old_name.upper()):
+        with pytest.raises(ServiceError, match="taken"):
+            accounts.create_account(name, "Another-pass-4821")
