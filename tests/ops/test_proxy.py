@@ -1,9 +1,9 @@
-"""The reverse proxy (deploy/nginx): Debian's real nginx with the repository's
+"""The reverse proxy (deploy/proxy, with deploy/nginx's settings): Debian's real nginx with the repository's
 configuration in front of a real gunicorn (config/gunicorn.py, sync workers),
 on loopback ports. Half-open clients hold nginx connections, not gunicorn
 workers; oversized bodies are refused by nginx before the app reads a byte;
 static files come from STATIC_ROOT without the app; no Server version leaks;
-the public-read microcache keeps shared pages a second and nothing else.""" 
+the public-read microcache keeps shared pages a second and nothing else."""
 
 from __future__ import annotations
 
@@ -176,41 +176,48 @@ def test_static_files_come_from_the_proxy_and_no_version_leaks(stack):
 
 
 @pytest.mark.parametrize("site", ["http", "https"])
-def test_the_container_configuration_is_valid(site, tmp_path):
-    """nginx -t on the proxy container's own files (nginx.conf, http.conf or
-    https.conf with a throw-away certificate), as entrypoint.sh would choose
-    them; only the container's absolute paths are moved into tmp_path."""
+def test_the_proxy_containers_configuration_is_valid(site, tmp_path):
+    """The compose proxy's own start-up script (deploy/proxy/entrypoint.sh)
+    writes its configuration from the template, plain or with TLS (a
+    throw-away certificate), and nginx -t accepts it; only the container's
+    absolute paths are moved into tmp_path."""
     binary = nginx_binary()
     if binary is None or shutil.which("openssl") is None:
         pytest.skip("needs nginx and openssl")
-    etc = tmp_path / "etc"
-    (etc / "cardroom" / "enabled").mkdir(parents=True)
-    (etc / "tls").mkdir()
-
-    def moved(text: str) -> str:
-        text = text.replace("/etc/nginx/cardroom/", f"{etc}/cardroom/").replace("/etc/nginx/tls/", f"{etc}/tls/")
-        text = text.replace("server web:8000;", "server 127.0.0.1:8000;")  # (the compose network's name)
-        text = text.replace("pid /run/nginx.pid;", f"pid {tmp_path}/nginx.pid;")
-        text = text.replace("/var/cache/nginx/cardroom", f"{tmp_path}/cache")
-        return text.replace("user www-data;", "")
-
-    for path in NGINX_DIR.iterdir():
-        if path.suffix == ".conf":
-            (etc / "cardroom" / path.name).write_text(moved(path.read_text()))
-    (etc / "nginx.conf").write_text(moved((NGINX_DIR / "nginx.conf").read_text()))
-    (etc / "cardroom" / "enabled" / "site.conf").symlink_to(etc / "cardroom" / f"{site}.conf")
+    proxy_dir = ROOT / "deploy" / "proxy"
+    settings_dir, run, tls = tmp_path / "cardroom", tmp_path / "run", tmp_path / "tls"
+    for d in (settings_dir, run, tls):
+        d.mkdir()
+    for name in ("cardroom.conf", "locations.conf"):
+        shutil.copy(NGINX_DIR / name, settings_dir / name)
+    template = (proxy_dir / "compose.conf.template").read_text()
+    template = template.replace("/etc/nginx/cardroom/", f"{settings_dir}/").replace("/run/cardroom-proxy/", f"{run}/")
+    (tmp_path / "template").write_text(template)
     if site == "https":
         subprocess.run(
             ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-             "-keyout", str(etc / "tls" / "privkey.pem"), "-out", str(etc / "tls" / "fullchain.pem")],
+             "-keyout", str(tls / "privkey.pem"), "-out", str(tls / "fullchain.pem")],
             check=True, capture_output=True, timeout=60,
         )  # fmt: skip
+    env = {
+        "PATH": f"{Path(binary).parent}:{os.environ['PATH']}",
+        "CARDROOM_PROXY_CHECK": "1",
+        "CARDROOM_PROXY_TEMPLATE": str(tmp_path / "template"),
+        "CARDROOM_PROXY_CONF": str(run / "nginx.conf"),
+        "CARDROOM_PROXY_TLS_DIR": str(tls),
+        "CARDROOM_PROXY_SETTINGS": str(settings_dir),
+    }
     result = subprocess.run(
-        [binary, "-t", "-c", str(etc / "nginx.conf"), "-e", str(tmp_path / "error.log")],
-        capture_output=True, text=True, timeout=30,
+        ["sh", str(proxy_dir / "entrypoint.sh")], env=env, capture_output=True, text=True, timeout=30
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert "syntax is ok" in result.stderr
+    assert f"serving {site}" in result.stdout
+    conf = (run / "nginx.conf").read_text()
+    assert "keys_zone=cardroom_public" in conf and f"include {settings_dir}/locations.conf;" in conf
+    if site == "https":
+        assert "ssl_certificate" in conf and "return 301 https://" in conf
+    else:
+        assert "ssl_certificate" not in conf
 
 
 def _get_with(port: int, path: str, headers: dict[str, str] | None = None) -> http.client.HTTPResponse:
