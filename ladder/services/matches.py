@@ -182,8 +182,12 @@ class _LeaseKeeper(threading.Thread):
                     return
                 try:
                     if not renew_lease(self.claim):
+                        # Not ours any more, or no longer running: also when
+                        # our own result has just been recorded. Whoever acts
+                        # on it says whether the attempt was lost (the event
+                        # check in play, or record_result).
                         self.lost = True
-                        log.warning("lease lost", extra={"match_id": self.claim.match_id})
+                        log.info("lease not renewed: the match no longer runs under this claim", extra={"match_id": self.claim.match_id})
                         return
                 except Exception:  # database briefly away: try again next time
                     log.warning("lease renewal failed", extra={"match_id": self.claim.match_id}, exc_info=True)
