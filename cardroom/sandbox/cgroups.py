@@ -14,7 +14,13 @@ from pathlib import Path
 
 # The cgroups a bot is held in: what each limits (the probe's report).
 CONTROLLERS = ("memory", "pids", "cpu", "freezer")
-CPU_PERIOD_US = 100_000  # the cpu quota's period: a bot gets quota/period of one core
+# The cpu quota's period: a bot gets quota/period of one core. Short, because
+# the quota is an average over a period: a bot frozen for most of one (while
+# the others move) starts its own move with the period's quota unspent and
+# may spend it on both cores at once. With 100 ms a CPU hog's children took
+# 1.2x its thawed time on a quiet 2-core machine; with 10 ms the burst is at
+# most 10 ms of CPU a move.
+CPU_PERIOD_US = 10_000
 
 
 @dataclass

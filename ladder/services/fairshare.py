@@ -55,7 +55,9 @@ def seat_charges(events: list[dict], elapsed_ms: int, charged_seats: list[int], 
             thinking[seat] += int(event.get("ms") or 0)
     sharers = charged_seats or list(range(num_players))
     rest = max(0, elapsed_ms - sum(thinking[s] for s in sharers))
-    return {s: thinking[s] + (rest // len(sharers) if s in sharers else 0) for s in range(num_players)}
+    # At least 1 ms a sharing seat: a match always costs a worker something
+    # (its claim and its recording), however fast its moves were timed.
+    return {s: max(1, thinking[s] + rest // len(sharers)) if s in sharers else thinking[s] for s in range(num_players)}
 
 
 @dataclass

@@ -65,6 +65,8 @@ def test_each_seat_is_charged_its_thinking_and_a_part_of_the_rest():
     assert seat_charges(events, 3000, [0, 1], 2) == {0: 1800 + 585, 1: 30 + 585}
     # seat 1 a built-in: nobody's; the uploaded bot pays for the rest of the match
     assert seat_charges(events, 3000, [0], 2) == {0: 3000, 1: 30}
+    # a match timed at 0 ms (in-process players on a quick machine) still costs its seats
+    assert seat_charges([], 0, [0, 1], 2) == {0: 1, 1: 1}
 
 
 def test_a_recorded_result_charges_every_seat(one_ladder):

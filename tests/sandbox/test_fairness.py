@@ -22,6 +22,7 @@ import pytest
 from cardroom.launch import BotLimits
 from cardroom.runner import TimeControl, run_match
 from cardroom.sandbox import probe
+from cardroom.sandbox.cgroups import CPU_PERIOD_US
 
 from .conftest import HOSTILE, RecordingLauncher, assert_host_clean
 
@@ -91,7 +92,7 @@ def test_cpu_hog_neither_slows_the_honest_seat_nor_gets_more_than_one_core(recor
     # (its children spin whenever it is thawed) fits in one core over the
     # time it was thawed: its own moves.
     assert seen["procs"] >= 7, "the hog's busy children are in its cgroup"
-    assert seen["quota"] == "100000"
+    assert seen["quota"] == str(CPU_PERIOD_US)
     thawed_s = sum(move_times(attacked, 0)) / 1000
     print(f"the hog used {seen['cpu']:.2f} s of CPU in {thawed_s:.2f} s thawed")
     assert seen["cpu"] <= 1.15 * thawed_s + 0.2, (seen["cpu"], thawed_s)

@@ -223,9 +223,13 @@ def test_the_sandbox_refuses_to_run_without_the_filter_unless_waived(bwrap_launc
         assert "pip install pyseccomp" in first and "CARDROOM_SANDBOX_WEAK_LIMITS=1" in first, first
 
 
+# Its mounts, then it stays (its namespaces and mounts alive) until told to
+# go: a finished sandbox's anonymous device numbers are reused by the next
+# one's mounts, and two mounts compared must exist at once.
 MOUNTS = """
     import json, sys
-    json.dump(open("/proc/self/mountinfo").read().splitlines(), sys.stdout)
+    print(json.dumps(open("/proc/self/mountinfo").read().splitlines()), flush=True)
+    sys.stdin.readline()
 """
 # Writable mounts a sandbox may have, each of its own or without state.
 PRIVATE_RW = {"/proc": "proc", "/dev/pts": "devpts", "/tmp": "tmpfs", "/dev/shm": "tmpfs"}
@@ -246,13 +250,16 @@ def test_no_path_shared_between_seats_carries_writable_state(bwrap_launcher, tmp
     """Two bots at once: every mount they share is read-only; what is
     writable is each bot's own (its /tmp, /dev/shm, /proc, /dev/pts) or a
     device without state."""
-    from .test_sandbox import read_all, start, wait_exit
+    from .test_sandbox import read_line, start, wait_exit
 
     for seat in range(2):
         (tmp_path / f"seat-{seat}").mkdir()
     procs = [start(bwrap_launcher, tmp_path / f"seat-{seat}", MOUNTS) for seat in range(2)]
     try:
-        seen = [mounts_of(json.loads(read_all(proc.stdout_fd))) for proc in procs]
+        seen = [mounts_of(json.loads(read_line(proc.stdout_fd))) for proc in procs]
+        for proc in procs:
+            proc.stdin.write(b"go\n")
+            proc.stdin.flush()
         for proc in procs:
             assert wait_exit(proc) == 0
     finally:
