@@ -42,6 +42,7 @@ class RecordingLauncher(Launcher):
 
     def spawn(self, root: Path, argv: list[str], limits: BotLimits) -> BotProcess:
         proc = self.inner.spawn(root, argv, limits)
+        proc.started_ticks = start_ticks(proc.pid) or 0  # type: ignore[attr-defined]
         self.procs.append(proc)
         return proc
 
@@ -125,18 +126,53 @@ def uid_is_free(uid: int) -> bool:
         os.close(fd)
 
 
+def start_ticks(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks since boot), or None once it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[19])
+
+
+def _leftovers(uid: int, since: int) -> list[int]:
+    return [pid for pid in processes_of_uid(uid, include_zombies=True) if (start_ticks(pid) or since) >= since]
+
+
+def describe_processes(pids: list[int]) -> list[str]:
+    """What each process is (for a failure message): name, state, parent,
+    command line, cgroups."""
+    out = []
+    for pid in pids:
+        try:
+            status = dict(
+                line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":\t" in line
+            )
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+            cgroups = Path(f"/proc/{pid}/cgroup").read_text().replace("\n", " ").strip()
+        except OSError:
+            out.append(f"{pid}: gone")
+            continue
+        out.append(f"{pid}: {status.get('Name')} {status.get('State')} ppid {status.get('PPid')} [{cmd}] {cgroups}")
+    return out
+
+
 def assert_host_clean(procs: list[BotProcess]) -> None:
     """After the bots are gone: none of their processes, files, cgroups,
     zombies or uid leases is left on the host."""
     assert procs, "no sandboxed bot was started"
     uids = {p.uid for p in procs}  # type: ignore[attr-defined]
+    # Only processes started since the first of these bots: an earlier
+    # test's stray of a uid the pool has handed out again is not theirs.
+    since = min(getattr(p, "started_ticks", 0) for p in procs)
     for proc in procs:
         uid = proc.uid  # type: ignore[attr-defined]
         # (the kernel finishes SIGKILLed processes asynchronously: a moment's grace on a loaded machine)
         deadline = time.monotonic() + 10
-        while processes_of_uid(uid, include_zombies=True) and time.monotonic() < deadline:
+        while _leftovers(uid, since) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert processes_of_uid(uid, include_zombies=True) == [], f"processes of bot uid {uid} are left"
+        left = _leftovers(uid, since)
+        assert left == [], f"processes of bot uid {uid} are left: {describe_processes(left)}"
         assert not proc.run_dir.exists(), f"run folder {proc.run_dir} is left"  # type: ignore[attr-defined]
         for cgroup in proc.cgroups:  # type: ignore[attr-defined]
             assert not cgroup.exists(), f"cgroup {cgroup} is left"
