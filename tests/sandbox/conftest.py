@@ -91,10 +91,11 @@ def files_owned_by(uids: set[int], roots: list[Path]) -> list[str]:
     return found
 
 
-def zombie_children(uids: set[int] | None = None) -> list[int]:
+def zombie_children(uids: set[int] | None = None, since: int = 0) -> list[int]:
     """Our children that died and were never reaped (of the bot uids: other
     tests of the session may leave orphans of their own, which this process,
-    a child subreaper once the sandbox is probed, inherits)."""
+    a child subreaper once the sandbox is probed, inherits), started at or
+    after ``since`` (clock ticks since boot)."""
     me = str(os.getpid())
     if uids is None:
         uids = set(uid_range())
@@ -109,7 +110,7 @@ def zombie_children(uids: set[int] | None = None) -> list[int]:
         fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
         if fields.get("PPid", "").strip() != me or not fields.get("State", "").strip().startswith("Z"):
             continue
-        if {int(x) for x in fields.get("Uid", "").split()} & uids:
+        if {int(x) for x in fields.get("Uid", "").split()} & uids and (start_ticks(int(name)) or since) >= since:
             zombies.append(int(name))
     return zombies
 
@@ -181,4 +182,4 @@ def assert_host_clean(procs: list[BotProcess]) -> None:
         assert uid_is_free(uid), f"uid {uid} is still leased"
     left = files_owned_by(uids, [Path("/tmp"), Path("/dev/shm"), Path("/var/tmp"), state_dir(), Path("/run/user")])
     assert left == [], f"files owned by bot uids left: {left[:10]}"
-    assert zombie_children(uids) == [], "zombie children left"
+    assert zombie_children(uids, since) == [], "zombie children left"
