@@ -277,12 +277,19 @@ def elo_positions_key(ladder_id: int) -> str:
 
 def forget_cached_standings(game: str) -> None:
     """Drop the cached counts and positions of the game's leaderboards (a
-    bot was withdrawn, re-entered or deleted): a service calls this, so it
-    lives here rather than with the web selectors that fill them."""
+    bot was withdrawn, re-entered or deleted), once the transaction under
+    way commits, as ``bump`` does: a service calls this, so it lives here
+    rather than with the web selectors that fill them."""
     from ladder.models import Ladder
 
-    ids = Ladder.objects.filter(game=game).values_list("pk", flat=True)
-    cache.delete_many([key(pk) for pk in ids for key in (listed_count_key, elo_positions_key)])
+    def forget() -> None:
+        ids = Ladder.objects.filter(game=game).values_list("pk", flat=True)
+        cache.delete_many([key(pk) for pk in ids for key in (listed_count_key, elo_positions_key)])
+
+    if transaction.get_connection().in_atomic_block:
+        transaction.on_commit(forget)
+    else:
+        forget()
 
 
 # -- who invalidates (writes that go through the ORM's save) ---------------------------

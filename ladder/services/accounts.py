@@ -154,4 +154,4 @@ def delete_account(user) -> None:
         user.set_unusable_password()  # every session of it ends (its auth hash changes)
         user.save()
         for game in games:
-            transaction.on_commit(lambda game=game: forget_cached_standings(game))
+            forget_cached_standings(game)

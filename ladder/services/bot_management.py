@@ -28,12 +28,6 @@ def _check_owner(bot: Bot, user, doing: str) -> None:
         raise ServiceError(f"only the bot's owner may {doing} it", None, 403)
 
 
-def _forget_cached_standings(game: str) -> None:
-    """The leaderboards cache their listed bots for a few seconds: a bot
-    withdrawn or re-entered shows there at once."""
-    transaction.on_commit(lambda: forget_cached_standings(game))
-
-
 def edit_description(*, bot: Bot, user, description: str) -> Bot:
     _check_owner(bot, user, "edit")
     description = (description or "").replace("\r\n", "\n").strip()
@@ -68,7 +62,7 @@ def withdraw(*, bot: Bot, user) -> Bot:
         if locked.withdrawn is None:
             locked.withdrawn = timezone.now()
             locked.save(update_fields=["withdrawn"])
-        _forget_cached_standings(locked.game)
+        forget_cached_standings(locked.game)
     bot.withdrawn = locked.withdrawn
     return bot
 
@@ -82,7 +76,7 @@ def reenter(*, bot: Bot, user) -> Bot:
         if locked.withdrawn is not None:
             locked.withdrawn = None
             locked.save(update_fields=["withdrawn"])
-        _forget_cached_standings(locked.game)
+        forget_cached_standings(locked.game)
     bot.withdrawn = None
     return bot
 
@@ -185,5 +179,5 @@ def delete_bot(*, bot: Bot, user) -> None:
         bot.versions.all().delete()
         bot.ratings.all().delete()
         bot.delete()
-        _forget_cached_standings(bot.game)
+        forget_cached_standings(bot.game)
 

@@ -42,7 +42,6 @@ class RecordingLauncher(Launcher):
 
     def spawn(self, root: Path, argv: list[str], limits: BotLimits) -> BotProcess:
         proc = self.inner.spawn(root, argv, limits)
-        proc.started_ticks = start_ticks(proc.pid) or 0  # type: ignore[attr-defined]
         self.procs.append(proc)
         return proc
 
@@ -110,7 +109,7 @@ def zombie_children(uids: set[int] | None = None, since: int = 0) -> list[int]:
         fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
         if fields.get("PPid", "").strip() != me or not fields.get("State", "").strip().startswith("Z"):
             continue
-        if {int(x) for x in fields.get("Uid", "").split()} & uids and (start_ticks(int(name)) or since) >= since:
+        if {int(x) for x in fields.get("Uid", "").split()} & uids and _started_since(int(name), since):
             zombies.append(int(name))
     return zombies
 
@@ -127,17 +126,28 @@ def uid_is_free(uid: int) -> bool:
         os.close(fd)
 
 
-def start_ticks(pid: int) -> int | None:
-    """When ``pid`` started (clock ticks since boot), or None once it is gone."""
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+_test_started = [0]  # clock ticks since boot when the running test began
+
+
+@pytest.fixture(autouse=True)
+def _note_when_the_test_started():
+    _test_started[0] = int(float(Path("/proc/uptime").read_text().split()[0]) * _CLOCK_TICKS) - 1
+    yield
+
+
+def _started_since(pid: int, since: int) -> bool:
+    """Did ``pid`` start at or after ``since`` (clock ticks since boot)? A
+    process already gone counts as such."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return None
-    return int(stat.rsplit(")", 1)[1].split()[19])
+        return True
+    return int(stat.rsplit(")", 1)[1].split()[19]) >= since
 
 
 def _leftovers(uid: int, since: int) -> list[int]:
-    return [pid for pid in processes_of_uid(uid, include_zombies=True) if (start_ticks(pid) or since) >= since]
+    return [pid for pid in processes_of_uid(uid, include_zombies=True) if _started_since(pid, since)]
 
 
 def describe_processes(pids: list[int]) -> list[str]:
@@ -163,9 +173,9 @@ def assert_host_clean(procs: list[BotProcess]) -> None:
     zombies or uid leases is left on the host."""
     assert procs, "no sandboxed bot was started"
     uids = {p.uid for p in procs}  # type: ignore[attr-defined]
-    # Only processes started since the first of these bots: an earlier
-    # test's stray of a uid the pool has handed out again is not theirs.
-    since = min(getattr(p, "started_ticks", 0) for p in procs)
+    # Only processes started since the test began: an earlier test's stray
+    # of a uid the pool has handed out again is not these bots'.
+    since = _test_started[0]
     for proc in procs:
         uid = proc.uid  # type: ignore[attr-defined]
         # (the kernel finishes SIGKILLed processes asynchronously: a moment's grace on a loaded machine)

@@ -33,7 +33,7 @@ from cardroom.sandbox import (
     uid_range,
 )
 
-from .conftest import REPO, assert_host_clean, start_ticks, uid_is_free, zombie_children
+from .conftest import REPO, assert_host_clean, uid_is_free, zombie_children
 
 MiB = 1024 * 1024
 
@@ -47,9 +47,7 @@ def start(launcher, tmp_path: Path, code: str, limits: BotLimits = DEFAULT_LIMIT
     (root / "bot.py").write_text(textwrap.dedent(code))
     for name, text in (files or {}).items():
         (root / name).write_text(text)
-    proc = launcher.spawn(root, ["/usr/bin/python3", "bot.py"], limits)
-    proc.started_ticks = start_ticks(proc.pid) or 0  # (assert_host_clean: what is this bot's)
-    return proc
+    return launcher.spawn(root, ["/usr/bin/python3", "bot.py"], limits)
 
 
 def read_all(fd: int, timeout: float = 20.0) -> bytes:
