@@ -31,7 +31,16 @@ from .config import (
     runs_dir,
     state_dir,
 )
-from .reaping import _children, _cleanup, _pid_namespace, _pidfd_open, _status_fields, _uids_of
+from .reaping import (
+    _children,
+    _cleanup,
+    _pid_namespace,
+    _pidfd_open,
+    _status_fields,
+    _uids_of,
+    freezer_first,
+    kill_sandbox_strays,
+)
 from .seccomp import SeccompFilter, filter_fd
 from .shim import SHIM_DIR, SHIM_ENV, _install_shim
 from .tmpfs import check_tmpfs_mounts, mount_bot_tmpfs
@@ -353,13 +362,14 @@ class BwrapLauncher(Launcher):
             # up after this uid (what still ran of it, in its cgroups, is
             # killed by ``prepare``).
             if os.path.lexists(run_dir):
+                kill_sandbox_strays(uid, run_dir)
                 shutil.rmtree(run_dir)
             _ensure_bwrap_base(uid)
             _copy_bot_files(Path(root), run_dir, uid)
             if self.tmpfs_mounts:
                 tmpfs = mount_bot_tmpfs(uid, limits)
                 mounts = [*tmpfs, tmpfs[0].parent]
-            for controller in self.controllers:
+            for controller in freezer_first(self.controllers):
                 if controller.name == "memory":
                     limit = limits.memory_bytes + limits.tmp_bytes + limits.shm_bytes + CGROUP_SLACK_BYTES
                 elif controller.name == "cpu":
@@ -448,7 +458,11 @@ class BwrapLauncher(Launcher):
                     # The outer bwrap runs as the bot's uid too, outside the
                     # sandbox: in the cgroups, the clean-up (and the stale
                     # sweep after a worker was killed) kills it with the bot.
-                    controller.join(path, popen.pid)
+                    # Not in the freezer's: it runs none of the bot's code,
+                    # and a task frozen in its wait would be woken at every
+                    # freeze and every thaw (a third of a round trip, here).
+                    if controller.name != "freezer":
+                        controller.join(path, popen.pid)
                 # Anything it forked before that (nothing, unless bwrap runs
                 # an init: without --as-pid-1) goes too; a later fork is born
                 # inside.

@@ -113,6 +113,62 @@ def kill_namespace(pidns: tuple[int, int], timeout: float = 2.0) -> list[int]:
         time.sleep(0.005)
 
 
+def kill_sandbox_strays(uid: int, run_dir: Path) -> list[int]:
+    """SIGKILL what a worker that died mid-start can leave of ``uid`` outside
+    its cgroups (it died before moving them in), and only that:
+
+    * a process of ``uid`` in a pid namespace of its own: a sandbox's (no
+      other process runs as a pool uid, and no live worker holds this uid:
+      we do). bwrap's child sets its parent-death signal only just before
+      it executes the bot, so if the outer bwrap dies first (its own
+      parent-death signal, when the worker dies) the child either waits
+      for it forever (on its eventfd) or, released by the dead worker's
+      closed --block-fd, goes on to start the bot outside the cgroups;
+    * an outer bwrap of ``uid`` (our bwrap, this run folder on its command
+      line) that lost its worker before it set its parent-death signal.
+
+    A host process of ``uid`` that is neither is left alone. Only called
+    when the run folder shows the last worker of ``uid`` died (a /proc scan
+    at every start would cost milliseconds)."""
+    folder = str(run_dir).encode()
+    killed = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        fields = _status_fields(name)
+        if uid not in _uids_of(fields):
+            continue
+        in_sandbox = len(fields.get("NSpid", "").split()) > 1
+        if not in_sandbox:
+            try:
+                exe = os.path.basename(os.readlink(f"/proc/{name}/exe"))
+                with open(f"/proc/{name}/cmdline", "rb") as f:
+                    argv = f.read().split(b"\0")
+            except OSError:
+                continue
+            if exe != "bwrap" or folder not in argv:
+                continue
+        pidfd = _pidfd_open(int(name))
+        if pidfd is None:
+            continue
+        try:
+            if uid in _uids_of(_status_fields(name)):  # still the same process (pidfd pins it)
+                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+                killed.append(int(name))
+        except (ProcessLookupError, PermissionError):
+            pass
+        finally:
+            os.close(pidfd)
+    return killed
+
+
+def freezer_first(controllers: list[_Controller]) -> list[_Controller]:
+    """The freezer's cgroup swept first: a frozen task (cgroup v1) acts on
+    its SIGKILL only once thawed, and the other controllers' sweeps would
+    each wait for it in vain."""
+    return sorted(controllers, key=lambda controller: controller.name != "freezer")
+
+
 def _cleanup(
     popen: subprocess.Popen | None,
     inner_pidfd: int | None,
@@ -221,7 +277,11 @@ def sweep_stale(controllers: list[_Controller]) -> list[str]:
         try:
             # Cgroups first (what is in them is the dead worker's bots, and
             # only that), then the tmpfs mounts and run folders.
-            paths.sort(key=lambda path: path.parent not in [c.base for c in controllers])
+            order = [c.base for c in freezer_first(controllers)]
+            paths.sort(key=lambda path: order.index(path.parent) if path.parent in order else len(order))
+            run_dir = runs_dir() / f"uid-{uid}"
+            if run_dir in paths:
+                kill_sandbox_strays(uid, run_dir)
             for path in paths:
                 controller = next((c for c in controllers if path.parent == c.base), None)
                 if controller is not None:

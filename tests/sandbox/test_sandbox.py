@@ -405,9 +405,10 @@ def end_process(proc: subprocess.Popen) -> None:
 
 @pytest.mark.sandbox
 def test_leftovers_of_a_dead_worker_are_swept(bwrap_launcher, tmp_path, monkeypatch, request):
-    """A run folder, cgroups and the processes in them, of a uid whose worker
-    died, are removed when the uid is leased again; a host process of the
-    same uid outside those cgroups is left alone."""
+    """A run folder, cgroups and the processes in them (frozen, as between
+    two moves), of a uid whose worker died, are removed when the uid is
+    leased again; a host process of the same uid outside those cgroups is
+    left alone."""
     uid = 1920099990  # outside the real pool: no other test's bot can be using it
     monkeypatch.setenv("CARDROOM_SANDBOX_UIDS", f"{uid}-{uid}")
     state = Path(tempfile.mkdtemp(prefix="cardroom-sandbox-test-", dir="/tmp"))  # bot uids must traverse it
@@ -422,10 +423,18 @@ def test_leftovers_of_a_dead_worker_are_swept(bwrap_launcher, tmp_path, monkeypa
     controllers = bwrap_launcher.controllers
     if not controllers:
         pytest.skip("no cgroups here (weak mode): a leftover bot cannot be told from a host process")
-    leftover = host_process_of(uid, [(c, c.prepare(uid, stale_limit(c))) for c in controllers])
+    leaves = [(c, c.prepare(uid, stale_limit(c))) for c in controllers]
+    leftover = host_process_of(uid, leaves)
+    for controller, path in leaves:
+        if controller.name == "freezer":
+            controller.freeze(path)  # the worker died between two moves
     bystander = host_process_of(uid)
     try:
+        started = time.monotonic()
         proc = start(launcher, tmp_path, "print('fresh', flush=True)")
+        # Not a wait per controller for a frozen task to die: the freezer's
+        # cgroup is swept (thawed) first.
+        assert time.monotonic() - started < 1.5, "the sweep waited for a frozen leftover"
         assert read_all(proc.stdout_fd) == b"fresh\n"
         assert leftover.wait(timeout=5) == -signal.SIGKILL
         proc.kill()
@@ -434,6 +443,104 @@ def test_leftovers_of_a_dead_worker_are_swept(bwrap_launcher, tmp_path, monkeypa
         end_process(leftover)
         end_process(bystander)
     assert_host_clean([proc])
+
+
+def orphaned_bwrap_child(launcher, uid: int, run_dir: Path, release: bool) -> int:
+    """What a worker killed mid-start leaves: bwrap's child (pid 1 of its own
+    pid namespace, outside every cgroup) whose outer bwrap died. Blocked on
+    its --block-fd; with ``release`` the block is lifted (as the dead
+    worker's closed pipe does) and it goes on to start the bot. Its host pid."""
+    info_r, info_w = os.pipe()
+    block_r, block_w = os.pipe()
+    command = launcher.argv(["/usr/bin/sleep", "60"], DEFAULT_LIMITS, run_dir, info_w, block_r)
+    outer = subprocess.Popen(command, pass_fds=[info_w, block_r], user=uid, group=uid, extra_groups=[], start_new_session=True)
+    os.close(info_w)
+    os.close(block_r)
+    info = b""
+    while not info.rstrip().endswith(b"}"):
+        chunk = os.read(info_r, 4096)
+        assert chunk, "bwrap did not report its child"
+        info += chunk
+    os.close(info_r)
+    child = json.loads(info)["child-pid"]
+    outer.kill()  # its parent-death signal, when the worker died
+    outer.wait()
+    if release:
+        os.close(block_w)
+        deadline = time.monotonic() + 10
+        while os.path.basename(os.readlink(f"/proc/{child}/exe")) != "sleep":
+            assert time.monotonic() < deadline, "the orphaned child did not start its bot"
+            time.sleep(0.01)
+    else:
+        STRAY_PIPES.append(block_w)  # held: it waits for good
+    return child
+
+
+STRAY_PIPES: list[int] = []
+
+
+def wait_gone(pid: int, timeout: float = 5.0) -> bool:
+    """Has ``pid`` exited (reaping it if it is our child: we are a subreaper)?"""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        ready, _, _ = select.select([pidfd], [], [], timeout)
+        try:
+            os.waitid(os.P_PIDFD, pidfd, os.WEXITED | os.WNOHANG)
+        except ChildProcessError:
+            pass
+        return bool(ready)
+    finally:
+        os.close(pidfd)
+
+
+@pytest.mark.sandbox
+def test_strays_of_a_worker_killed_mid_start_are_swept(bwrap_launcher, tmp_path, monkeypatch, request):
+    """A worker killed while bwrap was setting up (before the bot's processes
+    were in their cgroups) can leave bwrap's child behind, waiting forever or
+    running the bot outside the cgroups: leasing the uid again kills both;
+    a host process of the same uid stays."""
+    uid = 1920099970  # outside the real pool: no other test's bot can be using it
+    monkeypatch.setenv("CARDROOM_SANDBOX_UIDS", f"{uid}-{uid}")
+    state = Path(tempfile.mkdtemp(prefix="cardroom-sandbox-test-", dir="/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(state, ignore_errors=True))
+    os.chmod(state, 0o711)
+    monkeypatch.setenv("CARDROOM_SANDBOX_DIR", str(state))
+    sandbox._prepare_state_dir()
+    launcher = sandbox.BwrapLauncher(bwrap_launcher.bwrap, bwrap_launcher.controllers)
+    run_dir = state / "runs" / f"uid-{uid}"  # left behind by the dead worker
+    run_dir.mkdir()
+    os.chmod(run_dir, 0o755)
+    waiting = orphaned_bwrap_child(launcher, uid, run_dir, release=False)
+    running = orphaned_bwrap_child(launcher, uid, run_dir, release=True)
+    bystander = host_process_of(uid)
+    try:
+        for pid in (waiting, running):
+            fields = sandbox_status(pid)
+            assert len(fields["NSpid"].split()) == 2, fields  # pid 1 of a namespace of its own
+        proc = start(launcher, tmp_path, "print('fresh', flush=True)")
+        assert read_all(proc.stdout_fd) == b"fresh\n"
+        assert wait_gone(waiting), "the orphaned bwrap child waiting for its dead parent was left running"
+        assert wait_gone(running), "the bot started outside its cgroups by an orphaned bwrap child was left running"
+        proc.kill()
+        assert bystander.poll() is None, "a host process of the bot's uid was killed"
+    finally:
+        for fd in STRAY_PIPES:
+            os.close(fd)
+        STRAY_PIPES.clear()
+        for pid in (waiting, running):
+            if not wait_gone(pid, timeout=0):
+                os.kill(pid, signal.SIGKILL)
+                wait_gone(pid)
+        end_process(bystander)
+    assert_host_clean([proc])
+
+
+def sandbox_status(pid: int) -> dict[str, str]:
+    with open(f"/proc/{pid}/status") as f:
+        return dict(line.split(":\t", 1) for line in f.read().splitlines() if ":\t" in line)
 
 
 @pytest.mark.sandbox
