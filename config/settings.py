@@ -59,7 +59,11 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # First: public reads (standings, match lists, match pages) from the
+    # Outermost: reads what a view left of the request body, so that an
+    # upload refused from its headers gets our answer, not a reset
+    # (ladder.request_body).
+    "ladder.request_body.DrainUnreadBodyMiddleware",
+    # Then: public reads (standings, match lists, match pages) from the
     # shared cache for visitors, before any other middleware costs anything
     # (a cached response carries the security headers the others added when
     # it was built: ladder.caching).

@@ -156,6 +156,18 @@ def test_an_oversized_body_gets_413_from_the_proxy(stack):
     assert "Content-Security-Policy" in headers
 
 
+def test_an_upload_refused_before_its_body_is_read_is_answered_not_reset(stack):
+    """The app refuses an upload without a token from its headers alone; the
+    unread body must not turn that answer into the proxy's 502 (gunicorn
+    closing with unread data resets the connection: ladder.request_body)."""
+    answers = []
+    for i in range(100):
+        status, headers, body = _post(stack["proxy"], "/api/bots/1/versions/", (1 + i % 8) * 1024 * 1024)
+        answers.append((status, headers.get("Content-Type"), body[:80]))
+    wrong = [(i, answer) for i, answer in enumerate(answers) if answer[:2] != (401, "application/json")]
+    assert wrong == [], f"{len(wrong)} of {len(answers)} refused uploads were not answered by the app: {wrong[:3]}"
+
+
 def test_the_body_limit_matches_the_upload_limit():
     text = (NGINX_DIR / "cardroom.conf").read_text()
     size = re.search(r"^client_max_body_size (\d+)m;", text, re.M)

@@ -502,7 +502,7 @@ def test_strays_of_a_worker_killed_mid_start_are_swept(bwrap_launcher, tmp_path,
     were in their cgroups) can leave bwrap's child behind, waiting forever or
     running the bot outside the cgroups: leasing the uid again kills both;
     a host process of the same uid stays."""
-    uid = 1920099970  # outside the real pool: no other test's bot can be using it
+    uid = 1920099960  # outside the real pool: no other test's bot can be using it
     monkeypatch.setenv("CARDROOM_SANDBOX_UIDS", f"{uid}-{uid}")
     state = Path(tempfile.mkdtemp(prefix="cardroom-sandbox-test-", dir="/tmp"))
     request.addfinalizer(lambda: shutil.rmtree(state, ignore_errors=True))
