@@ -320,8 +320,11 @@ class ProtocolPlayer(Player):
         message = {"type": "act", "observation": state.observation(seat), "legal": state.legal_actions(seat), "time_left_ms": int(total_left)}
         self._pending += _encode(message)
         self._flush(deadline=0.0)
-        self._proc.resume()  # before the clock starts: thawing is ours, not the bot's
+        # The clock starts before the thaw: a thawed bot on the runner's core
+        # can take the core at once, and its thinking then must not fall
+        # before the clock (the thaw itself is a couple of microseconds).
         started = time.monotonic()
+        self._proc.resume()
         deadline = started + max(budget, 0) / 1000
         try:
             self._send_pending(deadline, "act")
