@@ -499,6 +499,12 @@ class BwrapLauncher(Launcher):
                 sock.close()
             try:
                 _cleanup(popen, inner_pidfd, pidns, cgroups, run_dir, mounts)
+                if popen is not None and inner_pidfd is None:
+                    # Stopped before the bot's pid was known (a timeout, the
+                    # worker shutting down): bwrap's child, outside the
+                    # cgroups, outlives the outer bwrap killed above (it
+                    # cannot fork another now: it is reaped).
+                    kill_sandbox_strays(uid, run_dir)
             finally:
                 if inner_pidfd is not None:
                     os.close(inner_pidfd)

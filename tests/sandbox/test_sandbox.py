@@ -538,6 +538,51 @@ def test_strays_of_a_worker_killed_mid_start_are_swept(bwrap_launcher, tmp_path,
     assert_host_clean([proc])
 
 
+def _stop_bwrap_before_it_releases_its_child(popen) -> tuple[int, str]:
+    """Wait for bwrap to fork its child and stop bwrap at once (before it
+    writes the child's uid map and releases it); (child pid, where the
+    child waits)."""
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            children = Path(f"/proc/{popen.pid}/task/{popen.pid}/children").read_text().split()
+        except OSError:
+            children = []
+        if children:
+            os.kill(popen.pid, signal.SIGSTOP)
+            break
+        assert time.monotonic() < deadline, "bwrap did not fork its child"
+    child = int(children[0])
+    time.sleep(0.05)
+    return child, Path(f"/proc/{child}/wchan").read_text()
+
+
+@pytest.mark.sandbox
+def test_a_start_stopped_before_the_bots_pid_is_known_leaves_nothing(bwrap_launcher, tmp_path, monkeypatch):
+    """A start interrupted after bwrap forked its child but before it
+    released it (a timeout, the worker shutting down mid-start) leaves no
+    process behind: the child, outside the cgroups and without its
+    parent-death signal yet, would wait for its killed parent forever."""
+    import cardroom.sandbox.launcher as launcher_module
+
+    for _attempt in range(10):
+        seen: dict = {}
+
+        def stop_mid_start(info_r, popen, seen=seen):
+            seen["child"], seen["waits_in"] = _stop_bwrap_before_it_releases_its_child(popen)
+            raise KeyboardInterrupt("stopped mid-start")
+
+        monkeypatch.setattr(launcher_module, "_read_child_pid", stop_mid_start)
+        with pytest.raises(KeyboardInterrupt):
+            start(bwrap_launcher, tmp_path, "print('never')")
+        if seen["waits_in"] == "do_wait_intr_irq":  # on its eventfd, as after a real worker's death
+            break
+        wait_gone(seen["child"])  # bwrap had released it already: try again
+    else:
+        pytest.skip("could not stop bwrap before it released its child")
+    assert wait_gone(seen["child"]), "bwrap's child outlived the interrupted start"
+
+
 def sandbox_status(pid: int) -> dict[str, str]:
     with open(f"/proc/{pid}/status") as f:
         return dict(line.split(":\t", 1) for line in f.read().splitlines() if ":\t" in line)
