@@ -43,8 +43,9 @@ def drain_request_body(request) -> int:
         return 0
     drained = 0
     try:
-        # Django's stream stops at CONTENT_LENGTH; once the body was read
-        # (request.body, request.POST, request.FILES) there is nothing left.
+        # Django's stream stops at CONTENT_LENGTH. Once a form or its files
+        # were parsed nothing is left; after request.body it is read again
+        # from memory (a bounded, cheap copy).
         while chunk := request.read(CHUNK_BYTES):
             drained += len(chunk)
     except Exception:  # noqa: BLE001 - a client gone mid-body: nothing to keep clean
