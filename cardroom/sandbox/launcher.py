@@ -357,6 +357,7 @@ class BwrapLauncher(Launcher):
         run_dir = runs_dir() / f"uid-{uid}"
         fds: list[int] = []
         socks: list[socket.socket] = []
+        forking = False
         try:
             # A run folder left behind means a worker died without cleaning
             # up after this uid (what still ran of it, in its cgroups, is
@@ -418,6 +419,7 @@ class BwrapLauncher(Launcher):
             command = self.argv(argv, limits, run_dir, info_w, block_r if use_block else None, tmpfs, seccomp_fd)
             if self.prlimit:
                 command = _prlimit_prefix(self.prlimit, limits) + command
+            forking = True  # from here on a launcher of ours may run, even if Popen never returns
             popen = subprocess.Popen(
                 command,
                 preexec_fn=None if self.prlimit else _rlimits_preexec(limits),
@@ -499,12 +501,12 @@ class BwrapLauncher(Launcher):
                 sock.close()
             try:
                 _cleanup(popen, inner_pidfd, pidns, cgroups, run_dir, mounts)
-                if popen is not None and inner_pidfd is None:
+                if inner_pidfd is None and (popen is not None or forking):
                     # Stopped before the bot's pid was known (a timeout, the
-                    # worker shutting down): bwrap's child, outside the
-                    # cgroups, outlives the outer bwrap killed above (it
-                    # cannot fork another now: it is reaped).
-                    kill_sandbox_strays(uid, run_dir)
+                    # worker shutting down), perhaps inside Popen itself with
+                    # the launcher already forked: bwrap's child, outside the
+                    # cgroups, outlives the outer bwrap.
+                    kill_sandbox_strays(uid, run_dir, settle=0.0 if popen is not None else 0.05)
             finally:
                 if inner_pidfd is not None:
                     os.close(inner_pidfd)

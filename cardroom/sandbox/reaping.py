@@ -113,40 +113,51 @@ def kill_namespace(pidns: tuple[int, int], timeout: float = 2.0) -> list[int]:
         time.sleep(0.005)
 
 
-def kill_sandbox_strays(uid: int, run_dir: Path) -> list[int]:
-    """SIGKILL what a worker that died mid-start can leave of ``uid`` outside
-    its cgroups (it died before moving them in), and only that:
+def kill_sandbox_strays(uid: int, run_dir: Path, settle: float = 0.0) -> list[int]:
+    """SIGKILL what a start that never finished can leave of ``uid`` outside
+    its cgroups (it stopped before moving them in), and only that:
 
     * a process of ``uid`` in a pid namespace of its own: a sandbox's (no
-      other process runs as a pool uid, and no live worker holds this uid:
-      we do). bwrap's child sets its parent-death signal only just before
-      it executes the bot, so if the outer bwrap dies first (its own
+      other process runs as a pool uid, and nobody else holds this uid: we
+      do). bwrap's child sets its parent-death signal only just before it
+      executes the bot, so if the outer bwrap dies first (its own
       parent-death signal, when the worker dies) the child either waits
       for it forever (on its eventfd) or, released by the dead worker's
       closed --block-fd, goes on to start the bot outside the cgroups;
-    * an outer bwrap of ``uid`` (our bwrap, this run folder on its command
-      line) that lost its worker before it set its parent-death signal.
+    * our launcher of ``uid`` (prlimit, then the outer bwrap: this run
+      folder is an argument of its command line).
 
-    A host process of ``uid`` that is neither is left alone. Only called
-    when the run folder shows the last worker of ``uid`` died (a /proc scan
-    at every start would cost milliseconds)."""
-    folder = str(run_dir).encode()
-    killed = []
+    A host process of ``uid`` that is neither is left alone. ``settle``:
+    scan again until a scan finds nothing, for at least that long (a
+    launcher we lost track of may still be starting: it matches once it
+    has executed). Called only when a start did not finish, or its run
+    folder says so (a /proc scan at every start would cost milliseconds)."""
+    killed: list[int] = []
+    deadline = time.monotonic() + settle
+    give_up = deadline + 2.0
+    while True:
+        found = _kill_strays_once(uid, str(run_dir).encode())
+        killed += [pid for pid in found if pid not in killed]
+        now = time.monotonic()
+        if (not found and now >= deadline) or now >= give_up:
+            return killed
+        time.sleep(0.005)
+
+
+def _kill_strays_once(uid: int, folder: bytes) -> list[int]:
+    found = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         fields = _status_fields(name)
-        if uid not in _uids_of(fields):
+        if uid not in _uids_of(fields) or fields.get("State", "").startswith(("Z", "X")):
             continue
-        in_sandbox = len(fields.get("NSpid", "").split()) > 1
-        if not in_sandbox:
+        if len(fields.get("NSpid", "").split()) < 2:  # not in a sandbox: our launcher?
             try:
-                exe = os.path.basename(os.readlink(f"/proc/{name}/exe"))
                 with open(f"/proc/{name}/cmdline", "rb") as f:
-                    argv = f.read().split(b"\0")
+                    if folder not in f.read().split(b"\0"):
+                        continue
             except OSError:
-                continue
-            if exe != "bwrap" or folder not in argv:
                 continue
         pidfd = _pidfd_open(int(name))
         if pidfd is None:
@@ -154,12 +165,12 @@ def kill_sandbox_strays(uid: int, run_dir: Path) -> list[int]:
         try:
             if uid in _uids_of(_status_fields(name)):  # still the same process (pidfd pins it)
                 signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-                killed.append(int(name))
+                found.append(int(name))
         except (ProcessLookupError, PermissionError):
             pass
         finally:
             os.close(pidfd)
-    return killed
+    return found
 
 
 def freezer_first(controllers: list[_Controller]) -> list[_Controller]:

@@ -583,6 +583,40 @@ def test_a_start_stopped_before_the_bots_pid_is_known_leaves_nothing(bwrap_launc
     assert wait_gone(seen["child"]), "bwrap's child outlived the interrupted start"
 
 
+@pytest.mark.sandbox
+def test_a_start_stopped_inside_popen_leaves_nothing(bwrap_launcher, tmp_path, monkeypatch):
+    """Stopped inside Popen itself, after the fork (a signal's exception
+    while Popen waits for the exec), the launcher's process is ours but
+    unknown to us: it is found by its command line and nothing of the uid
+    is left."""
+    import cardroom.sandbox.launcher as launcher_module
+
+    leases = []
+    real_lease = launcher_module.lease_uid
+
+    def recording_lease():
+        lease = real_lease()
+        leases.append(lease.uid)
+        return lease
+
+    real_popen = subprocess.Popen
+
+    def popen_then_stop(*args, **kwargs):
+        real_popen(*args, **kwargs)  # started, and lost
+        raise KeyboardInterrupt("stopped inside Popen")
+
+    monkeypatch.setattr(launcher_module, "lease_uid", recording_lease)
+    monkeypatch.setattr(subprocess, "Popen", popen_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        start(bwrap_launcher, tmp_path, "print('never')")
+    monkeypatch.undo()
+    deadline = time.monotonic() + 5
+    while processes_of_uid(leases[0]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = {pid: sandbox_status(pid).get("State") for pid in processes_of_uid(leases[0])}
+    assert left == {}, f"processes of the bot's uid left behind: {left}"
+
+
 def sandbox_status(pid: int) -> dict[str, str]:
     with open(f"/proc/{pid}/status") as f:
         return dict(line.split(":\t", 1) for line in f.read().splitlines() if ":\t" in line)
