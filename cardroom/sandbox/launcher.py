@@ -501,7 +501,7 @@ class BwrapLauncher(Launcher):
                 sock.close()
             try:
                 _cleanup(popen, inner_pidfd, pidns, cgroups, run_dir, mounts)
-                if inner_pidfd is None and (popen is not None or forking):
+                if inner_pidfd is None and forking:
                     # Stopped before the bot's pid was known (a timeout, the
                     # worker shutting down), perhaps inside Popen itself with
                     # the launcher already forked: bwrap's child, outside the

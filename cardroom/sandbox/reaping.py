@@ -146,26 +146,21 @@ def kill_sandbox_strays(uid: int, run_dir: Path, settle: float = 0.0) -> list[in
 
 def _kill_strays_once(uid: int, folder: bytes) -> list[int]:
     found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        fields = _status_fields(name)
-        if uid not in _uids_of(fields) or fields.get("State", "").startswith(("Z", "X")):
-            continue
-        if len(fields.get("NSpid", "").split()) < 2:  # not in a sandbox: our launcher?
+    for pid in processes_of_uid(uid):
+        if len(_status_fields(pid).get("NSpid", "").split()) < 2:  # not in a sandbox: our launcher?
             try:
-                with open(f"/proc/{name}/cmdline", "rb") as f:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
                     if folder not in f.read().split(b"\0"):
                         continue
             except OSError:
                 continue
-        pidfd = _pidfd_open(int(name))
+        pidfd = _pidfd_open(pid)
         if pidfd is None:
             continue
         try:
-            if uid in _uids_of(_status_fields(name)):  # still the same process (pidfd pins it)
+            if uid in _uids_of(_status_fields(pid)):  # still the same process (pidfd pins it)
                 signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-                found.append(int(name))
+                found.append(pid)
         except (ProcessLookupError, PermissionError):
             pass
         finally:

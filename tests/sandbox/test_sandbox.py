@@ -32,6 +32,7 @@ from cardroom.sandbox import (
     processes_of_uid,
     uid_range,
 )
+from cardroom.sandbox.reaping import _pidfd_open, _status_fields, _wait_pidfd
 
 from .conftest import REPO, assert_host_clean, uid_is_free, zombie_children
 
@@ -403,19 +404,26 @@ def end_process(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
+def private_state(uids: str, monkeypatch, request) -> Path:
+    """A sandbox state folder of the test's own (bot uids must traverse it),
+    with the pool set to ``uids``: no other test's bot can use them."""
+    monkeypatch.setenv("CARDROOM_SANDBOX_UIDS", uids)
+    state = Path(tempfile.mkdtemp(prefix="cardroom-sandbox-test-", dir="/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(state, ignore_errors=True))
+    os.chmod(state, 0o711)
+    monkeypatch.setenv("CARDROOM_SANDBOX_DIR", str(state))
+    sandbox._prepare_state_dir()
+    return state
+
+
 @pytest.mark.sandbox
 def test_leftovers_of_a_dead_worker_are_swept(bwrap_launcher, tmp_path, monkeypatch, request):
     """A run folder, cgroups and the processes in them (frozen, as between
     two moves), of a uid whose worker died, are removed when the uid is
     leased again; a host process of the same uid outside those cgroups is
     left alone."""
-    uid = 1920099990  # outside the real pool: no other test's bot can be using it
-    monkeypatch.setenv("CARDROOM_SANDBOX_UIDS", f"{uid}-{uid}")
-    state = Path(tempfile.mkdtemp(prefix="cardroom-sandbox-test-", dir="/tmp"))  # bot uids must traverse it
-    request.addfinalizer(lambda: shutil.rmtree(state, ignore_errors=True))
-    os.chmod(state, 0o711)
-    monkeypatch.setenv("CARDROOM_SANDBOX_DIR", str(state))
-    sandbox._prepare_state_dir()
+    uid = 1920099990  # outside the real pool
+    state = private_state(f"{uid}-{uid}", monkeypatch, request)
     launcher = sandbox.BwrapLauncher(bwrap_launcher.bwrap, bwrap_launcher.controllers)
     stale_dir = state / "runs" / f"uid-{uid}"
     stale_dir.mkdir()
@@ -445,11 +453,12 @@ def test_leftovers_of_a_dead_worker_are_swept(bwrap_launcher, tmp_path, monkeypa
     assert_host_clean([proc])
 
 
-def orphaned_bwrap_child(launcher, uid: int, run_dir: Path, release: bool) -> int:
+def orphaned_bwrap_child(launcher, uid: int, run_dir: Path, release: bool) -> tuple[int, int | None]:
     """What a worker killed mid-start leaves: bwrap's child (pid 1 of its own
     pid namespace, outside every cgroup) whose outer bwrap died. Blocked on
     its --block-fd; with ``release`` the block is lifted (as the dead
-    worker's closed pipe does) and it goes on to start the bot. Its host pid."""
+    worker's closed pipe does) and it goes on to start the bot. (Its host
+    pid, the block's write end that holds it, if held.)"""
     info_r, info_w = os.pipe()
     block_r, block_w = os.pipe()
     command = launcher.argv(["/usr/bin/sleep", "60"], DEFAULT_LIMITS, run_dir, info_w, block_r)
@@ -465,33 +474,28 @@ def orphaned_bwrap_child(launcher, uid: int, run_dir: Path, release: bool) -> in
     child = json.loads(info)["child-pid"]
     outer.kill()  # its parent-death signal, when the worker died
     outer.wait()
-    if release:
-        os.close(block_w)
-        deadline = time.monotonic() + 10
-        while os.path.basename(os.readlink(f"/proc/{child}/exe")) != "sleep":
-            assert time.monotonic() < deadline, "the orphaned child did not start its bot"
-            time.sleep(0.01)
-    else:
-        STRAY_PIPES.append(block_w)  # held: it waits for good
-    return child
-
-
-STRAY_PIPES: list[int] = []
+    if not release:
+        return child, block_w  # held: it waits for good
+    os.close(block_w)
+    deadline = time.monotonic() + 10
+    while os.path.basename(os.readlink(f"/proc/{child}/exe")) != "sleep":
+        assert time.monotonic() < deadline, "the orphaned child did not start its bot"
+        time.sleep(0.01)
+    return child, None
 
 
 def wait_gone(pid: int, timeout: float = 5.0) -> bool:
     """Has ``pid`` exited (reaping it if it is our child: we are a subreaper)?"""
-    try:
-        pidfd = os.pidfd_open(pid)
-    except ProcessLookupError:
+    pidfd = _pidfd_open(pid)
+    if pidfd is None:
         return True
     try:
-        ready, _, _ = select.select([pidfd], [], [], timeout)
+        gone = _wait_pidfd(pidfd, timeout)
         try:
             os.waitid(os.P_PIDFD, pidfd, os.WEXITED | os.WNOHANG)
         except ChildProcessError:
             pass
-        return bool(ready)
+        return gone
     finally:
         os.close(pidfd)
 
@@ -502,23 +506,18 @@ def test_strays_of_a_worker_killed_mid_start_are_swept(bwrap_launcher, tmp_path,
     were in their cgroups) can leave bwrap's child behind, waiting forever or
     running the bot outside the cgroups: leasing the uid again kills both;
     a host process of the same uid stays."""
-    uid = 1920099960  # outside the real pool: no other test's bot can be using it
-    monkeypatch.setenv("CARDROOM_SANDBOX_UIDS", f"{uid}-{uid}")
-    state = Path(tempfile.mkdtemp(prefix="cardroom-sandbox-test-", dir="/tmp"))
-    request.addfinalizer(lambda: shutil.rmtree(state, ignore_errors=True))
-    os.chmod(state, 0o711)
-    monkeypatch.setenv("CARDROOM_SANDBOX_DIR", str(state))
-    sandbox._prepare_state_dir()
+    uid = 1920099960  # outside the real pool
+    state = private_state(f"{uid}-{uid}", monkeypatch, request)
     launcher = sandbox.BwrapLauncher(bwrap_launcher.bwrap, bwrap_launcher.controllers)
     run_dir = state / "runs" / f"uid-{uid}"  # left behind by the dead worker
     run_dir.mkdir()
     os.chmod(run_dir, 0o755)
-    waiting = orphaned_bwrap_child(launcher, uid, run_dir, release=False)
-    running = orphaned_bwrap_child(launcher, uid, run_dir, release=True)
+    waiting, holding = orphaned_bwrap_child(launcher, uid, run_dir, release=False)
+    running, _ = orphaned_bwrap_child(launcher, uid, run_dir, release=True)
     bystander = host_process_of(uid)
     try:
         for pid in (waiting, running):
-            fields = sandbox_status(pid)
+            fields = _status_fields(pid)
             assert len(fields["NSpid"].split()) == 2, fields  # pid 1 of a namespace of its own
         proc = start(launcher, tmp_path, "print('fresh', flush=True)")
         assert read_all(proc.stdout_fd) == b"fresh\n"
@@ -527,9 +526,7 @@ def test_strays_of_a_worker_killed_mid_start_are_swept(bwrap_launcher, tmp_path,
         proc.kill()
         assert bystander.poll() is None, "a host process of the bot's uid was killed"
     finally:
-        for fd in STRAY_PIPES:
-            os.close(fd)
-        STRAY_PIPES.clear()
+        os.close(holding)
         for pid in (waiting, running):
             if not wait_gone(pid, timeout=0):
                 os.kill(pid, signal.SIGKILL)
@@ -613,13 +610,8 @@ def test_a_start_stopped_inside_popen_leaves_nothing(bwrap_launcher, tmp_path, m
     deadline = time.monotonic() + 5
     while processes_of_uid(leases[0]) and time.monotonic() < deadline:
         time.sleep(0.05)
-    left = {pid: sandbox_status(pid).get("State") for pid in processes_of_uid(leases[0])}
+    left = {pid: _status_fields(pid).get("State") for pid in processes_of_uid(leases[0])}
     assert left == {}, f"processes of the bot's uid left behind: {left}"
-
-
-def sandbox_status(pid: int) -> dict[str, str]:
-    with open(f"/proc/{pid}/status") as f:
-        return dict(line.split(":\t", 1) for line in f.read().splitlines() if ":\t" in line)
 
 
 @pytest.mark.sandbox
@@ -627,13 +619,8 @@ def test_stale_leftovers_are_swept_at_probe(bwrap_launcher, monkeypatch, request
     """What a worker killed without cleaning up leaves (a run folder, cgroups
     and the processes in them) goes, unless its uid is leased by someone; a
     host process of that uid outside the cgroups stays."""
-    uid = 1920099980  # outside the real pool: no other test's bot can be using it
-    monkeypatch.setenv("CARDROOM_SANDBOX_UIDS", f"{uid}-{uid + 1}")
-    state = Path(tempfile.mkdtemp(prefix="cardroom-sandbox-test-", dir="/tmp"))
-    request.addfinalizer(lambda: shutil.rmtree(state, ignore_errors=True))
-    os.chmod(state, 0o711)
-    monkeypatch.setenv("CARDROOM_SANDBOX_DIR", str(state))
-    sandbox._prepare_state_dir()
+    uid = 1920099980  # outside the real pool
+    state = private_state(f"{uid}-{uid + 1}", monkeypatch, request)
     controllers = bwrap_launcher.controllers
     if not controllers:
         pytest.skip("no cgroups here (weak mode)")
