@@ -69,6 +69,7 @@ class BwrapProcess(BotProcess):
         cgroups: list[tuple[_Controller, Path]],
         pidns: tuple[int, int] | None = None,
         mounts: list[Path] | None = None,
+        freezer_file: tuple[int, bytes, bytes] | None = None,
     ):
         self._popen = popen
         assert popen.stderr is not None
@@ -84,17 +85,45 @@ class BwrapProcess(BotProcess):
         self._lease = lease
         self._cgroups = cgroups
         self._freezer = [(c, path) for c, path in cgroups if c.name == "freezer"]
-        self._freezer_fds: list[tuple[int, bytes, bytes]] | None = None  # (fd, frozen, thawed), opened at first use
+        # pause/resume run twice per decision: one pwrite to a file opened
+        # once (``freezer_file``: its descriptor and the values that freeze
+        # and thaw), and as little Python around it as the kill race allows.
+        self._freeze_fd, self._freeze_value, self._thaw_value = freezer_file or (-1, b"", b"")  # -1: none, or killed
         self._pidns = pidns
         self.mounts = list(mounts or [])
         self._killed = False
         self._lock = threading.Lock()
 
+    # Under the lock: kill() (maybe from another thread, for a seat whose
+    # start ran late) closes the descriptor, and a number closed there and
+    # reused must never be written "FROZEN"; after kill(), nothing is left
+    # to freeze.
     def pause(self) -> None:
-        self._set_frozen(True)
+        with self._lock:
+            if self._freeze_fd < 0:
+                return
+            try:
+                os.pwrite(self._freeze_fd, self._freeze_value, 0)
+                return
+            except OSError as exc:
+                failure = exc
+        raise self._freezer_error("freeze", failure)
 
     def resume(self) -> None:
-        self._set_frozen(False)
+        with self._lock:
+            if self._freeze_fd < 0:
+                return
+            try:
+                os.pwrite(self._freeze_fd, self._thaw_value, 0)
+                return
+            except OSError as exc:
+                failure = exc
+        raise self._freezer_error("thaw", failure)
+
+    def _freezer_error(self, what: str, failure: OSError) -> SandboxError:
+        # Never let a bot run on unfrozen by mistake: a platform failure.
+        paths = ", ".join(str(path) for _, path in self._freezer)
+        return SandboxError(f"cannot {what} the bot's cgroup {paths}: {failure}")
 
     def frozen(self) -> bool | None:
         """Is the bot frozen now? (None: no freezer here, the weak mode.)"""
@@ -106,32 +135,13 @@ class BwrapProcess(BotProcess):
         """The bot's cgroup of controller ``name`` (None if not in force)."""
         return next((path for controller, path in self._cgroups if controller.name == name), None)
 
-    def _set_frozen(self, frozen: bool) -> None:
-        # Twice per decision: one write to a file kept open, not open/write/close.
-        # Under the lock: kill() closes these descriptors, and a number closed
-        # there and reused must never be written "FROZEN".
-        with self._lock:
-            if self._killed:
-                return  # gone with its cgroup: nothing left to freeze
+    def _close_freezer_file(self) -> None:
+        if self._freeze_fd >= 0:
             try:
-                if self._freezer_fds is None:
-                    self._freezer_fds = [controller.freezer_file(path) for controller, path in self._freezer]
-                for fd, frozen_value, thawed_value in self._freezer_fds:
-                    os.pwrite(fd, frozen_value if frozen else thawed_value, 0)
-                return
-            except OSError as exc:
-                failure = exc
-        # Never let a bot run on unfrozen by mistake: a platform failure.
-        paths = ", ".join(str(path) for _, path in self._freezer)
-        raise SandboxError(f"cannot {'freeze' if frozen else 'thaw'} the bot's cgroup {paths}: {failure}")
-
-    def _close_freezer_files(self) -> None:
-        for fd, _, _ in self._freezer_fds or ():
-            try:
-                os.close(fd)
+                os.close(self._freeze_fd)
             except OSError:
                 pass
-        self._freezer_fds = []
+            self._freeze_fd = -1
 
     def poll(self) -> int | None:
         status = self._popen.poll()
@@ -144,7 +154,7 @@ class BwrapProcess(BotProcess):
             if self._killed:
                 return
             self._killed = True
-            self._close_freezer_files()
+            self._close_freezer_file()
         try:
             _cleanup(self._popen, self._inner_pidfd, self._pidns, self._cgroups, self.run_dir, self.mounts)
         finally:
@@ -488,7 +498,12 @@ class BwrapLauncher(Launcher):
                 if fd not in (stdin_w, stdout_r):
                     os.close(fd)
             fds = [stdin_w, stdout_r]
-            process = BwrapProcess(popen, stdin_w, stdout_r, inner_pid, inner_pidfd, lease, run_dir, cgroups, pidns, mounts)
+            freezer_file = next((c.freezer_file(path) for c, path in cgroups if c.name == "freezer"), None)
+            if freezer_file is not None:
+                fds.append(freezer_file[0])
+            process = BwrapProcess(
+                popen, stdin_w, stdout_r, inner_pid, inner_pidfd, lease, run_dir, cgroups, pidns, mounts, freezer_file
+            )
             fds = []
             return process
         except BaseException:
