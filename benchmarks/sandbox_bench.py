@@ -342,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--round-trips", type=int, default=2000)
     parser.add_argument("--breakdown", action="store_true", help="also time the steps of a sandboxed start")
     parser.add_argument("--no-freeze", action="store_true", help="round trips without freezing and thawing (comparison)")
-    parser.add_argument("--fairness-rounds", type=int, default=3, help="matches per opponent for the fairness figure")
+    parser.add_argument("--fairness-rounds", type=int, default=5, help="matches per opponent for the fairness figure")
     args = parser.parse_args(argv)
     global FREEZE
     FREEZE = not args.no_freeze

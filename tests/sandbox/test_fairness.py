@@ -151,6 +151,53 @@ def test_a_paused_bot_gets_no_cpu(bwrap_launcher, tmp_path):
     assert_host_clean([proc])
 
 
+THINKER = """
+    import sys, time
+
+    for line in sys.stdin:
+        until = time.process_time() + float(line)
+        while time.process_time() < until:
+            pass
+        print("done", flush=True)
+"""
+
+
+def cpu_stat(proc) -> dict[str, int]:
+    return {k: int(v) for k, v in (line.split() for line in (proc.cgroup("cpu") / "cpu.stat").read_text().splitlines())}
+
+
+def test_a_single_thread_gets_its_whole_core(bwrap_launcher, tmp_path):
+    """One core's worth means a whole core to a one-threaded bot: thinking
+    flat out for 1.5 s over five moves (thawed for each, frozen between),
+    it is never throttled. Held to exactly one period's quota, it was
+    throttled at about every other 10 ms period boundary (100 times in 2 s,
+    1-7% of its time) before the cgroup could carry unused quota over."""
+    if missing("cpu", "freezer"):
+        pytest.skip(f"not in force here (weak mode): {missing('cpu', 'freezer')}")
+    root = tmp_path / "bot"
+    root.mkdir()
+    (root / "bot.py").write_text(textwrap.dedent(THINKER))
+    proc = bwrap_launcher.spawn(root, ["/usr/bin/python3", "bot.py"], BotLimits())
+    try:
+        before = cpu_stat(proc)
+        for _ in range(5):
+            proc.resume()
+            proc.stdin.write(b"0.3\n")
+            proc.stdin.flush()
+            ready, _, _ = select.select([proc.stdout_fd], [], [], 30)
+            assert ready and os.read(proc.stdout_fd, 100) == b"done\n"
+            proc.pause()
+            time.sleep(0.05)
+        after = cpu_stat(proc)
+    finally:
+        proc.kill()
+    throttled = after["nr_throttled"] - before["nr_throttled"]
+    periods = after["nr_periods"] - before["nr_periods"]
+    print(f"throttled in {throttled} of {periods} periods, {(after['throttled_time'] - before['throttled_time']) / 1e6:.1f} ms")
+    assert throttled <= 2, f"a one-threaded bot was throttled in {throttled} of {periods} periods"
+    assert_host_clean([proc])
+
+
 def test_a_frozen_bot_is_killed_all_the_same(bwrap_launcher, tmp_path):
     if missing("freezer"):
         pytest.skip("the freezer is not in force here (weak mode)")
