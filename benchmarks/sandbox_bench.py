@@ -21,9 +21,10 @@
   run to run, for the plain bot as for the sandboxed one: each column is
   compared with the other at the same placement;
 * fairness: an honest bot needing a fixed amount of CPU per move, in
-  Allegory matches through the sandbox, against a random bot and against a
-  CPU hog (busy children that each call setsid()); its median ms per move in
-  each (``--fairness-rounds`` matches each, taking turns).
+  Allegory matches through the sandbox, against a random bot, against a
+  one-core thinker (one thread spinning 0.15 s a move) and against a CPU hog
+  (the same plus busy children that each call setsid()); its median ms per
+  move in each (``--fairness-rounds`` matches each, taking turns).
 
 Both columns are measured in turns (start, start, …), so that a busy moment
 of the machine weighs on both alike.
@@ -230,19 +231,22 @@ def decide(wire: Wire, act: bytes) -> None:
         wire.proc.pause()
 
 
-def bench_fairness(launcher: Launcher, rounds: int) -> tuple[float, float]:
-    """The honest bot's median ms per move against a random bot and against
-    the CPU hog, in Allegory matches through ``launcher`` (taking turns)."""
+def bench_fairness(launcher: Launcher, rounds: int) -> dict[str, float]:
+    """The honest bot's median ms per move against a random bot, against a
+    one-core thinker (spinning one thread 0.15 s a move: fair use of CPU)
+    and against the CPU hog (the same, plus six busy setsid() children), in
+    Allegory matches through ``launcher`` (taking turns)."""
     from cardroom.runner import TimeControl, run_match
 
-    honest, hog = str(HOSTILE / "honest_thinker.py"), str(HOSTILE / "cpu_hog.py")
+    honest = str(HOSTILE / "honest_thinker.py")
+    opponents = {"random": "builtin:random", "one core": str(HOSTILE / "one_core_thinker.py"), "hog": str(HOSTILE / "cpu_hog.py")}
     clock = TimeControl(startup_ms=30_000, per_move_ms=20_000, overage_ms=60_000, total_ms=600_000)
-    times: dict[str, list[int]] = {"random": [], "hog": []}
+    times: dict[str, list[int]] = {label: [] for label in opponents}
     for i in range(rounds):
-        for label, opponent in (("random", "builtin:random"), ("hog", hog)):
+        for label, opponent in opponents.items():
             record = run_match("allegory", [opponent, honest], seed=100 + i, time=clock, launcher=launcher)
             times[label] += [e["ms"] for e in record.replay["events"] if e["by"] == 1 and not e.get("forfeit")]
-    return statistics.median(times["random"]), statistics.median(times["hog"])
+    return {label: statistics.median(values) for label, values in times.items()}
 
 
 def bench_round_trips(
@@ -401,13 +405,16 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"{label:<38}{plain:>10.2f}{'-':>10}")
     if fairness is not None:
-        normal, attacked = fairness
+        normal, one_core, attacked = fairness["random"], fairness["one core"], fairness["hog"]
         ratio = attacked / normal if normal else float("nan")
         ok = ok and ratio <= 1.2
         print()
         print(f"fairness ({args.fairness_rounds} Allegory matches each, honest bot's median ms per move, sandboxed):")
-        print(f"  against a random bot {normal:.0f} ms, against a CPU hog {attacked:.0f} ms: "
-              f"{ratio:.2f}x {'<1.2x' if ratio <= 1.2 else 'MISSED'}")  # fmt: skip
+        print(f"  against a random bot {normal:.0f} ms, against a one-core thinker {one_core:.0f} ms, "
+              f"against a CPU hog {attacked:.0f} ms")  # fmt: skip
+        print(f"  hog / random {ratio:.2f}x {'<1.2x' if ratio <= 1.2 else 'MISSED'}; "
+              f"hog / one-core thinker {attacked / one_core if one_core else float('nan'):.2f}x "
+              "(what the attack adds to an opponent's fair use of one core)")  # fmt: skip
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
     return 0 if ok else 1
 
