@@ -163,6 +163,7 @@ THINKER = """
 
 
 def cpu_stat(proc) -> dict[str, int]:
+    """The cpu cgroup's counters (v1 and v2 both have nr_periods and nr_throttled)."""
     return {k: int(v) for k, v in (line.split() for line in (proc.cgroup("cpu") / "cpu.stat").read_text().splitlines())}
 
 
@@ -178,6 +179,10 @@ def test_a_single_thread_gets_its_whole_core(bwrap_launcher, tmp_path):
     root.mkdir()
     (root / "bot.py").write_text(textwrap.dedent(THINKER))
     proc = bwrap_launcher.spawn(root, ["/usr/bin/python3", "bot.py"], BotLimits())
+    cpu = proc.cgroup("cpu")
+    if not (cpu / "cpu.cfs_burst_us").exists() and not (cpu / "cpu.max.burst").exists():
+        proc.kill()
+        pytest.skip("this kernel cannot carry quota over (cfs burst: Linux 5.14+)")
     try:
         before = cpu_stat(proc)
         for _ in range(5):
@@ -193,7 +198,7 @@ def test_a_single_thread_gets_its_whole_core(bwrap_launcher, tmp_path):
         proc.kill()
     throttled = after["nr_throttled"] - before["nr_throttled"]
     periods = after["nr_periods"] - before["nr_periods"]
-    print(f"throttled in {throttled} of {periods} periods, {(after['throttled_time'] - before['throttled_time']) / 1e6:.1f} ms")
+    print(f"throttled in {throttled} of {periods} periods")
     assert throttled <= 2, f"a one-threaded bot was throttled in {throttled} of {periods} periods"
     assert_host_clean([proc])
 
