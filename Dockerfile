@@ -33,11 +33,12 @@ RUN python3 -c 'import tomllib; print("\n".join(tomllib.load(open("/src/pyprojec
  && rm -rf /opt/venv/lib/python3*/site-packages/pip /opt/venv/lib/python3*/site-packages/setuptools
 
 FROM debian:bookworm-slim
-# python3: the app's interpreter and the bots'; bubblewrap and libseccomp2 (the
-# bots' seccomp filter, through pyseccomp): the sandbox; tini: pid 1, so signals reach the Python processes
+# python3: the app's interpreter and the bots'; bubblewrap, libseccomp2 (the bots'
+# seccomp filter, through pyseccomp) and util-linux
+# (prlimit): the sandbox; tini: pid 1, so signals reach the Python processes
 # (Python as pid 1 ignores SIGTERM) and orphans are reaped.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 bubblewrap libseccomp2 tini \
+ && apt-get install -y --no-install-recommends python3 bubblewrap libseccomp2 util-linux tini \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log \
  && useradd --system --user-group --uid 990 --home-dir /data --no-create-home --shell /usr/sbin/nologin cardroom \
  && mkdir -p /data/var /data/media \

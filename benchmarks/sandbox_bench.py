@@ -313,7 +313,7 @@ def breakdown(launcher: Launcher, root: Path, runs: int) -> None:
     timed(sb, "_copy_bot_files", "copy the bot's files")
     timed(sb_cgroups._Controller, "prepare", "prepare cgroups (each)")
     timed(sb, "mount_bot_tmpfs", "mount /tmp and /dev/shm")
-    timed(subprocess, "Popen", "fork, set rlimits, exec bwrap (Popen)")
+    timed(subprocess, "Popen", "start prlimit+bwrap (Popen)")
     timed(sb, "_read_child_pid", "wait for the bot's pid (--info-fd)")
     timed(sb_cgroups._Controller, "join", "move the bot into a cgroup (each)")
     try:

@@ -2,6 +2,7 @@
 # Install the system packages cardroom needs, only those that are missing
 # (safe to run again and again; the Makefile and CI call it):
 #   bubblewrap  - the bot sandbox (CARDROOM_SANDBOX=bwrap, the default)
+#   util-linux  - prlimit(1), with which the sandbox sets a bot's rlimits
 #   libseccomp2 - builds the bots' seccomp filter (through the pyseccomp binding)
 #   chromium, fonts-liberation - headless browser (and a font) for tests/web
 #   docker-compose - validates docker-compose.yml in CI (tests/ops)
@@ -27,6 +28,7 @@ if [ "${1:-all}" = "containers" ]; then
     command -v docker-compose >/dev/null 2>&1 || missing="$missing docker-compose"
 else
 command -v bwrap >/dev/null 2>&1 || [ -x /usr/bin/bwrap ] || missing="$missing bubblewrap"
+command -v prlimit >/dev/null 2>&1 || [ -x /usr/bin/prlimit ] || missing="$missing util-linux"
 if command -v ldconfig >/dev/null 2>&1 && ! ldconfig -p | grep -q 'libseccomp\.so\.2'; then
     missing="$missing libseccomp2"
 fi
@@ -49,7 +51,7 @@ fi
 fi
 
 if [ -z "$missing" ]; then
-    echo "install-system-packages: nothing to do ($(bwrap --version 2>/dev/null || echo bwrap)${1:+, mode $1})"
+    echo "install-system-packages: nothing to do ($(bwrap --version 2>/dev/null || echo bwrap), prlimit present${1:+, mode $1})"
     exit 0
 fi
 

@@ -30,10 +30,11 @@ Every bot process runs
 
 Start-up, in order: lease a uid; copy the bot's files to
 ``<state>/runs/uid-N`` (root-owned, readable by the bot's group only); run
-``bwrap … --as-pid-1 …`` as the bot's uid (Popen ``user=``; between fork
-and exec the child sets the rlimits on itself with setrlimit and nothing
-else, since setting them from outside would need CAP_SYS_RESOURCE, which
-root lacks on some machines, this one included: decision 74). The bot is pid 1 of its pid namespace (``--as-pid-1``: no init
+``prlimit --as=… -- bwrap … --as-pid-1 …`` as the bot's uid (Popen
+``user=``: no ``preexec_fn`` in the threaded runner; prlimit(1) sets the
+rlimits on itself before it becomes bwrap, since setting them from outside
+would need CAP_SYS_RESOURCE, which root lacks on some machines, this one
+included). The bot is pid 1 of its pid namespace (``--as-pid-1``: no init
 process to fork, which is measurably faster to start); when it exits, the
 kernel kills everything else in the namespace. bwrap reports the bot's host
 pid on ``--info-fd``; we move it into the bot's cgroups while its interpreter

@@ -259,6 +259,7 @@ class BwrapLauncher(Launcher):
         self,
         bwrap: str,
         controllers: list[_Controller],
+        prlimit: str | None = None,
         disable_userns: bool | None = None,
         tmpfs_mounts: bool | None = None,
         seccomp: SeccompFilter | None = None,
@@ -271,6 +272,7 @@ class BwrapLauncher(Launcher):
         # (less kernel attack surface).
         self.disable_userns = disable_userns
         self.as_pid_1 = True  # the bot is pid 1: no init process to fork
+        self.prlimit = prlimit if prlimit is not None else shutil.which("prlimit")
         self.controllers = controllers
         if tmpfs_mounts is None:
             tmpfs_mounts = check_tmpfs_mounts() is None
@@ -425,10 +427,12 @@ class BwrapLauncher(Launcher):
             else:
                 child_stdin, child_stdout = stdin_r, stdout_w
             command = self.argv(argv, limits, run_dir, info_w, block_r if use_block else None, tmpfs, seccomp_fd)
+            if self.prlimit:
+                command = _prlimit_prefix(self.prlimit, limits) + command
             forking = True  # from here on a launcher of ours may run, even if Popen never returns
             popen = subprocess.Popen(
                 command,
-                preexec_fn=_rlimits_preexec(limits),
+                preexec_fn=None if self.prlimit else _rlimits_preexec(limits),
                 stdin=child_stdin,
                 stdout=child_stdout,
                 stderr=subprocess.PIPE,
@@ -531,33 +535,34 @@ def _is_python(program: str) -> bool:
     return os.path.basename(program).startswith("python")
 
 
-def _rlimit_pairs(limits: BotLimits) -> list[tuple[int, int, int]]:
-    """(resource, soft, hard) for every limit a bot gets."""
+def _rlimit_pairs(limits: BotLimits) -> list[tuple[str, int, int, int]]:
+    """(prlimit option, resource, soft, hard) for every limit a bot gets."""
     return [
-        (resource.RLIMIT_AS, limits.memory_bytes, limits.memory_bytes),
-        (resource.RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds + 1),
-        (resource.RLIMIT_NPROC, limits.max_processes, limits.max_processes),
-        (resource.RLIMIT_FSIZE, limits.file_size_bytes, limits.file_size_bytes),
-        (resource.RLIMIT_NOFILE, limits.open_files, limits.open_files),
-        (resource.RLIMIT_CORE, 0, 0),
-        (resource.RLIMIT_MEMLOCK, 0, 0),
-        (resource.RLIMIT_MSGQUEUE, 0, 0),
+        ("as", resource.RLIMIT_AS, limits.memory_bytes, limits.memory_bytes),
+        ("cpu", resource.RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds + 1),
+        ("nproc", resource.RLIMIT_NPROC, limits.max_processes, limits.max_processes),
+        ("fsize", resource.RLIMIT_FSIZE, limits.file_size_bytes, limits.file_size_bytes),
+        ("nofile", resource.RLIMIT_NOFILE, limits.open_files, limits.open_files),
+        ("core", resource.RLIMIT_CORE, 0, 0),
+        ("memlock", resource.RLIMIT_MEMLOCK, 0, 0),
+        ("msgqueue", resource.RLIMIT_MSGQUEUE, 0, 0),
     ]
 
 
-def _rlimits_preexec(limits: BotLimits):
-    """What the child runs between fork and exec, already as the bot's uid:
-    setrlimit on itself, and nothing else (decision 74). Setting them from
-    outside with prlimit(2) would need CAP_SYS_RESOURCE, which root lacks on
-    some machines (this one included); prlimit(1) as a first exec cost 1-2.5
-    ms a start. The child calls no Python code that takes a lock another
-    thread could have held at the fork: only setrlimit, bound beforehand."""
-    pairs = [(res, (soft, hard)) for res, soft, hard in _rlimit_pairs(limits)]
-    setrlimit = resource.setrlimit
+def _prlimit_prefix(prlimit: str, limits: BotLimits) -> list[str]:
+    """``prlimit --as=… -- `` : the rlimits, set by the (already unprivileged)
+    child on itself just before it becomes bwrap. (Setting them from outside
+    with prlimit(2) would need CAP_SYS_RESOURCE, which root does not always
+    have: the VMs this was developed on drop it from the bounding set.)"""
+    return [prlimit] + [f"--{opt}={soft}:{hard}" for opt, _, soft, hard in _rlimit_pairs(limits)] + ["--"]
+
+
+def _rlimits_preexec(limits: BotLimits):  # pragma: no cover - only without prlimit(1)
+    pairs = [(res, soft, hard) for _, res, soft, hard in _rlimit_pairs(limits)]
 
     def apply() -> None:
-        for res, values in pairs:
-            setrlimit(res, values)
+        for res, soft, hard in pairs:
+            resource.setrlimit(res, (soft, hard))
 
     return apply
 

@@ -236,7 +236,7 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
         report.notes.append(f"removed {len(swept)} run folders and cgroups left behind by workers that died")
     launcher = BwrapLauncher(bwrap, controllers, tmpfs_mounts=tmpfs_error is None, seccomp=seccomp_filter)
     report.nested_userns = "blocked (--disable-userns)" if launcher.disable_userns else "allowed (bubblewrap < 0.8)"
-    report.rlimits = "set by the launcher's child on itself (setrlimit) before it becomes bwrap"
+    report.rlimits = f"set by {launcher.prlimit} before bwrap starts" if launcher.prlimit else "set in the child before exec (no prlimit(1))"
     error = _trial_run(launcher, report)
     if error:
         report.error = error

@@ -124,7 +124,7 @@ def kill_sandbox_strays(uid: int, run_dir: Path, settle: float = 0.0) -> list[in
       parent-death signal, when the worker dies) the child either waits
       for it forever (on its eventfd) or, released by the dead worker's
       closed --block-fd, goes on to start the bot outside the cgroups;
-    * our launcher of ``uid`` (the outer bwrap: this run
+    * our launcher of ``uid`` (prlimit, then the outer bwrap: this run
       folder is an argument of its command line).
 
     A host process of ``uid`` that is neither is left alone. ``settle``:
