@@ -66,14 +66,19 @@ class _Controller:
         elif self.name == "pids":
             _write(path / "pids.max", str(limit))
         elif self.name == "cpu":  # ``limit``: microseconds of CPU time per CPU_PERIOD_US
+            # Linux 5.14+; without it a bot only gets less. The kernel refuses
+            # a quota below the burst, and a leftover cgroup may hold a larger
+            # one: no burst first, the new one last.
+            burst = path / ("cpu.cfs_burst_us" if self.version == 1 else "cpu.max.burst")
+            has_burst = burst.exists()
+            if has_burst:
+                _write(burst, "0", quiet=True)
             if self.version == 1:
                 _write(path / "cpu.cfs_period_us", str(CPU_PERIOD_US))
                 _write(path / "cpu.cfs_quota_us", str(limit))
-                burst = path / "cpu.cfs_burst_us"
             else:
                 _write(path / "cpu.max", f"{limit} {CPU_PERIOD_US}")
-                burst = path / "cpu.max.burst"
-            if burst.exists():  # Linux 5.14+; without it a bot only gets less
+            if has_burst:
                 _write(burst, str(limit // CPU_BURST_FRACTION), quiet=True)
         else:  # freezer: a cgroup left behind may still be frozen
             self.thaw(path)

