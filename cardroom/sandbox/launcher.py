@@ -94,36 +94,28 @@ class BwrapProcess(BotProcess):
         self._killed = False
         self._lock = threading.Lock()
 
-    # Under the lock: kill() (maybe from another thread, for a seat whose
-    # start ran late) closes the descriptor, and a number closed there and
-    # reused must never be written "FROZEN"; after kill(), nothing is left
-    # to freeze.
     def pause(self) -> None:
-        with self._lock:
-            if self._freeze_fd < 0:
-                return
-            try:
-                os.pwrite(self._freeze_fd, self._freeze_value, 0)
-                return
-            except OSError as exc:
-                failure = exc
-        raise self._freezer_error("freeze", failure)
+        self._write_freezer(self._freeze_value, "freeze")
 
     def resume(self) -> None:
+        self._write_freezer(self._thaw_value, "thaw")
+
+    def _write_freezer(self, value: bytes, what: str) -> None:
+        # Under the lock: kill() (maybe from another thread, for a seat whose
+        # start ran late) closes the descriptor, and a number closed there and
+        # reused must never be written "FROZEN"; after kill(), nothing is left
+        # to freeze.
         with self._lock:
             if self._freeze_fd < 0:
                 return
             try:
-                os.pwrite(self._freeze_fd, self._thaw_value, 0)
+                os.pwrite(self._freeze_fd, value, 0)
                 return
             except OSError as exc:
                 failure = exc
-        raise self._freezer_error("thaw", failure)
-
-    def _freezer_error(self, what: str, failure: OSError) -> SandboxError:
         # Never let a bot run on unfrozen by mistake: a platform failure.
         paths = ", ".join(str(path) for _, path in self._freezer)
-        return SandboxError(f"cannot {what} the bot's cgroup {paths}: {failure}")
+        raise SandboxError(f"cannot {what} the bot's cgroup {paths}: {failure}")
 
     def frozen(self) -> bool | None:
         """Is the bot frozen now? (None: no freezer here, the weak mode.)"""
