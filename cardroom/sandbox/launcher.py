@@ -85,10 +85,9 @@ class BwrapProcess(BotProcess):
         self._lease = lease
         self._cgroups = cgroups
         self._freezer = [(c, path) for c, path in cgroups if c.name == "freezer"]
-        # pause/resume run twice per decision: one pwrite to a file opened
-        # once (``freezer_file``: its descriptor and the values that freeze
-        # and thaw), and as little Python around it as the kill race allows.
-        self._freeze_fd, self._freeze_value, self._thaw_value = freezer_file or (-1, b"", b"")  # -1: none, or killed
+        # One pwrite to a file opened once (``freezer_file``: its descriptor
+        # and the values that freeze and thaw), closed with this object.
+        self._freeze_fd, self._freeze_value, self._thaw_value = freezer_file or (-1, b"", b"")  # -1: no freezer
         self._pidns = pidns
         self.mounts = list(mounts or [])
         self._killed = False
@@ -101,21 +100,32 @@ class BwrapProcess(BotProcess):
         self._write_freezer(self._thaw_value, "thaw")
 
     def _write_freezer(self, value: bytes, what: str) -> None:
-        # Under the lock: kill() (maybe from another thread, for a seat whose
-        # start ran late) closes the descriptor, and a number closed there and
-        # reused must never be written "FROZEN"; after kill(), nothing is left
-        # to freeze.
-        with self._lock:
-            if self._freeze_fd < 0:
-                return
-            try:
-                os.pwrite(self._freeze_fd, value, 0)
-                return
-            except OSError as exc:
-                failure = exc
-        # Never let a bot run on unfrozen by mistake: a platform failure.
-        paths = ", ".join(str(path) for _, path in self._freezer)
-        raise SandboxError(f"cannot {what} the bot's cgroup {paths}: {failure}")
+        # Twice per decision, so no lock; after kill() nothing to do. A kill()
+        # from another thread while a write is under way is safe without one:
+        # the descriptor stays open until this object is gone (the number
+        # written to is never another file's), and a freeze that lands after
+        # kill() thawed the cgroup is undone at once by the thread that wrote
+        # it (for a thaw, a second thaw: harmless).
+        fd = self._freeze_fd
+        if fd < 0 or self._killed:
+            return
+        try:
+            os.pwrite(fd, value, 0)
+        except OSError as exc:
+            if not self._killed:  # else its cgroup went with it: nothing to do
+                # Never let a bot run on unfrozen by mistake: a platform failure.
+                paths = ", ".join(str(path) for _, path in self._freezer)
+                raise SandboxError(f"cannot {what} the bot's cgroup {paths}: {exc}") from None
+        if self._killed:
+            self._thaw_after_kill()
+
+    def _thaw_after_kill(self) -> None:
+        # A frozen task acts on its SIGKILL only once thawed (cgroup v1): a
+        # late freeze would hold the dying bot until the clean-up's 5 s wait.
+        try:
+            os.pwrite(self._freeze_fd, self._thaw_value, 0)
+        except OSError:
+            pass
 
     def frozen(self) -> bool | None:
         """Is the bot frozen now? (None: no freezer here, the weak mode.)"""
@@ -146,7 +156,6 @@ class BwrapProcess(BotProcess):
             if self._killed:
                 return
             self._killed = True
-            self._close_freezer_file()
         try:
             _cleanup(self._popen, self._inner_pidfd, self._pidns, self._cgroups, self.run_dir, self.mounts)
         finally:
@@ -169,6 +178,10 @@ class BwrapProcess(BotProcess):
         try:
             if not self._killed:
                 self.kill()
+        except Exception:
+            pass
+        try:
+            self._close_freezer_file()  # no thread can be in pause/resume now
             if self._popen.stderr is not None:
                 self._popen.stderr.close()
         except Exception:

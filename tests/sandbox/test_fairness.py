@@ -124,17 +124,27 @@ def ask_cpu(proc) -> float:
     return float(out)
 
 
-def test_a_paused_bot_gets_no_cpu(bwrap_launcher, tmp_path):
-    """Frozen, a bot's threads (and children) do not run at all; thawed, they
-    run on."""
+def spinning_bot(launcher, tmp_path):
+    """A sandboxed SPINNER that has answered once: (the process, the CPU
+    seconds it has used so far)."""
     if missing("freezer"):
         pytest.skip("the freezer is not in force here (weak mode)")
     root = tmp_path / "bot"
     root.mkdir()
     (root / "bot.py").write_text(textwrap.dedent(SPINNER))
-    proc = bwrap_launcher.spawn(root, ["/usr/bin/python3", "bot.py"], BotLimits())
+    proc = launcher.spawn(root, ["/usr/bin/python3", "bot.py"], BotLimits())
     try:
-        first = ask_cpu(proc)
+        return proc, ask_cpu(proc)
+    except BaseException:
+        proc.kill()
+        raise
+
+
+def test_a_paused_bot_gets_no_cpu(bwrap_launcher, tmp_path):
+    """Frozen, a bot's threads (and children) do not run at all; thawed, they
+    run on."""
+    proc, first = spinning_bot(bwrap_launcher, tmp_path)
+    try:
         proc.pause()
         assert proc.frozen() is True
         time.sleep(1.5)
@@ -209,18 +219,69 @@ def test_a_single_thread_gets_its_whole_core(bwrap_launcher, tmp_path):
 
 
 def test_a_frozen_bot_is_killed_all_the_same(bwrap_launcher, tmp_path):
-    if missing("freezer"):
-        pytest.skip("the freezer is not in force here (weak mode)")
-    root = tmp_path / "bot"
-    root.mkdir()
-    (root / "bot.py").write_text(textwrap.dedent(SPINNER))
-    proc = bwrap_launcher.spawn(root, ["/usr/bin/python3", "bot.py"], BotLimits())
-    ask_cpu(proc)
+    proc, _ = spinning_bot(bwrap_launcher, tmp_path)
     proc.pause()
     started = time.monotonic()
     proc.kill()
     assert time.monotonic() - started < 3, "kill waited for a frozen bot"
     assert proc.poll() is not None
+    assert_host_clean([proc])
+
+
+def test_a_freeze_racing_a_kill_from_another_thread_is_undone(bwrap_launcher, tmp_path, monkeypatch):
+    """pause() takes no lock: a kill() from another thread may thaw the
+    cgroup and send SIGKILL while a pause's write is under way. Forced here:
+    the pause's FROZEN lands just after the kill's thaw. A frozen task acts
+    on SIGKILL only once thawed, so a freeze left standing there would hold
+    a dying bot until the clean-up's 5 s wait; the pause must undo it, and
+    the cgroup is thawed when the clean-up removes it."""
+    import threading
+
+    import cardroom.sandbox.launcher as launcher_module
+    from cardroom.sandbox.cgroups import _Controller
+
+    proc, _ = spinning_bot(bwrap_launcher, tmp_path)
+    kill_thawed, pausing = threading.Event(), threading.Event()
+    real_pwrite, real_thaw, real_remove = os.pwrite, _Controller.thaw, _Controller.remove
+    failures: list[BaseException] = []
+    left: list[str] = []
+
+    def late_pwrite(fd, data, offset):
+        if threading.current_thread() is pauser and data == proc._freeze_value:
+            pausing.set()
+            assert kill_thawed.wait(10), "kill() never thawed the cgroup"
+        return real_pwrite(fd, data, offset)
+
+    def thaw(self, path):
+        real_thaw(self, path)
+        if threading.current_thread() is not pauser:
+            kill_thawed.set()
+
+    def remove(self, path):
+        if self.name == "freezer":
+            pauser.join(10)  # its pause is over: what did it leave?
+            left.append((path / "freezer.state").read_text().strip() if self.version == 1 else (path / "cgroup.freeze").read_text().strip())
+        real_remove(self, path)
+
+    def pause():
+        try:
+            proc.pause()
+        except BaseException as exc:  # pragma: no cover - reported below
+            failures.append(exc)
+
+    monkeypatch.setattr(launcher_module.os, "pwrite", late_pwrite)
+    monkeypatch.setattr(_Controller, "thaw", thaw)
+    monkeypatch.setattr(_Controller, "remove", remove)
+    pauser = threading.Thread(target=pause)
+    pauser.start()
+    assert pausing.wait(10)  # past its check of kill(), about to write FROZEN
+    proc.kill()
+    pauser.join(10)
+    assert not failures, failures
+    assert left in (["THAWED"], ["0"]), f"kill() left the bot's cgroup frozen: {left}"
+    assert proc.poll() is not None
+    proc.pause()  # after kill(): nothing to do, and no error
+    proc.resume()
     assert_host_clean([proc])
 
 
