@@ -102,10 +102,10 @@ class BwrapProcess(BotProcess):
     def _write_freezer(self, value: bytes, what: str) -> None:
         # Twice per decision, so no lock; after kill() nothing to do. A kill()
         # from another thread while a write is under way is safe without one:
-        # the descriptor stays open until this object is gone (the number
-        # written to is never another file's), and a freeze that lands after
-        # kill() thawed the cgroup is undone at once by the thread that wrote
-        # it (for a thaw, a second thaw: harmless).
+        # the descriptor's number stays ours until this object is gone (never
+        # another file's: after kill() it names /dev/null), and a freeze that
+        # lands after kill() thawed the cgroup is undone at once by the thread
+        # that wrote it (for a thaw, a second thaw: harmless).
         fd = self._freeze_fd
         if fd < 0 or self._killed:
             return
@@ -137,6 +137,18 @@ class BwrapProcess(BotProcess):
         """The bot's cgroup of controller ``name`` (None if not in force)."""
         return next((path for controller, path in self._cgroups if controller.name == name), None)
 
+    def _retire_freezer_file(self) -> None:
+        # The descriptor of a removed cgroup's file keeps that cgroup in the
+        # kernel (a dying cgroup) for as long as it is open. It cannot be
+        # closed here (see _write_freezer), but its number can be pointed at
+        # /dev/null: a write from another thread, this late, goes nowhere.
+        if self._freeze_fd >= 0:
+            null = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
+            try:
+                os.dup2(null, self._freeze_fd, inheritable=False)
+            finally:
+                os.close(null)
+
     def _close_freezer_file(self) -> None:
         if self._freeze_fd >= 0:
             try:
@@ -163,6 +175,7 @@ class BwrapProcess(BotProcess):
                 os.close(self._inner_pidfd)
                 self._inner_pidfd = None
             self._lease.release()
+            self._retire_freezer_file()
             try:
                 self.stdin.close()
             except OSError:

@@ -221,10 +221,14 @@ def test_a_single_thread_gets_its_whole_core(bwrap_launcher, tmp_path):
 def test_a_frozen_bot_is_killed_all_the_same(bwrap_launcher, tmp_path):
     proc, _ = spinning_bot(bwrap_launcher, tmp_path)
     proc.pause()
+    held = f"/proc/self/fd/{proc._freeze_fd}"
+    assert os.readlink(held).endswith("freezer.state") or os.readlink(held).endswith("cgroup.freeze")
     started = time.monotonic()
     proc.kill()
     assert time.monotonic() - started < 3, "kill waited for a frozen bot"
     assert proc.poll() is not None
+    # Its removed cgroup is not kept in the kernel by our descriptor.
+    assert os.readlink(held) == "/dev/null"
     assert_host_clean([proc])
 
 
