@@ -142,12 +142,16 @@ class BwrapProcess(BotProcess):
         # kernel (a dying cgroup) for as long as it is open. It cannot be
         # closed here (see _write_freezer), but its number can be pointed at
         # /dev/null: a write from another thread, this late, goes nowhere.
-        if self._freeze_fd >= 0:
+        if self._freeze_fd < 0:
+            return
+        try:
             null = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
-            try:
-                os.dup2(null, self._freeze_fd, inheritable=False)
-            finally:
-                os.close(null)
+        except OSError:
+            return  # out of descriptors: it is closed with this object instead
+        try:
+            os.dup2(null, self._freeze_fd, inheritable=False)
+        finally:
+            os.close(null)
 
     def _close_freezer_file(self) -> None:
         if self._freeze_fd >= 0:
@@ -174,8 +178,8 @@ class BwrapProcess(BotProcess):
             if self._inner_pidfd is not None:
                 os.close(self._inner_pidfd)
                 self._inner_pidfd = None
+            self._retire_freezer_file()  # before the uid (and its cgroup paths) can be leased again
             self._lease.release()
-            self._retire_freezer_file()
             try:
                 self.stdin.close()
             except OSError:
