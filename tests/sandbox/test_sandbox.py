@@ -472,6 +472,13 @@ def orphaned_bwrap_child(launcher, uid: int, run_dir: Path, release: bool) -> tu
         info += chunk
     os.close(info_r)
     child = json.loads(info)["child-pid"]
+    # bwrap reports the child before it writes its uid map and releases it:
+    # killed before that, the child would wait on its eventfd instead (the
+    # case of test_a_start_stopped_before_the_bots_pid_is_known_leaves_nothing).
+    deadline = time.monotonic() + 10
+    while not Path(f"/proc/{child}/wchan").read_text().endswith("pipe_read"):  # at its --block-fd
+        assert time.monotonic() < deadline, "bwrap's child never reached its --block-fd"
+        time.sleep(0.001)
     outer.kill()  # its parent-death signal, when the worker died
     outer.wait()
     if not release:
