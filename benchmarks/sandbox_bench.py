@@ -231,6 +231,18 @@ def decide(wire: Wire, act: bytes) -> None:
         wire.proc.pause()
 
 
+def one_core_thinker(folder: Path) -> Path:
+    """The CPU hog without its children (one thread spinning as long as the
+    hog does a move: fair use of one core), made from the hog itself so that
+    the two cannot drift apart."""
+    hog = (HOSTILE / "cpu_hog.py").read_text()
+    thinker = hog.replace("\nCHILDREN = 6\n", "\nCHILDREN = 0\n")
+    assert thinker != hog, "cpu_hog.py no longer sets CHILDREN = 6"
+    path = folder / "one_core_thinker.py"
+    path.write_text(thinker)
+    return path
+
+
 def bench_fairness(launcher: Launcher, rounds: int) -> dict[str, float]:
     """The honest bot's median ms per move against a random bot, against a
     one-core thinker (spinning one thread 0.15 s a move: fair use of CPU)
@@ -239,13 +251,15 @@ def bench_fairness(launcher: Launcher, rounds: int) -> dict[str, float]:
     from cardroom.runner import TimeControl, run_match
 
     honest = str(HOSTILE / "honest_thinker.py")
-    opponents = {"random": "builtin:random", "one core": str(HOSTILE / "one_core_thinker.py"), "hog": str(HOSTILE / "cpu_hog.py")}
     clock = TimeControl(startup_ms=30_000, per_move_ms=20_000, overage_ms=60_000, total_ms=600_000)
-    times: dict[str, list[int]] = {label: [] for label in opponents}
-    for i in range(rounds):
-        for label, opponent in opponents.items():
-            record = run_match("allegory", [opponent, honest], seed=100 + i, time=clock, launcher=launcher)
-            times[label] += [e["ms"] for e in record.replay["events"] if e["by"] == 1 and not e.get("forfeit")]
+    with tempfile.TemporaryDirectory(prefix="cardroom-bench-") as tmp:
+        os.chmod(tmp, 0o755)
+        opponents = {"random": "builtin:random", "one core": str(one_core_thinker(Path(tmp))), "hog": str(HOSTILE / "cpu_hog.py")}
+        times: dict[str, list[int]] = {label: [] for label in opponents}
+        for i in range(rounds):
+            for label, opponent in opponents.items():
+                record = run_match("allegory", [opponent, honest], seed=100 + i, time=clock, launcher=launcher)
+                times[label] += [e["ms"] for e in record.replay["events"] if e["by"] == 1 and not e.get("forfeit")]
     return {label: statistics.median(values) for label, values in times.items()}
 
 

@@ -25,8 +25,9 @@ CPU_PERIOD_US = 10_000
 # Without it, a single thread held to exactly one core by a 10 ms period is
 # throttled at about every other period boundary (the kernel's refill comes
 # a little late), 1-7% of its time: an honest bot's move took longer than
-# one core's worth. With it, none in 2 s here; and a bot thawed after waiting can use
-# at most this much more than one core's worth in its move's first period.
+# one core's worth. With it, none in 2 s here; and a bot thawed after
+# waiting can use at most this much more than one core's worth in its move's
+# first period.
 CPU_BURST_FRACTION = 5
 
 

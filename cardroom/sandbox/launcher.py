@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import select
 import shutil
 import socket
@@ -294,7 +293,9 @@ class BwrapLauncher(Launcher):
         # (less kernel attack surface).
         self.disable_userns = disable_userns
         self.as_pid_1 = True  # the bot is pid 1: no init process to fork
-        self.prlimit = prlimit if prlimit is not None else shutil.which("prlimit")
+        self.prlimit = prlimit or shutil.which("prlimit")
+        if self.prlimit is None:  # the probe says so first, with the fix
+            raise SandboxError("prlimit(1) is not installed (util-linux): it sets each bot's rlimits")
         self.controllers = controllers
         if tmpfs_mounts is None:
             tmpfs_mounts = check_tmpfs_mounts() is None
@@ -449,12 +450,10 @@ class BwrapLauncher(Launcher):
             else:
                 child_stdin, child_stdout = stdin_r, stdout_w
             command = self.argv(argv, limits, run_dir, info_w, block_r if use_block else None, tmpfs, seccomp_fd)
-            if self.prlimit:
-                command = _prlimit_prefix(self.prlimit, limits) + command
+            command = _prlimit_prefix(self.prlimit, limits) + command
             forking = True  # from here on a launcher of ours may run, even if Popen never returns
             popen = subprocess.Popen(
                 command,
-                preexec_fn=None if self.prlimit else _rlimits_preexec(limits),
                 stdin=child_stdin,
                 stdout=child_stdout,
                 stderr=subprocess.PIPE,
@@ -557,36 +556,23 @@ def _is_python(program: str) -> bool:
     return os.path.basename(program).startswith("python")
 
 
-def _rlimit_pairs(limits: BotLimits) -> list[tuple[str, int, int, int]]:
-    """(prlimit option, resource, soft, hard) for every limit a bot gets."""
-    return [
-        ("as", resource.RLIMIT_AS, limits.memory_bytes, limits.memory_bytes),
-        ("cpu", resource.RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds + 1),
-        ("nproc", resource.RLIMIT_NPROC, limits.max_processes, limits.max_processes),
-        ("fsize", resource.RLIMIT_FSIZE, limits.file_size_bytes, limits.file_size_bytes),
-        ("nofile", resource.RLIMIT_NOFILE, limits.open_files, limits.open_files),
-        ("core", resource.RLIMIT_CORE, 0, 0),
-        ("memlock", resource.RLIMIT_MEMLOCK, 0, 0),
-        ("msgqueue", resource.RLIMIT_MSGQUEUE, 0, 0),
-    ]
-
-
 def _prlimit_prefix(prlimit: str, limits: BotLimits) -> list[str]:
     """``prlimit --as=… -- `` : the rlimits, set by the (already unprivileged)
-    child on itself just before it becomes bwrap. (Setting them from outside
-    with prlimit(2) would need CAP_SYS_RESOURCE, which root does not always
-    have: the VMs this was developed on drop it from the bounding set.)"""
-    return [prlimit] + [f"--{opt}={soft}:{hard}" for opt, _, soft, hard in _rlimit_pairs(limits)] + ["--"]
-
-
-def _rlimits_preexec(limits: BotLimits):  # pragma: no cover - only without prlimit(1)
-    pairs = [(res, soft, hard) for _, res, soft, hard in _rlimit_pairs(limits)]
-
-    def apply() -> None:
-        for res, soft, hard in pairs:
-            resource.setrlimit(res, (soft, hard))
-
-    return apply
+    child on itself just before it becomes bwrap (decision 74). (Setting them
+    from outside with prlimit(2) would need CAP_SYS_RESOURCE, which root does
+    not always have: the VMs this was developed on drop it from the bounding
+    set.)"""
+    rlimits = [
+        ("as", limits.memory_bytes, limits.memory_bytes),
+        ("cpu", limits.cpu_seconds, limits.cpu_seconds + 1),
+        ("nproc", limits.max_processes, limits.max_processes),
+        ("fsize", limits.file_size_bytes, limits.file_size_bytes),
+        ("nofile", limits.open_files, limits.open_files),
+        ("core", 0, 0),
+        ("memlock", 0, 0),
+        ("msgqueue", 0, 0),
+    ]
+    return [prlimit] + [f"--{option}={soft}:{hard}" for option, soft, hard in rlimits] + ["--"]
 
 
 def _read_child_pid(fd: int, popen: subprocess.Popen) -> int:

@@ -150,6 +150,13 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
             f"or run scripts/install-system-packages.sh), {FIX_NONE}"
         )
         return report, None
+    prlimit = shutil.which("prlimit") or ("/usr/bin/prlimit" if os.access("/usr/bin/prlimit", os.X_OK) else None)
+    if prlimit is None:
+        report.error = (
+            "prlimit is not installed (util-linux): it sets each bot's rlimits; install it (Debian/Ubuntu: "
+            f"apt-get install util-linux, or run scripts/install-system-packages.sh), {FIX_NONE}"
+        )
+        return report, None
     try:
         out = subprocess.run([bwrap, "--version"], capture_output=True, text=True, timeout=10)
         report.bwrap_version = out.stdout.strip() or out.stderr.strip()
@@ -234,9 +241,9 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
     swept = sweep_stale(controllers)
     if swept:
         report.notes.append(f"removed {len(swept)} run folders and cgroups left behind by workers that died")
-    launcher = BwrapLauncher(bwrap, controllers, tmpfs_mounts=tmpfs_error is None, seccomp=seccomp_filter)
+    launcher = BwrapLauncher(bwrap, controllers, prlimit=prlimit, tmpfs_mounts=tmpfs_error is None, seccomp=seccomp_filter)
     report.nested_userns = "blocked (--disable-userns)" if launcher.disable_userns else "allowed (bubblewrap < 0.8)"
-    report.rlimits = f"set by {launcher.prlimit} before bwrap starts" if launcher.prlimit else "set in the child before exec (no prlimit(1))"
+    report.rlimits = f"set by {prlimit} before bwrap starts"
     error = _trial_run(launcher, report)
     if error:
         report.error = error

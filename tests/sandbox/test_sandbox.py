@@ -764,6 +764,21 @@ def test_missing_bwrap_is_explained(monkeypatch, reprobe):
     assert "sandbox: UNAVAILABLE" in report.describe()
 
 
+def test_missing_prlimit_refuses_to_run_bots(monkeypatch, reprobe):
+    """The rlimits are set by prlimit(1): without it the sandbox refuses, as
+    without bwrap, rather than start bots with no rlimits."""
+    real_which, real_access = shutil.which, os.access
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None if name == "prlimit" else real_which(name, *a, **k))
+    monkeypatch.setattr(os, "access", lambda p, m: False if p == "/usr/bin/prlimit" else real_access(p, m))
+    report = reprobe()
+    if report.bwrap is None:
+        pytest.skip("bubblewrap is not installed")
+    assert not report.ok
+    assert report.error.startswith("prlimit is not installed (util-linux): it sets each bot's rlimits; install it")
+    with pytest.raises(SandboxUnavailable, match="prlimit is not installed"):
+        get_launcher("bwrap")
+
+
 def test_not_root_is_explained(monkeypatch, reprobe):
     if not shutil.which("bwrap"):
         pytest.skip("bubblewrap is not installed")
