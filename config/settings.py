@@ -192,7 +192,7 @@ SPECTACULAR_SETTINGS = {
 # The embedded default: a file cache under var/ for public reads (the web
 # processes and the worker, which records results and so invalidates, share
 # it) and a table of the database for the limits (created by migrate, ladder
-# migration 0004_abuse, or `manage.py createcachetable`).
+# migration 0001_initial, or `manage.py createcachetable`).
 CACHES = {
     "default": env.cache("CACHE_URL", default=f"filecache://{VAR_DIR / 'cache'}"),
     "limits": {

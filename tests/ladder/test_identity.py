@@ -1,8 +1,7 @@
 """One identity per name (issue 11, item 7): usernames unique after NFKC
 and case folding, look-alikes and reserved names refused, with one set of
 rules (ladder.services.accounts) on the web sign-up form and the API; bot
-names unique per game whatever the case, built-ins included; and migration
-0004 on data that already breaks these rules."""
+names unique per game whatever the case, built-ins included."""
 
 from __future__ import annotations
 
@@ -10,8 +9,7 @@ import html
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, connection, transaction
-from django.db.migrations.executor import MigrationExecutor
+from django.db import IntegrityError, transaction
 from django.test import Client
 from django.urls import reverse
 
@@ -137,35 +135,3 @@ def test_the_database_holds_bot_names_unique_whatever_the_case():
     owner = f.user("direct")
     with pytest.raises(IntegrityError), transaction.atomic():
         Bot.objects.create(owner=owner, game="allegra", name="RANDOM")
-
-
-# -- migration 0004 on data that breaks the rules ---------------------------------------------
-
-
-@pytest.mark.django_db(transaction=True)
-def test_migration_keeps_existing_duplicates_and_says_so(capsys):
-    """Case-duplicate bots: the later one is renamed (the constraint needs
-    it); users that fold to an older name keep their name and their login,
-    without a claim. Each is printed."""
-    executor = MigrationExecutor(connection)
-    executor.migrate([("ladder", "0003_standings_index")])
-    try:
-        old = MigrationExecutor(connection).loader.project_state([("ladder", "0003_standings_index")]).apps
-        User = old.get_model("auth", "User")
-        OldBot = old.get_model("ladder", "Bot")
-        first = User.objects.create(username="dup")
-        second = User.objects.create(username="DUP")
-        OldBot.objects.create(owner_id=first.id, game="allegra", name="Twin")
-        late = OldBot.objects.create(owner_id=second.id, game="allegra", name="twin")
-        executor = MigrationExecutor(connection)
-        executor.migrate(executor.loader.graph.leaf_nodes())
-        out = capsys.readouterr().out
-        assert f"bot {late.id} (allegra) 'twin' renamed to 'twin-{late.id}'" in out
-        assert f"user {second.id} 'DUP' is a look-alike or case variant of 'dup'" in out
-        assert set(Bot.objects.filter(game="allegra", name__istartswith="twin").values_list("name", flat=True)) == {"Twin", f"twin-{late.id}"}
-        assert UsernameClaim.objects.get(folded="dup").user_id == first.id
-        assert not UsernameClaim.objects.filter(user_id=second.id).exists()
-        assert get_user_model().objects.filter(username="DUP").exists()
-    finally:
-        executor = MigrationExecutor(connection)
-        executor.migrate(executor.loader.graph.leaf_nodes())
