@@ -25,11 +25,19 @@ RUN apt-get update \
  && python3 -m venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_CERT=/etc/ssl/certs/ca-certificates.crt
-# The dependencies only (the project itself runs from /app, below).
+# The dependencies only, the author's toolkit's and the server extra's (the
+# project itself runs from /app, below).
 COPY pyproject.toml /src/
-RUN python3 -c 'import tomllib; print("\n".join(tomllib.load(open("/src/pyproject.toml", "rb"))["project"]["dependencies"]))' \
+RUN python3 -c 'import tomllib; p = tomllib.load(open("/src/pyproject.toml", "rb"))["project"]; print("\n".join(p["dependencies"] + p["optional-dependencies"]["server"]))' \
       > /tmp/requirements.txt \
- && pip install -r /tmp/requirements.txt \
+ && pip install -r /tmp/requirements.txt
+# The author's wheel of this very source, which the site offers for download
+# (CARDROOM_DIST_DIR=/app/dist).
+COPY README.md /src/
+COPY engine /src/engine
+COPY bots /src/bots
+COPY cardroom /src/cardroom
+RUN pip wheel --quiet --no-deps --wheel-dir /dist /src \
  && rm -rf /opt/venv/lib/python3*/site-packages/pip /opt/venv/lib/python3*/site-packages/setuptools
 
 FROM debian:bookworm-slim
@@ -44,6 +52,7 @@ RUN apt-get update \
  && mkdir -p /data/var /data/media \
  && chown -R cardroom:cardroom /data
 COPY --from=build /opt/venv /opt/venv
+COPY --from=build /dist /app/dist
 # The project as its source tree (BASE_DIR=/app: templates, static files and
 # the rules pages in docs/ are found where the code expects them).
 WORKDIR /app

@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help setup system-packages test test-fast test-containers lint demo play bench bench-sandbox clean
+.PHONY: help setup system-packages test test-fast test-containers lint demo play bench bench-sandbox clean dist
 
 help:
 	@echo "make demo       set up and run the whole platform locally (web, worker, scheduler); Ctrl-C stops it"
@@ -15,6 +15,7 @@ help:
 	@echo "make play       set up and play a first match (Allegra, greedy vs three random bots)"
 	@echo "make bench      engine speed: decisions and games per second"
 	@echo "make bench-compose  matches per minute on the compose stack with 1, 2 and 3 worker containers (root)"
+	@echo "make dist       build the author's wheel into dist/ (pip install dist/cardroom-*.whl)"
 	@echo "make lint       ruff"
 
 $(STAMP): pyproject.toml
@@ -22,6 +23,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+
+# The author's wheel (engine, cardroom_sdk, runner, sandbox, command line; no
+# Django), which the site offers for download (docs/bot-authors.md).
+dist: $(STAMP)
+	rm -rf dist/cardroom-*.whl build
+	$(BIN)/python -m pip wheel --quiet --no-deps --wheel-dir dist .
+	rm -rf build
+	@ls dist/cardroom-*.whl
 
 # System packages the sandbox needs (bubblewrap); installs only what is missing.
 system-packages:
@@ -47,6 +56,7 @@ lint: $(STAMP)
 # bubblewrap is installed when we can; without it the demo says so and runs
 # only its own sample bots, unisolated.
 demo: $(STAMP)
+	-@$(MAKE) --no-print-directory dist >/dev/null  # the site offers the wheel; the demo runs without it
 	-@bash scripts/install-system-packages.sh sandbox
 	@mkdir -p var && { [ -s var/secret_key ] || $(BIN)/python -c "import secrets; print(secrets.token_urlsafe(50))" > var/secret_key; }
 	SECRET_KEY="$$(cat var/secret_key)" $(BIN)/python manage.py demo
@@ -62,7 +72,7 @@ bench-sandbox: setup
 	$(BIN)/python benchmarks/sandbox_bench.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis first-match.json
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis first-match.json dist build
 
 # --- operations: load and throughput benchmarks (docs/operations.md) ---------
 .PHONY: load-test load-test-slow-bots bench-throughput

@@ -53,12 +53,13 @@ def _parse_options(game_id: str, pairs: Sequence[str]) -> dict[str, Any]:
 def cmd_play(args: argparse.Namespace) -> int:
     from cardroom.players import TimeControl
     from cardroom.runner import run_match
+    from cardroom.sandbox import local_launcher
 
     options = _parse_options(args.game, args.option)
     time = TimeControl(
         startup_ms=args.startup_ms, per_move_ms=args.per_move_ms, overage_ms=args.overage_ms, total_ms=args.total_ms
     )
-    record = run_match(args.game, args.bots, seed=args.seed, options=options, time=time)
+    record = run_match(args.game, args.bots, seed=args.seed, options=options, time=time, launcher=local_launcher)
     if args.replay:
         Path(args.replay).write_text(json.dumps(record.replay, separators=(",", ":")) + "\n", encoding="utf-8")
     if args.logs:
@@ -108,6 +109,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
 
     from cardroom.players import TimeControl
     from cardroom.runner import check_bot_spec
+    from cardroom.sandbox import local_launcher
     from cardroom.tournament import local
     from cardroom.tournament.schedule import EventSpec, ScheduleError
 
@@ -143,7 +145,9 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     out = Path(args.out or f"tournament-{args.game}-{args.format}-{seed}")
     jobs = args.jobs or local.default_jobs()
     entries = local.entry_names(args.bots)
-    result = local.run_event(spec, entries, out, jobs=jobs, time=time, progress=local.ProgressBar())
+    # Probed once here, before the workers fork, so that a fallback warns once.
+    launcher = local_launcher() if any(not bot.startswith("builtin:") for bot in args.bots) else None
+    result = local.run_event(spec, entries, out, jobs=jobs, time=time, progress=local.ProgressBar(), launcher=launcher)
     _print_standings(result, out)
     return EXIT_OK if result.played == result.total else EXIT_FAILED
 

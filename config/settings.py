@@ -135,6 +135,8 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise warns on every request without it
+# The author's wheel that the site offers (make dist; the image builds it).
+CARDROOM_DIST_DIR = Path(env("CARDROOM_DIST_DIR", default=str(BASE_DIR / "dist")))
 MEDIA_ROOT = Path(env("CARDROOM_MEDIA_ROOT", default=str(VAR_DIR / "media")))
 STORAGES = {
     # Replays, bot packages and logs go through this storage: point it at a

@@ -10,6 +10,7 @@
 #                 the private Docker daemon of `make test-containers` and
 #                 `make bench-compose` (scripts/containers/), which builds its
 #                 base image with debootstrap (no image registry needed)
+#   python3-venv - a fresh venv of Debian's python3 for the author's-install tests
 #   nginx - the reverse proxy, for its tests and `make load-test` (tests/ops,
 #           benchmarks/load_test.py start their own on loopback ports)
 # Runs as root, or through sudo when it is available.
@@ -47,6 +48,9 @@ command -v docker-compose >/dev/null 2>&1 || missing="$missing docker-compose"
 # with configs of their own on loopback ports; they never use the package's
 # default site (which Debian starts on port 80 where an init system runs).
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$missing nginx"
+# python3-venv: the author's-install tests put the wheel into a fresh venv of
+# Debian's python3, as an author would (tests/web/test_author_install.py).
+/usr/bin/python3 -c 'import ensurepip' >/dev/null 2>&1 || missing="$missing python3-venv"
 fi
 fi
 

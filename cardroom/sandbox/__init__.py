@@ -93,7 +93,7 @@ from .config import (
     weak_limits_allowed,
 )
 from .launcher import BwrapLauncher, BwrapProcess, UnsandboxedLauncher
-from .probe import DOCKER_HINT, FIX_NONE, LimitStatus, ProbeReport, _explain, get_launcher, main, probe
+from .probe import DOCKER_HINT, FIX_NONE, LimitStatus, ProbeReport, _explain, get_launcher, local_launcher, main, probe
 from .reaping import kill_namespace, processes_of_uid, sweep_stale
 from .shim import SHIM, SHIM_DIR, SHIM_ENV
 from .uids import UidLease, lease_uid
@@ -124,6 +124,7 @@ __all__ = [
     "_explain",
     "_prepare_state_dir",
     "get_launcher",
+    "local_launcher",
     "kill_namespace",
     "lease_uid",
     "main",

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cardroom.launch import BotLimits, Launcher
+from cardroom.launch import BotLimits, Launcher, PlainLauncher
 
 from .cgroups import CONTROLLERS, _detect_controller
 from .config import (
@@ -406,6 +406,40 @@ def get_launcher(mode: str | None = None) -> Launcher:
     raise SandboxUnavailable(
         f"CARDROOM_SANDBOX={mode!r} is not a sandbox mode: use 'bwrap' (the default, bubblewrap isolation) "
         "or 'none' (no isolation, local development only)"
+    )
+
+
+def local_launcher() -> Launcher:
+    """The launcher for matches on an author's own machine (``cardroom play``
+    and ``cardroom tournament``): as ``get_launcher()``, except that with
+    ``CARDROOM_SANDBOX`` unset and no working sandbox here (not root, no
+    bubblewrap, ...) the bots run unsandboxed after one warning line that
+    says why, instead of the command failing. The ladder's workers never
+    fall back: they call ``get_launcher()``, which refuses."""
+    if os.environ.get("CARDROOM_SANDBOX", "").strip():
+        return get_launcher()
+    report = probe()
+    if report.ok and _LAUNCHER is not None:
+        return _LAUNCHER
+    global _FALLBACK
+    if _FALLBACK is None:
+        print(fallback_warning(report.error or "the sandbox does not work here"), file=sys.stderr, flush=True)
+        _FALLBACK = PlainLauncher()
+    return _FALLBACK
+
+
+_FALLBACK: Launcher | None = None
+
+
+def fallback_warning(error: str) -> str:
+    """One line: why the bots run unsandboxed, and what the ladder does
+    differently (``error`` is the probe's; its first clause is the why)."""
+    why = re.split(r"[:;(]", error, maxsplit=1)[0].strip().rstrip(".") or error
+    limits = BotLimits()
+    return (
+        f"cardroom: warning: bots run WITHOUT the sandbox here ({why}); the ladder runs each bot in bubblewrap "
+        f"as its own uid, with no network, one core and {limits.memory_bytes // 2**20} MiB, and a bot that breaks "
+        "those limits forfeits there (CARDROOM_SANDBOX=bwrap refuses instead of this fallback)"
     )
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cardroom.launch import Launcher
 from cardroom.players import TimeControl
 from cardroom.runner import run_match
 from cardroom.tournament import event, schedule
@@ -95,6 +96,7 @@ def _play_one(plan: MatchPlan) -> dict[str, Any]:
         match_id=f"{job['event_id']}-{plan.number}",
         names=[entries[e].name for e in plan.seats],
         chance=event.chance_for(plan),
+        launcher=job["launcher"],
     )
     path = Path(job["replays"]) / replay_name(plan, job["total"])
     path.write_text(dump_json(record.replay), encoding="utf-8")
@@ -122,6 +124,7 @@ def run_event(
     jobs: int = 1,
     time: TimeControl | None = None,
     progress: Callable[[int, int], None] | None = None,
+    launcher: Launcher | None = None,
 ) -> LocalResult:
     time = time or TimeControl()
     out = Path(out)
@@ -132,6 +135,7 @@ def run_event(
         "game": spec.game,
         "options": dict(spec.options),
         "time": time,
+        "launcher": launcher,
         "entries": list(entries),
         "replays": str(replays),
         "total": total,

@@ -39,7 +39,11 @@ def doc_page(request: HttpRequest, slug: str) -> HttpResponse:
     if doc is None:
         raise Http404("no such document")
     if slug == "first-bot":
-        return render(request, "cardroom/first_bot.html", {"doc": doc, "docs": docs.DOCS, "starters": docs.STARTERS})
+        return render(
+            request,
+            "cardroom/first_bot.html",
+            {"doc": doc, "docs": docs.DOCS, "starters": docs.STARTERS, "wheel": docs.author_wheel()},
+        )
     rendered = docs.render_file(docs.docs_dir() / doc.filename)
     if rendered is None:
         raise Http404("this document is missing from the installation")
@@ -55,6 +59,15 @@ def starter_download(request: HttpRequest, filename: str) -> FileResponse:
     if path is None or not path.is_file():
         raise Http404("no such starter bot")
     response = FileResponse(path.open("rb"), as_attachment=True, filename=filename, content_type="text/x-python")
+    response["Cache-Control"] = "public, max-age=3600"
+    return response
+
+
+def wheel_download(request: HttpRequest, filename: str) -> FileResponse:
+    wheel = docs.author_wheel()
+    if wheel is None or filename != wheel.filename:
+        raise Http404("no such package: the site offers only the wheel of the version it runs")
+    response = FileResponse(wheel.path.open("rb"), as_attachment=True, filename=wheel.filename, content_type="application/octet-stream")
     response["Cache-Control"] = "public, max-age=3600"
     return response
 

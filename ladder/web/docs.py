@@ -1,5 +1,5 @@
-"""The documents of docs/ published on the site under /docs/<slug>/, and the
-starter bots of bots/ as downloads.
+"""The documents of docs/ published on the site under /docs/<slug>/, the
+starter bots of bots/ as downloads, and the author's wheel (make dist).
 
 Rendering is Python-Markdown with raw HTML switched off (the
 ``html_block`` preprocessor and the ``html`` inline pattern are removed, the
@@ -71,6 +71,28 @@ def starter_path(filename: str) -> Path | None:
     if filename not in STARTERS_BY_FILE:
         return None
     return Path(settings.BASE_DIR) / "bots" / filename
+
+
+@dataclass(frozen=True)
+class Wheel:
+    filename: str
+    path: Path
+    size: int
+
+
+def author_wheel() -> Wheel | None:
+    """The author's wheel of the version this server runs (built by
+    ``make dist`` or the image into CARDROOM_DIST_DIR), or None where it has
+    not been built: a wheel of another version is never offered."""
+    from cardroom import __version__
+
+    filename = f"cardroom-{__version__}-py3-none-any.whl"
+    path = Path(settings.CARDROOM_DIST_DIR) / filename
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return None
+    return Wheel(filename, path, size)
 
 
 def _site_href(href: str) -> str | None:
