@@ -150,15 +150,15 @@ def rating_chart(history: dict[str, Any], bot_name: str, ladder_name: str) -> Sa
                 f'<circle class="pt ordinal" cx="{x(p["game"]):.1f}" cy="{yo(p["ordinal"]):.1f}" r="2.2">'
                 f'<title>game {p["game"]}: ordinal {p["ordinal"]:.2f}, mu {p["mu"]:.2f}, sigma {p["sigma"]:.2f}</title></circle>'
             )
-    # legend
-    ly = os_top - 14
-    out.append(
-        f'<g class="legend" transform="translate({left},{ly})">'
-        f'<line class="line mu" x1="0" x2="18" y1="0" y2="0"/><text x="22" y="4">mu</text>'
-        f'<rect class="band" x="52" y="-5" width="18" height="10"/><text x="74" y="4">mu ± sigma</text>'
-        f'<line class="line ordinal" x1="160" x2="178" y1="0" y2="0"/><text x="182" y="4">ordinal (mu − 3 sigma)</text>'
-        f'<line class="version-line" x1="340" x2="340" y1="-6" y2="6"/><text x="346" y="4">new version</text>'
-        f"</g>"
-    )
     out.append("</svg>")
+    # The legend is HTML beside the chart, not drawn in it: on a phone the
+    # chart scales down to the screen's width and the legend wraps instead.
+    out.append(
+        '<ul class="chart-legend">'
+        '<li><span class="swatch mu"></span>mu</li>'
+        '<li><span class="swatch band"></span>mu ± sigma</li>'
+        '<li><span class="swatch ordinal"></span>ordinal (mu − 3 sigma)</li>'
+        '<li><span class="swatch version"></span>new version</li>'
+        "</ul>"
+    )
     return mark_safe("".join(out))
