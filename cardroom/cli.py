@@ -153,6 +153,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
 
 
 def _print_standings(result, out: Path) -> None:
+    from cardroom.tournament.standings import LEGEND
+
     spec, doc = result.spec, result.standings
     event = result.document["event"]
     print(
@@ -169,6 +171,8 @@ def _print_standings(result, out: Path) -> None:
             f"{r['place']:>3}  {r['name']:<{width}}  {r['matches']:>5}  {r['points']:>7.2f}  {r['points_per_match']:>8.3f}  "
             f"{interval:<26}  {r['score_margin']:>7.2f}  {r['head_to_head']:>4}"
         )
+    for line in LEGEND:
+        print(f"  {line}")
     diffs = doc.get("differences") or []
     if diffs and len(doc["standings"]) <= 12:
         names = {r["entry"]: r["name"] for r in doc["standings"]}

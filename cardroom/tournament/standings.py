@@ -36,6 +36,14 @@ LOWER_IS_BETTER = {"allegory": False, "allegra": True}
 # Pairwise intervals are listed for fields up to this size (n^2 grows fast).
 MAX_PAIRWISE_FIELD = 64
 
+# What the table's columns mean, in a few words, for whoever reads it
+# without the docs at hand (under the table of ``cardroom tournament``).
+LEGEND = (
+    "points: 1 for a win, 0 for last, evenly between; per game = points / games",
+    "margin: per game, score minus the mean of the others at the table (Allegra's negated: more is better)",
+    "h2h: among entries level on points and margin, +1 for each finished ahead of, -1 for each behind",
+    "see docs/tournaments.md, \"Standings\" (on a cardroom site: /docs/tournaments/#standings)",
+)
 
 @dataclass(frozen=True)
 class Outcome:

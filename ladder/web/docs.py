@@ -39,9 +39,17 @@ DOCS = [
     Doc("protocol", "protocol.md", "The bot protocol", "The messages a bot reads and writes, the time limits, the actions."),
     Doc("ladder", "ladder.md", "The ladder", "From upload to the leaderboard: validation, ratings, matchmaking, failures."),
     Doc("replay-format", "replay-format.md", "The replay format", "The JSON document every match leaves, and what cardroom verify checks."),
+    Doc("tournaments", "tournaments.md", "Events and tournaments", "Round-robin, Swiss and duplicate events: seeds, standings, intervals, cardroom tournament."),
     Doc("rules-allegory", "rules-allegory.md", "The rules of Allegory", "Bidding for Theme cards; the weakest Tale counts."),
     Doc("rules-allegra", "rules-allegra.md", "The rules of Allegra", "Golf with shared columns, knocks and triples."),
 ]
+# The documents of docs/ the site does not publish, and why: every other one
+# must be in DOCS (a test holds the two lists to the folder, so a new
+# document cannot go missing from the site unnoticed, as tournaments.md once did).
+UNPUBLISHED = {
+    "operations.md": "for the operators of a server, not its users",
+    "decisions.md": "the developers' record of design choices",
+}
 DOCS_BY_SLUG = {d.slug: d for d in DOCS}
 DOCS_BY_FILE = {d.filename: d for d in DOCS if d.filename}
 

@@ -125,6 +125,12 @@ def test_cli_output_when_piped_is_the_table_only(tmp_path):
     assert any(line.split()[:2] == ["1", "greedy"] for line in lines)
     assert any("95% CI (t-per-match)" in line for line in lines)
     assert any(line.strip().startswith("greedy - random:") for line in lines)
+    # the columns a reader cannot guess are explained right under the table
+    header = next(k for k, line in enumerate(lines) if "95% CI" in line and "h2h" in line)
+    legend = [line.strip() for line in lines[header + 3 : header + 3 + 4]]  # after the two entries' rows
+    assert legend[1].startswith("margin: per game, score minus the mean of the others at the table"), lines
+    assert legend[2].startswith("h2h: among entries level on points and margin, +1"), lines
+    assert "/docs/tournaments/#standings" in legend[3]
     standings = json.loads((out / "standings.json").read_text())
     assert standings["event"]["matches"] == 6 and len(standings["matches"]) == 6
     for p in (out / "replays").iterdir():

@@ -45,6 +45,21 @@ def test_every_document_renders_with_its_sections(slug):
         assert f'href="/docs/{d.slug}/"' in page
 
 
+def test_every_document_of_docs_is_published_or_says_why_not():
+    in_folder = {p.name for p in docs.docs_dir().glob("*.md")}
+    published = {d.filename for d in docs.DOCS if d.filename}
+    assert in_folder == published | set(docs.UNPUBLISHED), "a document of docs/ is neither on the site nor in UNPUBLISHED"
+    assert not published & set(docs.UNPUBLISHED)
+
+
+def test_the_tournaments_document_explains_the_standings_columns():
+    page = _client().get("/docs/tournaments/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert 'id="standings"' in html and "score margin per match" in html and "head-to-head" in html
+    assert 'href="/docs/tournaments/"' in _client().get("/docs/").content.decode()
+
+
 def test_links_between_documents_go_to_their_pages_and_starters_download():
     page = _client().get("/docs/protocol/").content.decode()
     assert 'href="/docs/starters/random_bot.py"' in page

@@ -71,6 +71,12 @@ def test_event_page_shows_live_progress_standings_deals_and_replays(web):
     assert web.locator("[data-testid=grids] .agrid[data-seat]").count() == 2  # the viewer plays it
     snap(web, "event-replay")
 
+    # the columns are explained one link away
+    web.go_back()
+    web.click("[data-testid=standings-help]")
+    web.wait_for_url("**/docs/tournaments/#standings")
+    assert "head-to-head" in web.inner_text("[data-testid=doc]")
+
 
 def test_staff_create_an_event_from_the_form_and_others_may_not(web, client):
     boss = staff()
