@@ -5,7 +5,8 @@ script), digits and ``_ . @ + -``. It must not be a reserved name, nor equal
 an existing one once case-folded, nor look like one: its *skeleton* (each
 character replaced by the Latin or ASCII character it is confusable with,
 from the Unicode confusables table that confusable-homoglyphs ships, then
-case-folded, "rn" read as "m") must be new too. UsernameClaim holds the
+case-folded, i, l, 1 and | one class, 0 read as o, "rn" as "m") must be new
+too. Names that read as a tombstone's ("deleted-6") are reserved. UsernameClaim holds the
 folded form and the skeleton of every account under unique constraints, so
 two sign-ups racing for look-alike names cannot both win.
 
@@ -40,6 +41,13 @@ USERNAME_RULES = f"a username is {USERNAME_MIN}-{USERNAME_MAX} characters: lette
 # ASCII characters TR39 confuses with another ASCII character (before case
 # folding: a capital I looks like a small l).
 _ASCII_LOOKALIKES = {"0": "o", "1": "l", "I": "l", "|": "l"}
+# After case folding: case does not count, so any i may be written I, which
+# looks like l and 1. Mapped before folding only, a reserved "admin" kept its
+# i while "ADMlN" became "admln", and the two did not meet.
+_FOLDED_CLASSES = str.maketrans({"i": "l", "1": "l", "|": "l", "0": "o"})
+# The tombstones' name without its brackets: "deleted-6" would pass for the
+# deleted account 6 (its look-alikes are caught through the skeleton).
+_TOMBSTONE_LOOKALIKE = re.compile(r"deleted[-_.+@]*[0-9lo]*")
 
 
 def normalise(name: str) -> str:
@@ -61,7 +69,7 @@ def _prototype(char: str) -> str:
 
 def skeleton(name: str) -> str:
     """What ``name`` looks like: equal skeletons, names a reader could mistake."""
-    shape = "".join(_prototype(c) for c in normalise(name)).casefold()
+    shape = "".join(_prototype(c) for c in normalise(name)).casefold().translate(_FOLDED_CLASSES)
     return shape.replace("rn", "m").replace("vv", "w")
 
 
@@ -87,15 +95,14 @@ def check_username(name: str) -> str:
         )
     folded, shape = fold_username(name), skeleton(name)
     reserved = _reserved()
-    for key in (folded, shape):
-        if key in reserved:
-            raise ServiceError(f"the username {name!r} is reserved (too like {reserved[key]!r})", "username")
-    clash = UsernameClaim.objects.filter(folded=folded).select_related("user").first()
-    if clash is not None:
-        raise ServiceError(f"the username {name!r} is taken (by {clash.user.username!r}: case does not count)", "username")
-    clash = UsernameClaim.objects.filter(skeleton=shape).select_related("user").first()
-    if clash is not None:
-        raise ServiceError(f"the username {name!r} is too like the existing {clash.user.username!r}", "username")
+    if folded in reserved or shape in reserved or _TOMBSTONE_LOOKALIKE.fullmatch(shape):
+        raise ServiceError(f"the username {name!r} is reserved: choose another", "username")
+    # The refusals name no other account: the clash may be a deleted one,
+    # which stays anonymous.
+    if UsernameClaim.objects.filter(folded=folded).exists():
+        raise ServiceError(f"the username {name!r} is taken (case does not count)", "username")
+    if UsernameClaim.objects.filter(skeleton=shape).exists():
+        raise ServiceError(f"the username {name!r} is too like an existing username", "username")
     return name
 
 

@@ -55,6 +55,16 @@ REFUSED = [
     ("admin", None, "reserved"),
     ("Api", None, "reserved"),
     ("STAFF", None, "reserved"),
+    # issue 25, item 7: a small l for the capital I of a reserved name
+    ("ADMlN", None, "reserved"),
+    ("APl", None, "reserved"),
+    ("MEDlA", None, "reserved"),
+    ("adm1n", None, "reserved"),
+    ("BIll", "blll", "too like"),
+    # issue 25, item 4: names that read as a deleted account's tombstone
+    ("deleted-6", None, "reserved"),
+    ("DELETED-12", None, "reserved"),
+    ("de1eted_6", None, "reserved"),
     ("x", None, "3-40 characters"),
     ("xy", None, "3-40 characters"),
     ("u" * 41, None, "3-40 characters"),
@@ -135,3 +145,46 @@ def test_the_database_holds_bot_names_unique_whatever_the_case():
     owner = f.user("direct")
     with pytest.raises(IntegrityError), transaction.atomic():
         Bot.objects.create(owner=owner, game="allegra", name="RANDOM")
+
+
+# -- deleted accounts stay anonymous (issue 25, item 4) ----------------------------------
+
+
+@pytest.mark.parametrize("variant", [str, str.upper, lambda n: n.replace("l", "1")], ids=["same", "upper", "look-alike"])
+def test_a_refusal_never_names_the_account_it_clashes_with(variant):
+    from ladder.services import accounts
+
+    accounts.delete_account(f.user("lilywhite"))  # now "[deleted-<id>]", keeping the name's claim
+    f.user("olivetree")
+    for existing in ("lilywhite", "olivetree"):
+        name = variant(existing)
+        api = f.assert_error(api_register(name), 400, field="username")["error"]
+        page = web_error(web_signup(name))
+        for text in (api, page):
+            assert "is taken" in text or "too like an existing username" in text, text[-600:]
+            assert "deleted" not in text
+            # the name tried may be quoted back, never the other account's
+            assert text.count(f"'{existing}'") == (text.count(f"'{name}'") if name == existing else 0)
+
+
+def test_the_skeleton_migration_recomputes_every_claim_without_a_clash():
+    """Claims stored before i, l and 1 became one class get their new
+    skeleton; of two old names that only now look alike, the older account
+    keeps the skeleton, the other its folded name (and no clash stops the
+    migration)."""
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module("ladder.migrations.0002_recompute_username_skeletons")
+    older, newer, plain = f.user("kilo"), f.user("klio"), f.user("bob")
+    # as the old function stored them: "kilo" kept its i, and "klio" could claim its own
+    UsernameClaim.objects.filter(user=older).update(skeleton="kilo")
+    UsernameClaim.objects.update_or_create(user=newer, defaults={"folded": "klio", "skeleton": "klio"})
+    migration.recompute(apps, None)
+    claims = {c.user_id: c for c in UsernameClaim.objects.all()}
+    assert claims[older.pk].skeleton == "kllo"
+    assert claims[newer.pk].folded == "klio" and claims[newer.pk].skeleton == f"[unclaimed-{newer.pk}]"
+    assert claims[plain.pk].skeleton == "bob"
+    f.assert_error(api_register("KLIO"), 400, field="username", contains="is taken")
+    f.assert_error(api_register("k1lo"), 400, field="username", contains="too like")
