@@ -1,5 +1,5 @@
 """Recompute every username claim's skeleton: i, l, 1 and | became one class
-after case folding (decision 78), so names stored before look different now."""
+after case folding (decision 79), so names stored before look different now."""
 
 from django.db import migrations
 
