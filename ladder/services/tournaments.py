@@ -116,6 +116,12 @@ def create_tournament(
     except ScheduleError as exc:
         raise TournamentError(str(exc), "format") from None
     with transaction.atomic():
+        # The owner's withdrawal stands: read (and hold) the bots' rows here,
+        # so a withdrawal committed a moment ago is seen, and one racing this
+        # waits for the event to exist (and then leaves its entry frozen).
+        withdrawn = list(Bot.objects.select_for_update().filter(pk__in=ids, withdrawn__isnull=False).order_by("name").values_list("name", flat=True))
+        if withdrawn:
+            raise TournamentError(f"{', '.join(withdrawn)}: withdrawn by the owner, so not entered in events", "bots")
         t = Tournament.objects.create(
             name=name,
             game=game,

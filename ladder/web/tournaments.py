@@ -38,7 +38,7 @@ class TournamentForm(forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["bots"].queryset = (
-            Bot.objects.filter(current_version__status=BotVersion.Status.ACTIVE).select_related("owner").order_by("game", "name")
+            Bot.objects.filter(current_version__status=BotVersion.Status.ACTIVE, withdrawn__isnull=True).select_related("owner").order_by("game", "name")
         )
         self.fields["bots"].label_from_instance = lambda b: f"{b.name} ({b.game}, {b.owner.username})"
 

@@ -183,3 +183,39 @@ def test_staff_pause_resume_and_cancel_in_the_admin(client):
         assert response.status_code == 302
         t.refresh_from_db()
         assert t.status == status
+
+
+def test_staff_cannot_enter_a_bot_its_owner_withdrew():
+    """The owner's withdrawal stands: the service, the API and the new-event
+    form all refuse the bot (naming it), and nothing of the event is made."""
+    from ladder.services import bot_management
+
+    owner = factories.user()
+    mine = factories.active_bot(owner=owner, game="allegory")
+    bot_management.withdraw(bot=mine, user=owner)
+    greedy = builtin("allegory", "greedy")
+    boss = staff()
+    with pytest.raises(TournamentError, match=f"{mine.name}: withdrawn by the owner") as caught:
+        tournaments.create_tournament(user=boss, name="cup", game="allegory", format="round-robin", bots=[mine, greedy], table_size=2)
+    assert caught.value.field == "bots"
+    # a Bot object read before the withdrawal does not get past it either
+    stale = type(mine).objects.get(pk=mine.pk)
+    stale.withdrawn = None
+    with pytest.raises(TournamentError, match="withdrawn by the owner"):
+        tournaments.create_tournament(user=boss, name="cup", game="allegory", format="round-robin", bots=[stale, greedy], table_size=2)
+    body = {"name": "api cup", "game": "allegory", "format": "round-robin", "bots": [mine.pk, greedy.pk], "table_size": 2}
+    factories.assert_error(factories.client(boss).post("/api/tournaments/", body, format="json"), 400, "bots", "withdrawn by the owner")
+    assert not Tournament.objects.exists() and not Match.objects.filter(kind="tournament").exists()
+
+    from django.test import Client
+
+    web = Client()
+    web.force_login(boss)
+    form = web.get("/tournaments/new/").content.decode()
+    assert f"{mine.name} (allegory" not in form and "greedy (allegory" in form
+    posted = web.post("/tournaments/new/", {**body, "bots": [mine.pk, greedy.pk], "deals": 1, "per_move_ms": 1000, "total_ms": 300000})
+    assert posted.status_code == 200 and not Tournament.objects.exists()
+    # re-entered by its owner, it may be entered again
+    bot_management.reenter(bot=mine, user=owner)
+    t = tournaments.create_tournament(user=boss, name="cup", game="allegory", format="round-robin", bots=[mine, greedy], table_size=2)
+    assert [e.bot_id for e in t.entries.order_by("index")] == [mine.pk, greedy.pk]
