@@ -317,18 +317,22 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # connection for this many tasks; config.celery still drops a connection
 # that is broken or older than CONN_MAX_AGE before and after each task.
 CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=500)
-# Queues. Every worker (`celery -A config worker`, no -Q) consumes all of
-# them, and takes its next message from each non-empty queue in turn (kombu's
-# round robin): a new version's validation never waits behind the ladder's
-# queued matches, nor the ladder behind a burst of uploads. An operator who
-# wants each queue on its own worker processes starts workers with -Q
-# (docs/operations.md). Another kind of work is one more queue here and one
-# more route below. The ladder queue keeps Celery's default name, so a worker
-# started with `-Q celery` still plays the ladder.
+# Queues and their shares (docs/operations.md, "Queues and their shares").
+# Every worker (`celery -A config worker`, no -Q) consumes all of them and
+# takes its next message from each non-empty queue in turn (kombu's round
+# robin): while ladder matches, validations and event matches all wait, each
+# gets a third of the messages the workers take; while two wait, half each;
+# an idle queue's turn goes to the others. Nothing is sent with a priority:
+# on Redis a message priority outranks the rotation (kombu's BRPOP lists
+# every queue's priority 0 before any priority 3), and the event matches
+# waited behind every ladder match. An operator who wants each queue on its
+# own worker processes starts workers with -Q. Another kind of work is one
+# more queue here and one more route below. The ladder queue keeps Celery's
+# default name, so a worker started with `-Q celery` still plays the ladder.
 CARDROOM_QUEUES = {
     "ladder": "celery",
     "validation": "validation",
-    # tournament matches: the same task, sent to this queue with its own priority (ladder.services.enqueue)
+    # event matches: the ladder's task, sent to this queue (ladder.services.enqueue)
     "tournament": env("CARDROOM_TOURNAMENT_QUEUE", default="tournaments"),
 }
 CELERY_TASK_DEFAULT_QUEUE = CARDROOM_QUEUES["ladder"]
@@ -360,10 +364,9 @@ CARDROOM_FAIR_SHARE_WINDOW_SECONDS = env.int("CARDROOM_FAIR_SHARE_WINDOW_SECONDS
 CARDROOM_QUEUE_TARGET = env.int("CARDROOM_QUEUE_TARGET", default=4)  # queued matches kept per ladder
 # Queued matches whose task message may be lost are re-sent after this long.
 CARDROOM_RESEND_STALE_SECONDS = env.int("CARDROOM_RESEND_STALE_SECONDS", default=120)
-# Tournament matches: their own Celery queue and message priority (0-9), and
-# how many of one event's matches are sent to the broker at a time.
+# Event matches: their own Celery queue, and how many of one event's matches
+# are sent to the broker at a time.
 CARDROOM_TOURNAMENT_QUEUE = CARDROOM_QUEUES["tournament"]
-CARDROOM_TOURNAMENT_PRIORITY = env.int("CARDROOM_TOURNAMENT_PRIORITY", default=3)
 CARDROOM_TOURNAMENT_IN_FLIGHT = env.int("CARDROOM_TOURNAMENT_IN_FLIGHT", default=20)
 CARDROOM_HEARTBEAT_SECONDS = env.int("CARDROOM_HEARTBEAT_SECONDS", default=10)
 CARDROOM_MAX_UPLOAD_BYTES = env.int("CARDROOM_MAX_UPLOAD_BYTES", default=10 * 1024 * 1024)

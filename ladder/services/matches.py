@@ -8,9 +8,10 @@ result: a forfeit, recorded like any other.
 
 How a match is delivered:
 
-* ``_enqueue`` sends the task message (``play_match`` for a ladder match,
-  ``validate_version`` for a validation match: validation matches are played,
-  and their verdict drawn, by the validation task) and stamps ``enqueued``.
+* ``enqueue.send_match`` sends the task message (``play_match`` for a ladder
+  or event match, ``validate_version`` for a validation match: validation
+  matches are played, and their verdict drawn, by the validation task) and
+  stamps ``enqueued``.
 * ``claim_match`` turns a queued match into a running one with a lease (a
   random token and an expiry); only one claim can succeed, so a duplicate
   message is harmless.
@@ -411,28 +412,13 @@ def _requeue_or_fail(match: Match, error: str, countdown: int = 0, kind: str = "
     if match.kind == Match.Kind.VALIDATION:
         # The validation task draws the verdict: it must hear of a failed
         # match too (and starts validation over later).
-        transaction.on_commit(lambda: _enqueue(match.pk, countdown))
+        transaction.on_commit(lambda: enqueue.send_match(match.pk, countdown))
     elif match.status == Match.Status.QUEUED:
-        transaction.on_commit(lambda: _enqueue(match.pk, countdown))
-
-
-def _enqueue(match_id: int, countdown: int = 0) -> None:
-    """Send the task message that plays the match (ladder) or the validation
-    it belongs to; stamp ``enqueued``."""
-    row = Match.objects.filter(pk=match_id).values("kind", "validation_of_id").first()
-    if row is None:
-        return
-    Match.objects.filter(pk=match_id).update(enqueued=timezone.now() + timedelta(seconds=countdown))
-    if row["kind"] == Match.Kind.VALIDATION:
-        enqueue.validate_version(row["validation_of_id"], resume=True, countdown=countdown)
-    elif row["kind"] == Match.Kind.TOURNAMENT:
-        enqueue.play_tournament_match(match_id, countdown=countdown)
-    else:
-        enqueue.play_match(match_id, countdown=countdown)
+        transaction.on_commit(lambda: enqueue.send_match(match.pk, countdown))
 
 
 def enqueue_after_commit(match_id: int) -> None:
-    transaction.on_commit(lambda: _enqueue(match_id))
+    transaction.on_commit(lambda: enqueue.send_match(match_id))
 
 
 def resend_stale_seconds() -> int:
@@ -464,7 +450,7 @@ def resend_stale_queued(older_than_seconds: int | None = None) -> list[int]:
                 resent.append(match_id)
                 continue
             versions_sent.add(version_id)
-        _enqueue(match_id)
+        enqueue.send_match(match_id)
         resent.append(match_id)
     if resent:
         log.warning("re-sent stale queued matches", extra={"matches": ",".join(map(str, resent))})
@@ -621,7 +607,7 @@ def requeue(match: Match) -> None:
         match.error = ""
         match.finished = None
         match.save(update_fields=["status", "attempts", "error", "finished"])
-        transaction.on_commit(lambda: _enqueue(match.pk))
+        transaction.on_commit(lambda: enqueue.send_match(match.pk))
 
 
 def cancel(match: Match) -> None:

@@ -10,8 +10,10 @@ Delivery: an event keeps at most CARDROOM_TOURNAMENT_IN_FLIGHT of its matches
 sent to the broker at a time (a field of 1,000 may schedule hundreds of
 thousands); each recorded result sends the next ones, and the periodic sweep
 (``feed_all``) re-sends what a lost message or a restart left behind. The
-messages go to their own queue (CARDROOM_TOURNAMENT_QUEUE) with their own
-priority (CARDROOM_TOURNAMENT_PRIORITY).
+messages go to their own queue (CARDROOM_TOURNAMENT_QUEUE), which a worker
+takes its turn from like the ladder's (docs/operations.md, "Queues and their
+shares"); they are sent by ladder.services.enqueue.send_match, the ladder's
+own way (this module never reaches into ladder.services.matches).
 
 A Swiss round is scheduled, in the transaction that records the last result
 of the round before, from the standings so far.
@@ -33,6 +35,7 @@ from cardroom.tournament.standings import Outcome
 from engine import get_game_class
 from engine.core import EngineError
 from ladder.models import Bot, BotVersion, Match, Participant, Tournament, TournamentEntry, TournamentMatch
+from ladder.services import enqueue
 from ladder.services.bots import ServiceError
 
 log = logging.getLogger("cardroom.tournaments")
@@ -239,8 +242,6 @@ def may_play(match_id: int) -> bool:
 def feed(tournament_id: int) -> list[int]:
     """Send the event's next matches, keeping CARDROOM_TOURNAMENT_IN_FLIGHT
     sent and unfinished; re-send those whose message is stale."""
-    from ladder.services.matches import _enqueue
-
     if not Tournament.objects.filter(pk=tournament_id, status=Tournament.Status.RUNNING).exists():
         return []
     window = int(settings.CARDROOM_TOURNAMENT_IN_FLIGHT)
@@ -258,7 +259,7 @@ def feed(tournament_id: int) -> list[int]:
         .values_list("pk", flat=True)[:room]
     )
     for pk in resend + fresh:
-        _enqueue(pk)
+        enqueue.send_match(pk)
     return resend + fresh
 
 
