@@ -518,6 +518,60 @@ class AllegoryState(State):
             obs["breakdown"] = details
         return obs
 
+    @classmethod
+    def from_view(cls, game: AllegoryGame, view: dict[str, Any]) -> AllegoryState:
+        """The state a spectator's full view shows (``observation(None)``).
+
+        The inverse of the full view: ``from_view(g, s.observation(None))``
+        has the same observations, legal actions and future as ``s``. A seat's
+        view completed with the two things it lacks, the ``deck`` (top first)
+        and every seat's ``morals``, is such a view: this is how
+        ``cardroom_sdk.sample_world`` builds a world. The view is checked
+        (every card in play exactly once, the Morals from the Moral deck, the
+        phase and turn consistent); a view that no state has raises
+        EngineError.
+        """
+        n = game.num_players
+        if view.get("game") != game.id or view.get("num_players") != n:
+            raise EngineError(f"the view is not of a {n}-player {game.id} game")
+        state = cls(game)
+        phase = view.get("phase")
+        if phase == "setup":
+            return state
+        if phase not in PHASE_NAMES[1:]:
+            raise EngineError(f"unknown phase {phase!r}")
+        try:
+            state.phase = PHASE_NAMES.index(phase)
+            state.round = int(view["round"])
+            to_act = view["to_act"]
+            state.cur = to_act[0] if to_act else 0
+            state.high = int(view["high_bid"])
+            state.hbidder = -1 if view["high_bidder"] is None else int(view["high_bidder"])
+            state.winner = -1 if view["winner"] is None else int(view["winner"])
+            state.pool = [CARD_ID[p["card"]] for p in view["pool"]]
+            state.pchips = [int(p["chips"]) for p in view["pool"]]
+            state.deck = [CARD_ID[c] for c in reversed(view["deck"])]
+            players = view["players"]
+            state.chips = [int(p["chips"]) for p in players]
+            state.bids = [int(p["bid"]) for p in players]
+            state.rested = [bool(p["rested"]) for p in players]
+            state.tales = [[[CARD_ID[c] for c in p["tales"][t]] for t in TALES] for p in players]
+            state.morals = [_THEME_INDEX[m] for m in view["morals"]]
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise EngineError(f"not a full Allegory view: {exc!r}") from None
+        state.ncards = [sum(len(t) for t in tales) for tales in state.tales]
+        state.active = n - sum(state.rested)
+        cards = state.pool + state.deck + [c for tales in state.tales for t in tales for c in t]
+        if len(cards) != len(game.cards_in_play) or set(cards) != game.cards_in_play_set:
+            raise EngineError("the view does not hold every Theme card in play exactly once")
+        if len(state.morals) != n or any(
+            state.morals.count(m) > game.moral_copies or THEMES[m] not in game.moral_themes for m in state.morals
+        ):
+            raise EngineError("the view's Morals are not a deal from the Moral deck")
+        if len(players) != n or state.to_act() != list(to_act):
+            raise EngineError("the view's turn does not fit its phase")
+        return state
+
     def clone(self) -> AllegoryState:
         new = object.__new__(AllegoryState)
         new.game = self.game

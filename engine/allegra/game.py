@@ -211,6 +211,104 @@ class AllegraState(State):
         self.turn_limit = TURN_LIMIT_PER_PLAYER * n
         self.limit_ends: list[bool] = []
 
+    # -- building a state from a view -------------------------------------
+    @classmethod
+    def from_view(
+        cls, game: AllegraGame, view: dict[str, Any], final_queue: list[int] | None = None, held_public: bool = False
+    ) -> AllegraState:
+        """The state a spectator's full view shows (``observation(None)``:
+        every card's value, ``face_down``, the ``deck`` top first, the knock
+        ``answers``), at a decision or at the end (not at a chance node).
+
+        The view does not show three things, which are arguments here:
+        ``final_queue``, during the final turns the seats still to play after
+        the active one, in order (required then); ``held_public``, whether
+        the knocker's held card was face up (everyone sees it) or face down
+        (the knocker alone does); and the score details of earlier rounds
+        (their round scores are taken as the area sums, with no ender and
+        nothing doubled: only ``score_details`` shows them). The card counts,
+        the table's counters, the exchange's choices and the opening reveals
+        done are rebuilt from the view, which is checked (every card exactly
+        once, the phase, seats and turn consistent): a view no state has
+        raises EngineError.
+        """
+        n = game.num_players
+        if view.get("game") != game.id or view.get("num_players") != n:
+            raise EngineError(f"the view is not of a {n}-player {game.id} game")
+        phase_name = view.get("phase")
+        if phase_name not in PHASE_NAMES[REVEAL:]:
+            raise EngineError(f"a state is built from a view at a decision or at the end, not in phase {phase_name!r}")
+        st = cls(game)
+        lay = st.lay
+        try:
+            st.phase = phase = PHASE_NAMES.index(phase_name)
+            st.round = int(view["round"])
+            st.active = a = int(view["active"])
+            st.to_act_ = tuple(int(s) for s in view["to_act"])
+            cells = [v for grid in view["grids"] for row in grid for v in row]
+            st.val = [None if v is None else int(v) for v in cells]
+            st.upv = st.val[:]
+            for s_, r_, c_ in view["face_down"]:
+                st.upv[s_ * CELLS + r_ * COLS + c_] = None
+            st.discard = [int(v) for v in view["discard"]]
+            st.deck = [int(v) for v in reversed(view["deck"])]
+            st.removed = [int(v) for v in view["removed"]]
+            st.drawn = None if view["drawn"] is None else int(view["drawn"])
+            st.knockers = [int(k) for k in view["knockers"]] if phase != KNOCK else []
+            if phase == KNOCK:
+                st.answers = [None if x is None else x == "knock" for x in view["answers"]]
+            st.knocker = None if view["knocker"] is None else int(view["knocker"])
+            if phase == EXCHANGE:
+                st.P = SLOT_OF.index(tuple(view["placed"]))
+                st.held = int(view["held"]["card"])
+            st.ender = None if view["ender"] is None else int(view["ender"])
+            st.final = bool(view["final_turns"])
+            st.totals = [int(t) for t in view["scores"]]
+            st.round_scores = [[int(x) for x in r] for r in view["round_scores"]]
+            st.turns = int(view["turn"])
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise EngineError(f"not a full Allegra view: {exc!r}") from None
+        if len(st.val) != lay.N or not 0 <= a < n or len(st.totals) != n or len(st.answers) != n:
+            raise EngineError("the view's table does not fit the number of players")
+        if int(view.get("turn_limit", -1)) != st.turn_limit:
+            raise EngineError(f"the turn limit is {st.turn_limit}, not {view.get('turn_limit')!r}")
+        st._recount()
+        if st.card_count() != Counter(CARDS):
+            raise EngineError(f"the view does not hold each of the {NUM_CARDS} cards exactly once")
+        st.raw_scores = [r[:] for r in st.round_scores]
+        st.enders = [None] * len(st.round_scores)
+        st.doubled = [False] * len(st.round_scores)
+        st.limit_ends = [False] * len(st.round_scores)
+        st.held_public = bool(held_public) if st.held is not None else False
+        if phase == DRAWN:
+            st.give_ok = [k for k in st.knockers if st._area_occ(k)]
+        elif phase == EXCHANGE:
+            k, P = st.knocker, st.P
+            st.qs = [i for i in lay.area[k] if st.val[i] is not None and i != P]  # type: ignore[index]
+            st.rs = [i for i in lay.area[a] if st.val[i] is not None and i != P]
+        elif phase == REVEAL:
+            done = sum(1 for v in st.upv if v is not None) + len(st.removed)
+            st.reveal_seat, st.reveal_count = divmod(done, REVEALS)
+            if st.reveal_seat != a:
+                raise EngineError(f"{done} opening reveals are done: seat {st.reveal_seat} reveals, not seat {a}")
+        if st.final and phase != OVER:
+            if final_queue is None:
+                raise EngineError("during the final turns the seats still to play (final_queue) must be given")
+            st.queue = [int(s) for s in final_queue]
+            if len(set(st.queue)) != len(st.queue) or st.ender in st.queue or a in st.queue:
+                raise EngineError(f"final_queue {final_queue!r} does not fit ender {st.ender} and active seat {a}")
+        expected = {
+            REVEAL: (a,), TURN: (a,), DRAWN: (a,), EXCHANGE: (a,), OVER: (),
+            PLACE: (st.knocker,),
+        }.get(phase)  # fmt: skip
+        if phase == KNOCK:
+            expected = tuple(s for s in lay.order_from[a][1:] if st.answers[s] is None)
+            if n < 3 or st.answers[a] is not None or not expected:
+                raise EngineError("the knock answers do not fit the phase")
+        if st.to_act_ != expected:
+            raise EngineError(f"in phase {phase_name!r} seats {list(expected or ())} act, not {list(st.to_act_)}")
+        return st
+
     # -- copying ---------------------------------------------------------
     def clone(self) -> AllegraState:
         c = object.__new__(AllegraState)
