@@ -71,6 +71,9 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Before any view: a NUL byte in a query parameter is a 400, an
+    # Authorization header without a working token a 401 (ladder.request_checks).
+    "ladder.request_checks.RequestChecksMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

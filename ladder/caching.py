@@ -25,8 +25,9 @@ invalidated: it never changes.
 Only canonical requests are cached: a GET with no query parameter but the
 page's own (a junk parameter would otherwise be copied into another
 client's pagination links, and let anyone fill the cache), and only for
-who sees the same page as everyone: API requests without credentials in an
-Authorization header, asking for JSON; web pages without a session or
+who sees the same page as everyone: requests without an Authorization
+header; on the API, asking for JSON with no media-type parameter but q
+(``indent=8`` is one client's choice); web pages without a session or
 messages cookie (an anonymous visitor). Anything else goes to the view as
 before. When the cache is down, reads go to the database (logged).
 
@@ -121,10 +122,22 @@ def bump(*scopes: str) -> None:
 # -- the middleware -------------------------------------------------------------------
 
 
+def _plain_accept(accept: str) -> bool:
+    """An Accept header that chooses no variant: media ranges with at most a
+    q weight. DRF's JSON renderer takes parameters (``application/json;
+    indent=8``): such an answer is that client's, never the shared page."""
+    for media_range in accept.split(","):
+        for param in media_range.split(";")[1:]:
+            if param.split("=", 1)[0].strip().lower() != "q":
+                return False
+    return "text/html" not in accept
+
+
 def _shared_page(request: HttpRequest, who: str) -> bool:
+    if "HTTP_AUTHORIZATION" in request.META:
+        return False  # (refused with a 401 unless it is a working token: ladder.request_checks)
     if who == API:
-        accept = request.headers.get("Accept", "")
-        return "HTTP_AUTHORIZATION" not in request.META and "text/html" not in accept
+        return _plain_accept(request.headers.get("Accept", ""))
     return settings.SESSION_COOKIE_NAME not in request.COOKIES and "messages" not in request.COOKIES
 
 
