@@ -55,8 +55,11 @@ __all__ = [
     "BotPackage",
     "PackageError",
     "PackageLimits",
+    "PackageTooLarge",
+    "check_upload",
     "load_bot_package",
     "package_argv",
+    "upload_name",
 ]
 
 PROTOCOL_VERSION = 1
@@ -70,6 +73,10 @@ _CHUNK = 64 * 1024
 
 class PackageError(ValueError):
     """A bot package that breaks a rule; ``str()`` is a one-line message."""
+
+
+class PackageTooLarge(PackageError):
+    """An upload over the size limit (the server answers 413)."""
 
 
 @dataclass(frozen=True)
@@ -157,6 +164,58 @@ def load_bot_package(path: Path, workdir: Path, limits: PackageLimits = DEFAULT_
     except BaseException:
         shutil.rmtree(dest, ignore_errors=True)
         raise
+
+
+# -- uploads -----------------------------------------------------------------
+# What the server checks of an uploaded file (ladder.services.bots), and
+# `cardroom submit` before it sends anything: the same rules, the same words.
+
+UPLOAD_SUFFIXES = (".py", ".zip", ".tar.gz", ".tgz")
+MAX_UPLOAD_NAME_CHARS = 200  # BotVersion.filename
+# File systems count bytes (255 for a name): 100 x "中" is 300. The stored
+# name also has the game, bot name and version before it.
+MAX_UPLOAD_NAME_BYTES = 150
+
+
+def upload_name(filename: str, data: bytes, max_bytes: int = DEFAULT_LIMITS.compressed_bytes) -> str:
+    """The cheap checks of an upload, before its content is looked at: its
+    size and its name. Returns the base name it is stored under."""
+    if len(data) > max_bytes:
+        raise PackageTooLarge(
+            f"{filename}: the package is {len(data)} bytes; the limit is {max_bytes} bytes: leave out what the bot does not need"
+        )
+    if not data:
+        raise PackageError(f"{filename}: the file is empty: upload your bot's program")
+    safe_name = Path(filename.replace("\\", "/")).name or "bot.py"
+    if len(safe_name) > MAX_UPLOAD_NAME_CHARS:
+        raise PackageError(
+            f"the file name is {len(safe_name)} characters long; the limit is {MAX_UPLOAD_NAME_CHARS}: rename the file"
+        )
+    encoded = len(safe_name.encode("utf-8", "surrogatepass"))
+    if encoded > MAX_UPLOAD_NAME_BYTES:
+        raise PackageError(
+            f"the file name is too long: {encoded} bytes in UTF-8; the limit is {MAX_UPLOAD_NAME_BYTES} bytes: rename the file"
+        )
+    return safe_name
+
+
+def check_upload(filename: str, data: bytes) -> str:
+    """Check an uploaded file's bytes as the sandbox will load them (in a
+    temporary folder, removed after); returns the package's sha256."""
+    lower = filename.lower()
+    if not lower.endswith(UPLOAD_SUFFIXES):
+        raise PackageError(f"{filename!r} is not a bot package: upload a .py file, a .zip or a .tar.gz")
+    if any(ord(c) < 32 or c in "/\\" for c in filename):
+        raise PackageError(f"{filename!r}: the file name must not contain control characters or slashes")
+    with tempfile.TemporaryDirectory(prefix="cardroom-upload-") as tmp:
+        # Under the author's own name: a single .py file runs under it (and
+        # the package's messages name the file the author knows).
+        path = Path(tmp) / filename
+        try:
+            path.write_bytes(data)
+        except (OSError, UnicodeEncodeError) as exc:  # a name this file system refuses
+            raise PackageError(f"the file name {filename!r} cannot be stored: {getattr(exc, 'strerror', None) or exc}") from None
+        return load_bot_package(path, Path(tmp) / "unpacked").sha256
 
 
 # -- kinds -------------------------------------------------------------------

@@ -223,6 +223,24 @@ class VersionOutput(serializers.ModelSerializer):
         return progress_text(version, self._progress(version))
 
 
+class BotWithPackageInput(BotInput):
+    # POST /api/bots/ as multipart: the bot and its first version at once.
+    file = serializers.FileField(
+        max_length=200,
+        required=False,
+        allow_empty_file=True,
+        help_text="the first version: a .py file, or a .zip / .tar.gz with a manifest. With it the bot is created "
+        "only if the package is accepted",
+    )
+
+
+class BotCreatedOutput(BotOutput):
+    version = VersionOutput(required=False, help_text="the first version, when the package was sent with the bot")
+
+    class Meta(BotOutput.Meta):
+        fields = [*BotOutput.Meta.fields, "version"]
+
+
 def _forfeit(p: dict) -> dict | None:
     if not p["forfeit_reason"]:
         return None

@@ -18,7 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from engine import game_ids, get_game_class
-from ladder import caching, selectors
+from ladder import caching, limits, selectors
 from ladder.api import serializers as s
 from ladder.api.errors import ERRORS, error_response, errors
 from ladder.api.pagination import MatchCursorPagination
@@ -149,12 +149,35 @@ class BotList(generics.ListCreateAPIView):
         name = self.request.query_params.get("name")
         return bots.filter(name=name) if name is not None else bots
 
-    @extend_schema(request=s.BotInput, responses={201: s.BotOutput, **errors(400, 401, 413, 429)})
+    @extend_schema(
+        request={"application/json": s.BotInput, "multipart/form-data": s.BotWithPackageInput},
+        responses={201: s.BotCreatedOutput, **errors(400, 401, 403, 413, 429)},
+    )
     def post(self, request, *args, **kwargs):
         data = s.BotInput(data=request.data)
         data.is_valid(raise_exception=True)
-        bot = bot_services.create_bot(owner=request.user, **data.validated_data)
-        return Response(s.BotOutput(bot, context={"request": request}).data, status=status.HTTP_201_CREATED)
+        multipart = request.content_type.startswith("multipart/")
+        too_large = too_large_upload(request._request) if multipart else None  # the UploadLimit guard dropped it
+        if not (multipart and ("file" in request.data or too_large)):
+            bot = bot_services.create_bot(owner=request.user, **data.validated_data)
+            return Response(s.BotOutput(bot, context={"request": request}).data, status=status.HTTP_201_CREATED)
+        # With its first version: both or neither (a refused package leaves no empty bot).
+        if too_large:
+            return error_response(too_large, "file", 413)
+        upload = request.FILES.get("file")
+        if upload is None:
+            return error_response("send the bot package as the multipart field 'file' (see /docs/bot-authors/#packaging)", "file", 400)
+        refused = limits.refusal(request, "upload")  # an upload as well as a new bot
+        if refused:
+            return error_response(refused.message, None, 429, {"Retry-After": str(refused.retry_after)})
+        s.VersionInput(data={"file": upload}).is_valid(raise_exception=True)  # the file name's length
+        bot, version = bot_services.create_bot_with_version(
+            owner=request.user, **data.validated_data, filename=upload.name or "bot.py",
+            data=upload.read(settings.CARDROOM_MAX_UPLOAD_BYTES + 1),
+        )  # fmt: skip
+        context = {"request": request}
+        body = {**s.BotOutput(bot, context=context).data, "version": s.VersionOutput(version, context=context).data}
+        return Response(body, status=status.HTTP_201_CREATED)
 
 
 class BotDetail(generics.RetrieveAPIView):

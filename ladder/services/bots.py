@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import tempfile
-from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -15,6 +13,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from cardroom import packages
 from ladder.models import GAME_CHOICES, Bot, BotVersion, Ladder
 from ladder.services import enqueue, quotas
 from ladder.services.errors import ServiceError  # (re-exported: callers import it from here)
@@ -22,8 +21,6 @@ from ladder.services.ratings import ensure_ratings
 
 SYSTEM_USERNAME = "cardroom"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{1,39}$")
-PACKAGE_SUFFIXES = (".py", ".zip", ".tar.gz", ".tgz")
-MAX_FILENAME_BYTES = 150
 
 
 def game_label(game: str) -> str:
@@ -37,6 +34,22 @@ def with_article(word: str) -> str:
 
 
 def create_bot(*, owner, game: str, name: str, description: str = "") -> Bot:
+    _check_new_bot(game, name)
+    return _insert_bot(owner, game, name, description)
+
+
+def create_bot_with_version(*, owner, game: str, name: str, description: str = "", filename: str, data: bytes) -> tuple[Bot, BotVersion]:
+    """A new bot and its first version, together or not at all: a package
+    that is refused leaves no empty bot behind (nor a public page)."""
+    _check_new_bot(game, name)
+    quotas.check_new_bot(owner)  # before the package check's work; again under the owner's lock
+    safe_name, sha256 = _checked_upload(owner, game, filename, data)
+    with transaction.atomic():
+        bot = _insert_bot(owner, game, name, description)
+        return bot, _store_version(bot, safe_name, sha256, data)
+
+
+def _check_new_bot(game: str, name: str) -> None:
     from engine import game_ids
 
     if game not in game_ids():
@@ -52,6 +65,9 @@ def create_bot(*, owner, game: str, name: str, description: str = "") -> Bot:
         kind = f"built-in {game_label(game)}" if same.builtin else game_label(game)
         whatever_case = "" if same.name == name else " (names are compared whatever the case)"
         raise ServiceError(f"there is already {with_article(kind)} bot named {same.name!r}: choose another name{whatever_case}", "name")
+
+
+def _insert_bot(owner, game: str, name: str, description: str) -> Bot:
     try:
         with transaction.atomic():
             quotas.lock_owner(owner)
@@ -63,61 +79,34 @@ def create_bot(*, owner, game: str, name: str, description: str = "") -> Bot:
         ) from None
 
 
-def _package_suffix(filename: str) -> str:
-    lower = filename.lower()
-    for suffix in PACKAGE_SUFFIXES:
-        if lower.endswith(suffix):
-            return suffix
-    raise ServiceError(
-        f"{filename!r} is not a bot package: upload a .py file, a .zip or a .tar.gz", "file"
-    )
-
-
 def check_package(filename: str, data: bytes) -> str:
     """Check an upload as the sandbox will load it; returns its sha256."""
-    from cardroom.packages import PackageError, load_bot_package
-
-    _package_suffix(filename)
-    if any(ord(c) < 32 or c in "/\\" for c in filename):
-        raise ServiceError(f"{filename!r}: the file name must not contain control characters or slashes", "file")
-    with tempfile.TemporaryDirectory(prefix="cardroom-upload-") as tmp:
-        # Under the author's own name: a single .py file runs under it (and
-        # the package's messages name the file the author knows).
-        path = Path(tmp) / filename
-        try:
-            path.write_bytes(data)
-        except (OSError, UnicodeEncodeError) as exc:  # a name this file system refuses
-            raise ServiceError(f"the file name {filename!r} cannot be stored: {getattr(exc, 'strerror', None) or exc}", "file") from None
-        try:
-            package = load_bot_package(path, Path(tmp) / "unpacked")
-        except PackageError as exc:
-            raise ServiceError(str(exc), "file") from None
-    return package.sha256
+    try:
+        return packages.check_upload(filename, data)
+    except packages.PackageError as exc:
+        raise ServiceError(str(exc), "file") from None
 
 
 def upload_version(*, bot: Bot, filename: str, data: bytes) -> BotVersion:
     """Store a new version (status pending) and queue its validation."""
-    limit = settings.CARDROOM_MAX_UPLOAD_BYTES
-    if len(data) > limit:
-        raise ServiceError(
-            f"{filename}: the package is {len(data)} bytes; the limit is {limit} bytes: leave out what the bot does not need",
-            "file",
-            413,
-        )
-    if not data:
-        raise ServiceError(f"{filename}: the file is empty: upload your bot's program", "file")
-    safe_name = Path(filename.replace("\\", "/")).name or "bot.py"
-    if len(safe_name) > 200:
-        raise ServiceError(f"the file name is {len(safe_name)} characters long; the limit is 200: rename the file", "file")
-    # File systems count bytes (255 for a name): 100 x "中" is 300. The stored
-    # name also has the game, bot name and version before it.
-    encoded = len(safe_name.encode("utf-8", "surrogatepass"))
-    if encoded > MAX_FILENAME_BYTES:
-        raise ServiceError(
-            f"the file name is too long: {encoded} bytes in UTF-8; the limit is {MAX_FILENAME_BYTES} bytes: rename the file", "file"
-        )
-    quotas.check_upload(bot.owner, bot.game, len(data))  # before the package check's work
-    sha256 = check_package(safe_name, data)
+    safe_name, sha256 = _checked_upload(bot.owner, bot.game, filename, data)
+    return _store_version(bot, safe_name, sha256, data)
+
+
+def _checked_upload(owner, game: str, filename: str, data: bytes) -> tuple[str, str]:
+    """The upload's checks (cardroom.packages', which `cardroom submit` runs
+    too) and the owner's quotas: the stored name and the sha256."""
+    try:
+        safe_name = packages.upload_name(filename, data, settings.CARDROOM_MAX_UPLOAD_BYTES)
+    except packages.PackageTooLarge as exc:
+        raise ServiceError(str(exc), "file", 413) from None
+    except packages.PackageError as exc:
+        raise ServiceError(str(exc), "file") from None
+    quotas.check_upload(owner, game, len(data))  # before the package check's work
+    return safe_name, check_package(safe_name, data)
+
+
+def _store_version(bot: Bot, safe_name: str, sha256: str, data: bytes) -> BotVersion:
     with transaction.atomic():
         quotas.lock_owner(bot.owner)
         quotas.check_upload(bot.owner, bot.game, len(data))  # again, under the owner's lock

@@ -121,6 +121,80 @@ def test_create_bot_description_too_long_is_400(owner):
     f.assert_error(response, 400, field="description")
 
 
+# -- a bot with its first version (POST /api/bots/ as multipart) -----------------------------------
+
+
+def create_with_package(api, name: str, filename: str, data: bytes, game: str = "allegra"):
+    return api.post("/api/bots/", {"game": game, "name": name, "file": SimpleUploadedFile(filename, data)}, format="multipart")
+
+
+def test_create_bot_with_its_first_version(owner):
+    data = f.bot_program()
+    response = create_with_package(f.client(owner), "lowball", "lowball.py", data)
+    assert response.status_code == 201, response.content
+    body = response.json()
+    bot = Bot.objects.get(game="allegra", name="lowball")
+    assert body["id"] == bot.pk and body["owner"] == "owner" and body["current_version"] is None
+    version = body["version"]
+    assert version["number"] == 1 and version["status"] == "pending" and version["filename"] == "lowball.py"
+    assert version["size"] == len(data) and version["validation_log"] == ""
+    assert list(bot.versions.values_list("number", flat=True)) == [1]
+
+
+@pytest.mark.parametrize(
+    "filename, data, status, reason",
+    [
+        ("bot.py", b"", 400, "the file is empty"),
+        ("notes.txt", b"print(1)\n", 400, "is not a bot package"),
+        ("random.py", f.bot_program(), 400, "the name of Python's standard module 'random'"),
+        ("pkg.zip", f.zip_bytes({"main.py": "print(1)\n"}), 400, "no manifest"),
+        ("big.py", b"#" * 2000, 413, "the limit is 1000 bytes"),
+    ],
+    ids=["empty", "not-a-package", "shadows-stdlib", "no-manifest", "too-large"],
+)
+def test_a_refused_first_version_creates_no_bot(settings, owner, filename, data, status, reason):
+    if status == 413:
+        settings.CARDROOM_MAX_UPLOAD_BYTES = 1000
+    response = create_with_package(f.client(owner), "refused", filename, data)
+    f.assert_error(response, status, field="file", contains=reason)
+    assert not Bot.objects.filter(name="refused").exists()
+
+
+def test_a_quota_refusing_the_first_version_creates_no_bot(settings, owner, my_bot):
+    settings.CARDROOM_QUOTA_VERSIONS_PER_DAY = 1
+    assert upload(f.client(owner), my_bot.pk, "one.py", f.bot_program()).status_code == 201
+    f.assert_error(create_with_package(f.client(owner), "over", "over.py", f.bot_program()), 429, contains="versions a day")
+    assert not Bot.objects.filter(name="over").exists()
+
+
+def test_a_taken_name_is_refused_with_a_package_too(owner, my_bot):
+    response = create_with_package(f.client(f.user()), "my-bot", "bot.py", f.bot_program())
+    f.assert_error(response, 400, field="name", contains="there is already an Allegra bot named 'my-bot'")
+    assert Bot.objects.filter(name="my-bot").count() == 1 and not my_bot.versions.exists()
+
+
+def test_a_file_field_that_is_no_file_is_refused_and_creates_no_bot(owner):
+    response = f.client(owner).post("/api/bots/", {"game": "allegra", "name": "texty", "file": "print(1)"}, format="multipart")
+    f.assert_error(response, 400, field="file", contains="multipart field 'file'")
+    assert not Bot.objects.filter(name="texty").exists()
+
+
+def test_the_old_ways_of_creating_a_bot_still_answer_as_before(owner):
+    for body, fmt in [({"game": "allegra", "name": "plain-json"}, "json"), ({"game": "allegra", "name": "plain-form"}, "multipart")]:
+        response = f.client(owner).post("/api/bots/", body, format=fmt)
+        assert response.status_code == 201, response.content
+        assert "version" not in response.json() and response.json()["current_version"] is None
+
+
+def test_a_bot_with_its_package_counts_as_an_upload_too(settings, owner):
+    f.limit_rate(settings, "upload", "1/hour")
+    api = f.client(owner)
+    assert create_with_package(api, "first", "first.py", f.bot_program()).status_code == 201
+    response = create_with_package(api, "second", "second.py", f.bot_program())
+    f.assert_error(response, 429)
+    assert "Retry-After" in response and not Bot.objects.filter(name="second").exists()
+
+
 def test_bot_list_is_public_and_filters_by_game_and_owner(owner, my_bot):
     f.bot(owner, game="allegory", name="owl")
     api = f.client()
