@@ -26,7 +26,7 @@ from tests.ladder.worker_fixtures import (  # noqa: F401 (the fixture celery_wor
     only_ladders,
 )
 
-pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 LIMITS = {"startup_ms": 8000, "per_move_ms": 1000, "overage_ms": 4000, "total_ms": 30000}
 RANDOM_BOT = (ROOT / "bots" / "random_bot.py").read_text()
@@ -37,10 +37,10 @@ CRASHING_BOT = "import sys\nsys.stderr.write('I give up on purpose\\n')\nsys.exi
 
 
 @pytest.fixture
-def platform(live_server, celery_workers, tmp_path, settings):
+def server(live_server, tmp_path, settings):
+    """The live web app, without a worker (uploads wait in the queue)."""
     factories.fast_passwords(settings)
     only_ladders("allegra", [2, 4], **LIMITS)
-    celery_workers.start("submit")
     home = tmp_path / "home"
     home.mkdir()
     env = {
@@ -51,7 +51,13 @@ def platform(live_server, celery_workers, tmp_path, settings):
     }
     for name in ("CARDROOM_TOKEN", "CARDROOM_SERVER"):
         env.pop(name, None)
-    return {"url": live_server.url, "env": env, "dir": tmp_path, "workers": celery_workers}
+    return {"url": live_server.url, "env": env, "dir": tmp_path}
+
+
+@pytest.fixture
+def platform(server, celery_workers):
+    celery_workers.start("submit")
+    return {**server, "workers": celery_workers}
 
 
 def _own_terminal() -> None:  # in the child: the pty becomes its controlling terminal
@@ -103,6 +109,8 @@ def write(platform, filename: str, text: str) -> str:
     return str(path)
 
 
+@pytest.mark.worker
+@pytest.mark.slow
 def test_login_then_submit_wait_good_and_failing_bots_and_a_replaced_token(platform):
     user = factories.user("author")
     url, env = platform["url"], platform["env"]
@@ -149,6 +157,8 @@ def test_login_then_submit_wait_good_and_failing_bots_and_a_replaced_token(platf
     assert BotVersion.objects.filter(bot=bot).count() == 2
 
 
+@pytest.mark.worker
+@pytest.mark.slow
 def test_submit_errors_are_one_line(platform):
     factories.user("quick")
     url, env = platform["url"], platform["env"]
@@ -158,9 +168,60 @@ def test_submit_errors_are_one_line(platform):
     empty = submit(platform, notes, "empty-bot", "--server", url, "--token", token)
     assert empty.returncode == 2
     assert empty.stderr.count("\n") == 1 and "the file is empty" in empty.stderr
+    assert not Bot.objects.filter(name="empty-bot").exists()
     # somebody else's bot name
     taken = submit(platform, write(platform, "b.py", RANDOM_BOT), "random", "--server", url, "--token", token)
     assert taken.returncode == 2 and "belongs to cardroom" in taken.stderr and taken.stderr.count("\n") == 1
     # no token at all
     bare = submit(platform, write(platform, "c.py", RANDOM_BOT), "x-bot", "--server", url, env={**env, "XDG_CONFIG_HOME": str(platform["dir"] / "none")})
     assert bare.returncode == 2 and "no token for" in bare.stderr and bare.stderr.count("\n") == 1
+
+
+# -- without a worker: what the server stores when a submission is refused ---------------------
+
+
+def submit_as(server, user, bot_file: str, name: str, *extra: str, game: str = "allegra") -> subprocess.CompletedProcess:
+    env = {**server["env"], "CARDROOM_TOKEN": Token.objects.get_or_create(user=user)[0].key}
+    return subprocess.run(
+        [CARDROOM, "submit", bot_file, "--game", game, "--name", name, "--server", server["url"], *extra],
+        cwd=server["dir"], env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def test_a_refused_package_leaves_no_bot_behind(server, settings):
+    author = factories.user("refused-author")
+    # Refused here, before anything is sent: the server's own checks.
+    for filename, content, reason in [
+        ("empty.py", "", "the file is empty"),
+        ("random.py", RANDOM_BOT, "the name of Python's standard module 'random'"),
+    ]:
+        result = submit_as(server, author, write(server, filename, content), "never-made")
+        assert result.returncode == 2 and reason in result.stderr and "nothing was sent" in result.stderr, result.stderr
+    # Refused by the server (its limit is lower than the package checks'): no bot either.
+    settings.CARDROOM_MAX_UPLOAD_BYTES = 1000
+    result = submit_as(server, author, write(server, "big.py", RANDOM_BOT + "#" * 1000), "never-made")
+    assert result.returncode == 2 and "the limit is 1000 bytes (HTTP 413)" in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1
+    assert not Bot.objects.filter(owner=author).exists()
+    assert "created" not in result.stdout
+
+
+def test_a_name_you_have_for_the_other_game_is_refused_as_a_game_typo(server):
+    author = factories.user("typo-author")
+    bot = factories.bot(author, game="allegra", name="lowball")
+    result = submit_as(server, author, write(server, "lowball.py", RANDOM_BOT), "lowball", game="allegory")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.count("\n") == 1
+    assert "you have no allegory bot named 'lowball', but you have the allegra bot 'lowball'" in result.stderr
+    assert f"{server['url']}/bots/{bot.pk}/" in result.stderr and "--game allegra" in result.stderr
+    assert list(Bot.objects.filter(owner=author).values_list("game", flat=True)) == ["allegra"]
+    # Meant: --new-bot makes the second bot, with its first version.
+    result = submit_as(server, author, write(server, "lowball.py", RANDOM_BOT), "lowball", "--new-bot", game="allegory")
+    assert result.returncode == 0, result.stderr
+    assert "created the allegory bot lowball" in result.stdout
+    made = Bot.objects.get(owner=author, game="allegory", name="lowball")
+    assert list(made.versions.values_list("number", "status")) == [(1, "pending")]
+    # And the right game uploads a version of the existing bot.
+    result = submit_as(server, author, write(server, "lowball.py", RANDOM_BOT + "# v2\n"), "lowball")
+    assert result.returncode == 0 and "created" not in result.stdout and "version 1 of lowball" in result.stdout, result.stderr
+    assert bot.versions.count() == 1
