@@ -60,12 +60,7 @@ def sample_world(
     if not isinstance(observation, dict) or not isinstance(observation.get("seat"), int):
         raise ValueError("sample_world needs a seat's observation (a dict with an integer 'seat')")
     seat = observation["seat"]
-    history = list(history or [])
-    for earlier in history:
-        if not isinstance(earlier, dict) or any(
-            earlier.get(k) != observation.get(k) for k in ("game", "seat", "num_players")
-        ):
-            raise ValueError("every observation in history must be of the same game, seat and table")
+    history = _this_round(observation, history or [])
     try:
         game = _new_game(observation.get("game"), observation.get("num_players"), observation.get("options"))
         if isinstance(game, AllegoryGame):
@@ -79,6 +74,23 @@ def sample_world(
     if world.observation(seat) != observation:
         raise ValueError("no engine state shows this observation (it does not add up)")
     return world
+
+
+def _this_round(obs: Observation, history: list[Observation]) -> list[Observation]:
+    """The observations of ``history`` from the round of ``obs``, oldest
+    first (only these are read: Allegory's rounds hide nothing new and an
+    Allegra round starts with a new deal), each checked to be of the same
+    game, seat and table."""
+    recent = []
+    for earlier in reversed(history):
+        if type(earlier) is not dict or any(earlier.get(k) != obs.get(k) for k in ("game", "seat", "num_players")):
+            raise ValueError("every observation in history must be of the same game, seat and table")
+        if earlier.get("round") != obs.get("round"):
+            break
+        if earlier.get("phase") not in ("deal", "over"):
+            recent.append(earlier)
+    recent.reverse()
+    return recent
 
 
 # -- Allegory ---------------------------------------------------------------
@@ -114,58 +126,77 @@ def _allegory_world(game: AllegoryGame, obs: Observation, rng: random.Random) ->
 
 # -- Allegra ----------------------------------------------------------------
 
-_FULL_DECK = Counter(CARDS)
+_FULL_DECK: dict[int, int] = dict(Counter(CARDS))
 
 
-def _visible(obs: Observation) -> Counter:
+def _visible(obs: Observation) -> list[int]:
     """Every card value the observation shows, wherever it is."""
-    seen: Counter = Counter(v for grid in obs["grids"] for row in grid for v in row if type(v) is int)
-    seen.update(obs["discard"])
-    seen.update(obs["removed"])
+    seen = [v for grid in obs["grids"] for row in grid for v in row if type(v) is int]
+    seen += obs["discard"]
+    seen += obs["removed"]
     if obs["drawn"] is not None:
-        seen[obs["drawn"]] += 1
+        seen.append(obs["drawn"])
     held = obs.get("held")
     if held is not None and type(held["card"]) is int:
-        seen[held["card"]] += 1
+        seen.append(held["card"])
     return seen
 
 
-def _unaccounted(obs: Observation) -> Counter:
-    """The cards the seat cannot place: the full deck minus what it sees."""
-    visible = _visible(obs)
-    if any(visible[v] > _FULL_DECK[v] for v in visible):
+def _unaccounted(obs: Observation) -> dict[int, int]:
+    """The cards the seat cannot place: the full deck minus what it sees
+    (value -> copies)."""
+    visible = Counter(_visible(obs))
+    left = {v: k - visible.get(v, 0) for v, k in _FULL_DECK.items()}
+    if len(visible) > len(left) or min(left.values()) < 0:
         raise ValueError("the observation shows more copies of a card than the game has")
-    return _FULL_DECK - visible
+    return left
 
 
-def _never_seen(obs: Observation, history: list[Observation]) -> Counter:
+def _reshuffled_between(before: Observation, after: Observation) -> bool:
+    """Whether the deck was reshuffled between two observations of a round.
+    Without a reshuffle the deck only shrinks and the discard pile below its
+    top card only grows; a reshuffle that these miss (the pile regrown into
+    the very same cards) only makes the sampler know less, never wrongly."""
+    below = before["discard"][:-1]
+    return (
+        after["deck_size"] > before["deck_size"]
+        or len(after["discard"]) < len(before["discard"])
+        or after["discard"][: len(below)] != below
+    )
+
+
+def _never_seen(obs: Observation, history: list[Observation]) -> dict[int, int]:
     """The cards that can be face down (or the hidden held card) now.
 
     A face-down card has been face down since the round's deal, and a held
     card was face down until the knocker took it: in each earlier
     observation of this round it was among the cards the seat could not
     account for. So the candidates are the cards unaccounted for in every
-    observation of the round, this one included. Before any reshuffle that
-    is just this observation's unaccounted cards; after one, it keeps the
-    cards the seat saw go into the reshuffled deck out of the grids.
+    observation of the round, this one included. Between two reshuffles the
+    unaccounted cards only shrink, so the last observation before each
+    reshuffle stands for all before it; with no reshuffle the candidates
+    are this observation's unaccounted cards. After one, they leave out the
+    cards the seat saw go into the reshuffled deck.
     """
     candidates = _unaccounted(obs)
-    for earlier in history:
-        if earlier.get("round") == obs.get("round") and earlier.get("phase") not in ("deal", "over"):
-            candidates &= _unaccounted(earlier)
+    for earlier, later in zip(history, history[1:] + [obs]):
+        if _reshuffled_between(earlier, later):
+            for v, k in _unaccounted(earlier).items():
+                if k < candidates[v]:
+                    candidates[v] = k
     return candidates
 
 
-def _final_queue(n: int, obs: Observation, history: list[Observation], rng: random.Random) -> list[int]:
-    """The seats still to take a final turn after the active one.
+def _final_queues(n: int, obs: Observation, history: list[Observation]) -> list[list[int]]:
+    """The orders in which the seats still to take a final turn after the
+    active one can play.
 
     The observation shows the ender and the active seat, not who was active
     when the ender was fixed. Before that every turn (passed ones too) moves
     to the next seat, so the seat active at turn t is (round - 1 + t) mod n;
     the seats then play once more in order, skipping the ender. Each
     feasible turn T of the fix (after every earlier observation without an
-    ender, agreeing with every earlier one with this ender) gives one queue;
-    one is drawn at random.
+    ender, agreeing with every earlier one with this ender) gives one queue.
     """
     start = (obs["round"] - 1) % n
     ender, turns = obs["ender"], obs["turn"]
@@ -184,9 +215,7 @@ def _final_queue(n: int, obs: Observation, history: list[Observation], rng: rand
         order = [(trigger + j) % n for j in range(1, n + 1) if (trigger + j) % n != ender]
         if all(0 <= t - fix < len(order) and order[t - fix] == active for t, active in sightings):
             options.append(order[turns - fix + 1 :])
-    if not options:
-        raise ValueError("the final turns shown do not follow from any turn of the round")
-    return rng.choice(options)
+    return options
 
 
 def _allegra_world(game: AllegraGame, obs: Observation, rng: random.Random, history: list[Observation]) -> AllegraState:
@@ -213,13 +242,16 @@ def _allegra_world(game: AllegraGame, obs: Observation, rng: random.Random, hist
             f"{sum(hidden.values())} cards are unaccounted for, but {slots} hidden slots and a deck of "
             f"{deck_size!r} need them"
         )
-    pool = list(candidates.elements())
+    pool = [v for v, k in candidates.items() for _ in range(k)]
     if len(pool) < slots:
         raise ValueError("the history does not agree with the observation (too few cards can be face down)")
-    rng.shuffle(pool)
-    dealt = pool[:slots]
-    deck = list((hidden - Counter(dealt)).elements())
-    rng.shuffle(deck)
+    # uniform shuffles: sorting by independent random keys (faster than
+    # rng.shuffle, as in the engine's own deals)
+    r = rng.random
+    dealt = sorted(pool, key=lambda _v: r())[:slots]
+    for v in dealt:
+        hidden[v] -= 1
+    deck = sorted([v for v, k in hidden.items() for _ in range(k)], key=lambda _v: r())
     for (s, r, c), value in zip(face_down, dealt):
         grids[s][r][c] = value
     view = dict(obs, seat=None, grids=grids, deck=deck, face_down=[list(x) for x in face_down])
@@ -241,7 +273,10 @@ def _allegra_world(game: AllegraGame, obs: Observation, rng: random.Random, hist
         ]  # fmt: skip
     final_queue = None
     if obs.get("final_turns") and phase != "over":
-        final_queue = _final_queue(n, obs, history, rng)
+        queues = _final_queues(n, obs, history)
+        if not queues:
+            raise ValueError("the final turns shown do not follow from any turn of the round")
+        final_queue = rng.choice(queues)
     return AllegraState.from_view(game, view, final_queue=final_queue, held_public=held_public)
 
 

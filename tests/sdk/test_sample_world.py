@@ -254,3 +254,41 @@ def test_bad_observations_are_refused_with_a_reason():
         sample_world(obs, history=[dict(obs, seat=(seat + 1) % 3)])
     with pytest.raises(ValueError, match="unknown game|no engine state"):
         sample_world(dict(obs, game="poker"))
+
+
+def final_turn_seats(state):
+    """The seats that take a turn from here to the round's end (default play)."""
+    state, seats, round_ = state.clone(), [], state.observation(None)["round"]
+    while not state.is_terminal() and not state.is_chance_node() and state.observation(None)["round"] == round_:
+        seat = state.to_act()[0]
+        active = state.observation(None)["active"]
+        if not seats or seats[-1] != active:
+            seats.append(active)
+        state.apply(seat, state.default_action(seat))
+    return seats
+
+
+def test_the_final_turns_left_in_a_world_are_the_real_ones_or_as_the_seat_cannot_tell_them_apart():
+    """After the ender is fixed every other seat plays once more; the seat's
+    view does not show who was active when that happened, so a world may
+    give another order of the turns left, but the real one always comes out
+    and the ender never plays again."""
+    rng = random.Random(9)
+    checked = 0
+    for seed in range(40):
+        n = 3 + seed % 4
+        in_this_game = 0
+        for state, histories in play(new_game("allegra", n), seed):
+            if state.is_terminal() or in_this_game == 2:
+                break
+            if not state.observation(None)["final_turns"] or rng.random() > 0.3:
+                continue
+            in_this_game += 1
+            seat = state.to_act()[0]
+            obs = state.observation(seat)
+            real = final_turn_seats(state)
+            seen = {tuple(final_turn_seats(sample_world(obs, rng, histories[seat]))) for _ in range(40)}
+            assert tuple(real) in seen
+            assert all(obs["ender"] not in order for order in seen)
+            checked += 1
+    assert checked >= 40
