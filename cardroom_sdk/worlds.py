@@ -71,6 +71,8 @@ def sample_world(
             raise ValueError(f"sample_world does not know the game {game.id!r}")
     except EngineError as exc:
         raise ValueError(f"no engine state shows this observation: {exc}") from None
+    except (KeyError, TypeError, IndexError, AttributeError) as exc:
+        raise ValueError(f"not an observation of this game: {exc!r}") from None
     if world.observation(seat) != observation:
         raise ValueError("no engine state shows this observation (it does not add up)")
     return world

@@ -4,6 +4,7 @@ hidden card everywhere it can be (chi-square), and plays on to the end."""
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter
 
@@ -292,3 +293,34 @@ def test_the_final_turns_left_in_a_world_are_the_real_ones_or_as_the_seat_cannot
             assert all(obs["ender"] not in order for order in seen)
             checked += 1
     assert checked >= 40
+
+
+def mutations(obs, rng):
+    """A real observation with one part broken: a key gone, a value of the
+    wrong type, a list cut short, a card named wrong."""
+    broken = json.loads(json.dumps(obs))
+    key = rng.choice(sorted(broken))
+    kind = rng.randrange(4)
+    if kind == 0:
+        del broken[key]
+    elif kind == 1:
+        broken[key] = rng.choice([None, "x", 7, [], {}, [None]])
+    elif kind == 2 and isinstance(broken[key], list) and broken[key]:
+        broken[key] = broken[key][:-1]
+    else:
+        broken[key] = {"?": broken[key]}
+    return broken
+
+
+@settings(max_examples=40, deadline=None)
+@given(game=st.sampled_from(["allegory", "allegra"]), n=st.integers(2, 6), seed=st.integers(0, 2**32 - 1))
+def test_a_broken_observation_gets_a_value_error_or_a_world_that_shows_it(game, n, seed):
+    rng = random.Random(seed)
+    for position in positions(new_game(game, n), seed, every=0.05):
+        for _ in range(5):
+            broken = mutations(position.observation, rng)
+            try:
+                world = sample_world(broken, rng, position.history)
+            except ValueError:
+                continue
+            assert world.observation(position.seat) == broken
