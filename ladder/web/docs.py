@@ -37,6 +37,7 @@ DOCS = [
     Doc("first-bot", "", "Write your first bot", "From a starter bot to the leaderboard in five minutes."),
     Doc("bot-authors", "bot-authors.md", "Writing and packaging a bot", "Packages, the sandbox, limits, forfeits, testing locally."),
     Doc("protocol", "protocol.md", "The bot protocol", "The messages a bot reads and writes, the time limits, the actions."),
+    Doc("sdk", "sdk.md", "The bot SDK", "cardroom_sdk: the protocol loop, the engine to simulate with, worlds sampled from what a seat knows."),
     Doc("ladder", "ladder.md", "The ladder", "From upload to the leaderboard: validation, ratings, matchmaking, failures."),
     Doc("replay-format", "replay-format.md", "The replay format", "The JSON document every match leaves, and what cardroom verify checks."),
     Doc("tournaments", "tournaments.md", "Events and tournaments", "Round-robin, Swiss and duplicate events: seeds, standings, intervals, cardroom tournament."),
