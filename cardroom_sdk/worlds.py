@@ -69,11 +69,12 @@ def sample_world(
             world = _allegra_world(game, observation, rng, history)
         else:  # pragma: no cover - a game the SDK does not know yet
             raise ValueError(f"sample_world does not know the game {game.id!r}")
+        shown = world.observation(seat)
     except EngineError as exc:
         raise ValueError(f"no engine state shows this observation: {exc}") from None
     except (KeyError, TypeError, IndexError, AttributeError) as exc:
         raise ValueError(f"not an observation of this game: {exc!r}") from None
-    if world.observation(seat) != observation:
+    if shown != observation:
         raise ValueError("no engine state shows this observation (it does not add up)")
     return world
 
