@@ -8,6 +8,7 @@ the public-read microcache keeps shared pages a second and nothing else."""
 from __future__ import annotations
 
 import http.client
+import json
 import os
 import re
 import shutil
@@ -288,3 +289,20 @@ def test_the_proxy_keeps_no_page_the_app_does_not_mark_as_shared(stack):
         page = _get_with(port, "/login/")
         assert page.status == 200 and page.getheader("Set-Cookie")
         assert page.getheader("X-Cache") == "MISS"
+
+
+def test_absolute_links_keep_the_public_host_and_port(stack):
+    """The app builds absolute links (the API root, pagination, reset
+    e-mails) from the Host the proxy passes on: with the port the client
+    used (issue 25, item 9: the compose stack's :8080 was lost)."""
+    port = stack["proxy"]
+    root = _get_with(port, "/api/", {"Host": f"localhost:{port}"})
+    assert root.status == 200
+    links = json.loads(root.body)
+    assert links["matches"] == f"http://localhost:{port}/api/matches/", links
+    # The proxy's cache keeps one entry per host and port: a page built for
+    # one is never served to a client that asked another.
+    path = "/api/matches/?page_size=9"
+    _get_with(port, path, {"Host": f"localhost:{port}"})
+    assert _get_with(port, path, {"Host": f"localhost:{port}"}).getheader("X-Cache") == "HIT"
+    assert _get_with(port, path, {"Host": "localhost:1"}).getheader("X-Cache") == "MISS"
