@@ -8,9 +8,12 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import socket
+import ssl
 import stat
 import struct
+import subprocess
 import threading
 import time
 import zipfile
@@ -114,9 +117,15 @@ VERSION = {"number": 1, "status": "pending", "progress": "queued for validation"
 class Hostile(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self):
+    def __init__(self, tls=None):
         super().__init__(("127.0.0.1", 0), _Handler)
-        self.url = f"http://127.0.0.1:{self.server_address[1]}"
+        scheme = "http"
+        if tls:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self.socket = context.wrap_socket(self.socket, server_side=True)
+            scheme = "https"
+        self.url = f"{scheme}://127.0.0.1:{self.server_address[1]}"
         self.seen: list[tuple[str, str, str | None]] = []  # method, path, Authorization
         self.sent = 0  # bytes of body written by the streaming answers
         self.routes = {
@@ -180,8 +189,8 @@ def redirect(location, status=302):
 def hostile():
     servers = []
 
-    def start() -> Hostile:
-        server = Hostile()
+    def start(tls=None) -> Hostile:
+        server = Hostile(tls)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         servers.append(server)
         return server
@@ -235,14 +244,34 @@ def test_a_server_from_before_bots_with_packages_gets_the_version_uploaded_after
 def test_the_token_is_never_sent_to_another_origin_after_a_redirect(hostile, bot_file, capsys):
     server, elsewhere = hostile(), hostile()
     server.routes[("GET", "/api/auth/me/")] = redirect(elsewhere.url + "/api/auth/me/")
-    assert submit(server, bot_file) == 2
+    status = submit(server, bot_file)
+    assert elsewhere.seen == []  # not followed at all
+    assert status == 2
     err = one_error_line(capsys)
     assert f"redirected to {elsewhere.url}/api/auth/me/" in err and "the token is not sent there" in err
-    assert elsewhere.seen == []  # not followed at all
     # Another host name for the same address is another origin too.
     server.routes[("GET", "/api/auth/me/")] = redirect(server.url.replace("127.0.0.1", "localhost") + "/api/auth/me/", 301)
     assert submit(server, bot_file) == 2
     assert "the token is not sent there" in one_error_line(capsys)
+
+
+def test_from_https_the_token_is_not_sent_on_to_plain_http(hostile, bot_file, tmp_path, monkeypatch, capsys):
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl(1) makes the test's certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1",
+         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the client trusts it, and only it
+    server, plain = hostile(tls=(cert, key)), hostile()
+    assert server.url.startswith("https://")
+    server.routes[("GET", "/api/auth/me/")] = redirect(plain.url + "/api/auth/me/")
+    status = submit(server, bot_file)
+    assert plain.seen == []  # not followed: no token in clear
+    assert status == 2 and f"redirected to {plain.url}/api/auth/me/" in one_error_line(capsys)
+    assert ("GET", "/api/auth/me/", "Token " + "k" * 40) in server.seen  # it was over TLS, trusted
 
 
 def test_the_password_is_not_posted_after_a_redirect(hostile, xdg, monkeypatch, capsys):
@@ -373,6 +402,31 @@ def test_answers_are_read_up_to_a_size_bound(hostile, bot_file, capsys):
     server.routes[("GET", "/api/auth/me/")] = raw_answer(200, "application/json", b"{}", [("Content-Length", str(10**10))])
     assert submit(server, bot_file) == 2
     assert f"answered with {10**10} bytes" in one_error_line(capsys)
+
+
+def _drip(handler):
+    body = json.dumps({**ME, "pad": " " * 10}).encode()
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    try:
+        for byte in body:
+            handler.wfile.write(bytes([byte]))
+            handler.wfile.flush()
+            time.sleep(0.1)
+    except OSError:
+        pass  # the client hung up
+
+
+def test_an_answer_that_drips_in_is_not_waited_for_past_the_time_limit(hostile, bot_file, monkeypatch, capsys):
+    monkeypatch.setattr(remote, "TIMEOUT_SECONDS", 1)
+    server = hostile()
+    server.routes[("GET", "/api/auth/me/")] = _drip  # each byte well within the socket's timeout
+    started = time.monotonic()
+    assert submit(server, bot_file) == 2
+    assert time.monotonic() - started < 2.5
+    assert "took more than 1 seconds to answer" in one_error_line(capsys)
 
 
 def test_wait_gives_up_after_its_time_limit(hostile, bot_file, capsys):
