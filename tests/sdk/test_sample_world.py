@@ -324,3 +324,25 @@ def test_a_broken_observation_gets_a_value_error_or_a_world_that_shows_it(game, 
             except ValueError:
                 continue
             assert world.observation(position.seat) == broken
+
+
+def test_after_a_reshuffle_the_face_down_and_deck_cards_are_each_dealt_uniformly():
+    """With the history the seat's knowledge splits the hidden cards in two:
+    the never-seen ones face down, the reshuffled ones in the deck. Within
+    each part every card still comes out in every place it can be."""
+    obs, history, before = next(reshuffle_positions(2, range(40)))
+    deck_cards = unaccounted(obs) - before
+    rng = random.Random(21)
+    first_face_down = next(
+        (s, r, c) for s, g in enumerate(obs["grids"]) for r, row in enumerate(g) for c, v in enumerate(row) if v == "?"
+    )
+    slot, tops = Counter(), Counter()
+    for _ in range(DRAWS):
+        full = sample_world(obs, rng, history).observation(None)
+        s, r, c = first_face_down
+        slot[full["grids"][s][r][c]] += 1
+        tops[full["deck"][0]] += 1
+    assert set(slot) == {v for v, k in before.items() if k}
+    assert set(tops) == {v for v, k in deck_cards.items() if k}
+    assert chi_square_p(slot, before) > 1e-4
+    assert chi_square_p(tops, deck_cards) > 1e-4
