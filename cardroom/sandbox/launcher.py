@@ -26,9 +26,9 @@ from .config import (
     NONE_WARNING,
     START_TIMEOUT_S,
     SandboxError,
-    _ensure_dir,
     runs_dir,
     state_dir,
+    uid_range,
 )
 from .reaping import (
     _children,
@@ -352,8 +352,19 @@ class BwrapLauncher(Launcher):
         args += [
             "--proc",
             "/proc",
+            # The host's sysctls: a bot needs none, and their counters
+            # (fs.aio-nr, kernel.pty.nr, fs.file-nr ...) are moved by every
+            # sandbox: a channel between seats that freezing does not close.
+            "--ro-bind",
+            str(self._empty),
+            "/proc/sys",
             "--dev",
             "/dev",
+            # No ptys: bwrap's devpts instance draws on the host's one
+            # kernel.pty.max, which a bot could exhaust for every container.
+            "--ro-bind",
+            str(self._empty),
+            "/dev/pts",
             *shm_args,
             "--remount-ro",
             "/dev",
@@ -398,7 +409,6 @@ class BwrapLauncher(Launcher):
             if os.path.lexists(run_dir):
                 kill_sandbox_strays(uid, run_dir)
                 shutil.rmtree(run_dir)
-            _ensure_bwrap_base(uid)
             _copy_bot_files(Path(root), run_dir, uid)
             if self.tmpfs_mounts:
                 tmpfs = mount_bot_tmpfs(uid, limits)
@@ -614,18 +624,30 @@ def _bwrap_error(popen: subprocess.Popen) -> str:
     return " ".join(text.decode("utf-8", "replace").split())[:500] or f"exit status {popen.returncode}"
 
 
-def _ensure_bwrap_base(uid: int) -> None:
-    """bwrap (run as ``uid``) needs a folder to mount its root tmpfs on: it
-    tries /run/user/UID/.bubblewrap, else creates /tmp/.bubblewrap-UID owned
-    by the bot's uid on the host. Provide the first one, owned by root, so the
-    bot's uid owns nothing outside its sandbox."""
-    base = Path("/run/user")
-    if not base.is_dir():
-        base.mkdir(mode=0o755, parents=True, exist_ok=True)
-    user_dir = base / str(uid)
-    if not (user_dir / ".bubblewrap").is_dir():
-        _ensure_dir(user_dir, 0o755)
-        _ensure_dir(user_dir / ".bubblewrap", 0o755)
+def remove_old_run_user_folders() -> list[str]:
+    """Remove the /run/user/UID/.bubblewrap folders earlier versions made for
+    the pool's uids (bubblewrap 0.3.2 and later need none), where they hold
+    nothing else. Returns what was removed."""
+    pool = uid_range()
+    removed = []
+    try:
+        names = os.listdir("/run/user")
+    except OSError:
+        return removed
+    for name in names:
+        if not name.isdigit() or int(name) not in pool:
+            continue
+        folder = Path("/run/user") / name
+        try:
+            if os.lstat(folder).st_uid != 0:
+                continue
+            if (folder / ".bubblewrap").is_dir() and not (folder / ".bubblewrap").is_symlink():
+                os.rmdir(folder / ".bubblewrap")  # only if empty
+            os.rmdir(folder)  # only if empty
+        except OSError:
+            continue
+        removed.append(str(folder))
+    return removed
 
 
 # -- the none mode ------------------------------------------------------------------------

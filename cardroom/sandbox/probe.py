@@ -31,7 +31,7 @@ from .config import (
     uid_range,
     weak_limits_allowed,
 )
-from .launcher import BwrapLauncher, UnsandboxedLauncher
+from .launcher import BwrapLauncher, UnsandboxedLauncher, remove_old_run_user_folders
 from .reaping import _set_child_subreaper, sweep_stale
 from .seccomp import SeccompFilter, SeccompUnavailable, get_filter
 from .tmpfs import check_tmpfs_mounts
@@ -238,9 +238,9 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
     if refusal:
         report.error = refusal
         return report, None
-    swept = sweep_stale(controllers)
+    swept = sweep_stale(controllers) + remove_old_run_user_folders()
     if swept:
-        report.notes.append(f"removed {len(swept)} run folders and cgroups left behind by workers that died")
+        report.notes.append(f"removed {len(swept)} run folders, cgroups and /run/user folders left behind by workers that died or by earlier versions")
     launcher = BwrapLauncher(bwrap, controllers, prlimit=prlimit, tmpfs_mounts=tmpfs_error is None, seccomp=seccomp_filter)
     report.nested_userns = "blocked (--disable-userns)" if launcher.disable_userns else "allowed (bubblewrap < 0.8)"
     report.rlimits = f"set by {prlimit} before bwrap starts"
@@ -265,7 +265,7 @@ LIMIT_TEXTS = {
 }
 
 
-SECCOMP_WHAT = "system calls a bot never needs: locks, inotify, keyrings, io_uring, foreign sockets ..."
+SECCOMP_WHAT = "system calls a bot never needs: locks, inotify, keyrings, io_uring and AIO, sockets but AF_UNIX ..."
 
 
 def _seccomp_filter() -> tuple[SeccompFilter | None, LimitStatus]:

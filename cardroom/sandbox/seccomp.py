@@ -20,14 +20,21 @@ What it denies, and why (docs/bot-authors.md lists it for bot authors):
   ``clone`` with a ``CLONE_NEW*`` flag), ptrace and cross-process memory
   access, ``personality``, modules, kexec, reboot, swap, quotas and the
   like;
-* socket families other than AF_UNIX, AF_INET and AF_INET6 (which CPython's
-  multiprocessing and asyncio use, each bot in its own network namespace
-  holding only a loopback): no AF_NETLINK, AF_PACKET, AF_VSOCK, AF_ALG ...
+* host-wide kernel resources outside the bot's cgroups: the native
+  asynchronous I/O calls (``io_setup`` takes slots of the host's one
+  ``fs.aio-max-nr`` quota), and every socket family but AF_UNIX (a TCP
+  socket's buffers count against the host's one ``net.ipv4.tcp_mem``, not
+  the bot's memory cgroup; each bot's network namespace holds only a
+  loopback anyway: decision 91); so no AF_INET, AF_INET6, AF_NETLINK,
+  AF_PACKET, AF_VSOCK, AF_ALG ...
 
 Denied calls fail with EPERM rather than killing the bot, so that CPython
-degrades the way it does for any refused call. One exception: ``clone3``
-fails with ENOSYS, which makes glibc fall back to ``clone``, whose flags the
-filter can inspect (clone3 passes them in memory, out of its reach).
+degrades the way it does for any refused call. Two exceptions fail with
+ENOSYS, as on a kernel without them: ``clone3``, which makes glibc fall back
+to ``clone``, whose flags the filter can inspect (clone3 passes them in
+memory, out of its reach); and the ``io_*`` calls, the answer of a kernel
+built without AIO, which every user of them handles (glibc's POSIX aio uses
+threads, not these calls).
 
 The filter is for the native architecture only; a system call made through
 another ABI (``int 0x80`` on x86-64, the x32 ABI) fails with EPERM as a
@@ -66,8 +73,8 @@ F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW = 36, 37, 38
 F_SETLEASE, F_GETLEASE, F_NOTIFY = 1024, 1025, 1026
 LOCK_COMMANDS = (F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE, F_GETLEASE, F_NOTIFY)
 
-AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
-ALLOWED_FAMILIES = (AF_UNIX, AF_INET, AF_INET6)
+AF_UNIX = 1
+ALLOWED_FAMILIES = (AF_UNIX,)
 CLONE_NEW_FLAGS = (
     0x00000080,  # CLONE_NEWTIME
     0x00020000,  # CLONE_NEWNS
@@ -97,8 +104,9 @@ DENIED: tuple[Denied, ...] = (
     # write a bit the other reads back by timing, again and again.
     Denied("fadvise64", "evicts a shared file from the page cache", arg=3, values=(POSIX_FADV_DONTNEED,)),
     Denied("madvise", "evicts a shared file from the page cache", arg=2, values=(MADV_COLD, MADV_PAGEOUT)),
-    # Socket families: everything but AF_UNIX, AF_INET and AF_INET6 (the
-    # builder turns ``values`` into "every other value").
+    # Socket families: everything but AF_UNIX (the builder turns ``values``
+    # into "every other value"). AF_INET and AF_INET6 too: their buffers are
+    # charged to the host's TCP and UDP memory, not to the bot's cgroup.
     Denied("socket", "socket families a bot never needs", arg=0, values=ALLOWED_FAMILIES),
     Denied("socketpair", "socket families a bot never needs", arg=0, values=ALLOWED_FAMILIES),
     Denied("clone", "new namespaces", arg=0, flags=CLONE_NEW_FLAGS),
@@ -109,6 +117,13 @@ DENIED: tuple[Denied, ...] = (
     Denied("perf_event_open", _KERNEL),
     Denied("userfaultfd", _KERNEL),
     *(Denied(name, _KERNEL) for name in ("io_uring_setup", "io_uring_enter", "io_uring_register")),
+    # io_setup reserves slots of the host's one async-I/O quota (fs.aio-max-nr),
+    # outside any cgroup: one bot could take them all, and their count is a
+    # counter every sandbox can read. ENOSYS: a kernel without AIO.
+    *(
+        Denied(name, "the host's async-I/O quota", error=errno.ENOSYS)
+        for name in ("io_setup", "io_destroy", "io_submit", "io_cancel", "io_getevents", "io_pgetevents")
+    ),
     *(
         Denied(name, "mounts: " + _KERNEL)
         for name in (
@@ -145,7 +160,7 @@ class SeccompFilter:
         self.skipped = skipped  # calls this architecture does not have
 
     def describe(self) -> str:
-        text = f"seccomp filter of {self.rules} rules ({len(self.program) // 8} BPF instructions, {self.arch}); denied calls fail with EPERM"
+        text = f"seccomp filter of {self.rules} rules ({len(self.program) // 8} BPF instructions, {self.arch}); denied calls fail with EPERM (clone3 and the io_* calls with ENOSYS)"
         if self.skipped:
             text += f"; not on this architecture: {', '.join(self.skipped)}"
         return text

@@ -23,17 +23,16 @@ def probe():
     leaked = False
     for host, port in targets:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.settimeout(1.0)
         try:
-            sock.connect((host, port))
-            sys.stderr.write(f"CONNECTED {host} {port}\n")
-            sock.sendall(b"hello from a sandboxed bot\n")
-            leaked = True
+            # (the seccomp filter refuses the socket itself: EPERM)
+            with socket.socket(family, socket.SOCK_STREAM) as sock:
+                sock.settimeout(1.0)
+                sock.connect((host, port))
+                sys.stderr.write(f"CONNECTED {host} {port}\n")
+                sock.sendall(b"hello from a sandboxed bot\n")
+                leaked = True
         except OSError as exc:
             sys.stderr.write(f"BLOCKED {host} {port}: {exc}\n")
-        finally:
-            sock.close()
     sys.stderr.flush()
     return leaked
 
