@@ -77,14 +77,33 @@ def test_the_wheel_holds_the_toolkit_and_needs_no_django(author_wheel, author_ve
     import zipfile
 
     tops = {name.split("/", 1)[0] for name in zipfile.ZipFile(author_wheel).namelist()}
-    assert {"engine", "cardroom", "bots"} <= tops
+    assert {"engine", "cardroom", "cardroom_sdk", "bots"} <= tops
     assert not tops & {"ladder", "config", "tests"}, "the server's code is not an author's"
     listed = _run([author_venv / "pip", "list", "--format=json", "--disable-pip-version-check"])
     installed = {p["name"].lower() for p in json.loads(listed.stdout)}
     assert "cardroom" in installed
     assert not installed & {"django", "djangorestframework", "celery", "psycopg"}, installed
-    imported = _run([author_venv / "python", "-c", "import engine, cardroom.runner, cardroom.sandbox, bots; import django"])
+    imported = _run([author_venv / "python", "-c", "import engine, cardroom.runner, cardroom.sandbox, bots, cardroom_sdk; import django"])
     assert "No module named 'django'" in imported.stderr
+    # the SDK works there: a world sampled from a seat's view shows that view
+    sampled = _run([author_venv / "python", "-c", SDK_CHECK])
+    assert sampled.returncode == 0 and sampled.stdout.strip() == "same view", sampled.stdout + sampled.stderr
+
+
+SDK_CHECK = """
+import random, cardroom_sdk
+rng = random.Random(1)
+state = cardroom_sdk.new_game("allegra", 3).new_initial_state()
+while state.is_chance_node() or len(state.observation(None)["discard"]) < 5:
+    if state.is_chance_node():
+        state.apply_chance(state.sample_chance(rng))
+    else:
+        seat = state.to_act()[0]
+        state.apply(seat, state.random_action(seat, rng))
+seat = state.to_act()[0]
+world = cardroom_sdk.sample_world(state.observation(seat), rng)
+print("same view" if world.observation(seat) == state.observation(seat) else "another view")
+"""
 
 
 def test_play_verify_and_tournament_from_the_wheel(author_venv, tmp_path):
