@@ -128,7 +128,10 @@ def run(
                 context = Context(start=message, rng=random.Random(seed))
                 reply: dict[str, Any] = {"type": "ready"}
             elif kind == "act":
-                observation, legal = message["observation"], message["legal"]
+                observation, legal = message.get("observation"), message.get("legal")
+                if not isinstance(observation, dict) or not isinstance(legal, list) or not legal:
+                    _log("cardroom_sdk: ignoring an act message without an observation and legal actions")
+                    continue
                 if context is None:  # no start seen: still play
                     context = Context(start={"seat": observation.get("seat")}, rng=random.Random())
                 context.time_left_ms = message.get("time_left_ms")

@@ -125,3 +125,12 @@ def test_a_closed_pipe_ends_the_bot_quietly(tmp_path):
     proc.stdin.close()
     assert proc.wait(timeout=30) == 0
     assert proc.stderr.read().decode() == ""
+
+
+def test_an_act_without_an_observation_or_legal_actions_is_reported_and_skipped(capsys):
+    def choose(observation, legal):
+        raise AssertionError("not called")
+
+    replies = exchange(choose, START, {"type": "act", "legal": LEGAL}, dict(ACT, legal=[]), {"type": "act"})
+    assert replies == [{"type": "ready"}]
+    assert capsys.readouterr().err.count("ignoring an act message") == 3
