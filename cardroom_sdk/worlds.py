@@ -27,7 +27,7 @@ import random
 from collections import Counter
 from typing import Any
 
-from engine import EngineError, State
+from engine import EngineError, Game, State
 from engine import new_game as _new_game
 from engine.allegory.game import AllegoryGame, AllegoryState
 from engine.allegra.game import CARDS, AllegraGame, AllegraState
@@ -62,7 +62,7 @@ def sample_world(
     seat = observation["seat"]
     history = _this_round(observation, history or [])
     try:
-        game = _new_game(observation.get("game"), observation.get("num_players"), observation.get("options"))
+        game = _game(observation.get("game"), observation.get("num_players"), observation.get("options"))
         if isinstance(game, AllegoryGame):
             world: State = _allegory_world(game, observation, rng)
         elif isinstance(game, AllegraGame):
@@ -77,6 +77,24 @@ def sample_world(
     if shown != observation:
         raise ValueError("no engine state shows this observation (it does not add up)")
     return world
+
+
+_GAMES: dict[tuple, Game] = {}
+
+
+def _game(game_id: Any, num_players: Any, options: Any) -> Game:
+    """The engine's Game for a table, made once: a sampler is called many
+    times for one table, and its states only read their game."""
+    try:
+        key = (game_id, num_players, tuple(sorted(options.items())) if isinstance(options, dict) else options)
+        game = _GAMES.get(key)
+    except TypeError:  # an unhashable part: the engine will say what is wrong
+        return _new_game(game_id, num_players, options)
+    if game is None:
+        game = _new_game(game_id, num_players, options)
+        if len(_GAMES) < 64:
+            _GAMES[key] = game
+    return game
 
 
 def _this_round(obs: Observation, history: list[Observation]) -> list[Observation]:
