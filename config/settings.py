@@ -166,6 +166,10 @@ REST_FRAMEWORK = {
         "login": env("THROTTLE_LOGIN", default="30/min"),
         "upload": env("THROTTLE_UPLOAD", default="30/hour"),
         "bot": env("THROTTLE_BOT", default="30/hour"),
+        # Password resets per client address, and e-mails (resets and
+        # verification links) per target address, registered or not.
+        "reset": env("THROTTLE_RESET", default="10/hour"),
+        "mail-address": env("THROTTLE_MAIL_ADDRESS", default="5/hour"),
     },
     # The client address comes from ladder.client.client_address (our
     # throttles override DRF's get_ident); this keeps DRF's own view the same.
@@ -337,12 +341,16 @@ CARDROOM_QUEUES = {
     "validation": "validation",
     # event matches: the ladder's task, sent to this queue (ladder.services.enqueue)
     "tournament": env("CARDROOM_TOURNAMENT_QUEUE", default="tournaments"),
+    # e-mails (password resets, address verification): never sent while a page waits
+    "mail": "mail",
 }
 CELERY_TASK_DEFAULT_QUEUE = CARDROOM_QUEUES["ladder"]
 CELERY_TASK_QUEUES = [Queue(name) for name in CARDROOM_QUEUES.values()]
 CELERY_TASK_ROUTES = {
     "ladder.tasks.play_match": {"queue": CARDROOM_QUEUES["ladder"]},
     "ladder.tasks.validate_version": {"queue": CARDROOM_QUEUES["validation"]},
+    "ladder.tasks.send_password_reset": {"queue": CARDROOM_QUEUES["mail"]},
+    "ladder.tasks.send_email_verification": {"queue": CARDROOM_QUEUES["mail"]},
 }
 # Our JSON logging config stays in charge (no duplicate lines from Celery).
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False

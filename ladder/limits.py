@@ -5,7 +5,9 @@ ladder.client.client_address. A web form and its API endpoint share a scope,
 so alternating between them buys nothing.
 
 Scopes (rates in REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]): register (sign
-up), login (token and login form), upload (bot versions), bot (new bots)."""
+up), login (token and login form), upload (bot versions), bot (new bots),
+reset (password resets, per client), mail-address (e-mails to one address,
+keyed by that address rather than by who asks)."""
 
 from __future__ import annotations
 
@@ -43,9 +45,20 @@ class Refusal:
         self.message = too_many_message(seconds)
 
 
-def refusal(request, scope: str) -> Refusal | None:
-    """Count a web-form request against ``scope``: None when it may go on."""
-    throttle = ScopedThrottle()
+class KeyedThrottle(ScopedThrottle):
+    """A scope counted per ``key`` (a target, not the client)."""
+
+    def __init__(self, key: str):
+        self.key = key
+
+    def get_cache_key(self, request, view):
+        return self.cache_format % {"scope": self.scope, "ident": self.key}
+
+
+def refusal(request, scope: str, key: str | None = None) -> Refusal | None:
+    """Count a web-form request against ``scope`` (per ``key`` when given):
+    None when it may go on."""
+    throttle = ScopedThrottle() if key is None else KeyedThrottle(key)
     if throttle.allow_request(request, SimpleNamespace(throttle_scope=scope)):
         return None
     return Refusal(retry_after(throttle))

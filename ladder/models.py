@@ -250,6 +250,19 @@ class UsernameClaim(models.Model):
         return self.folded
 
 
+class VerifiedEmail(models.Model):
+    """The address a user proved to read (a signed link sent there,
+    ladder.services.account_email): only while it is still the user's
+    e-mail address does a password reset go to it."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE, related_name="verified_email")
+    email = models.EmailField(max_length=254)
+    verified = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return self.email
+
+
 class Tournament(models.Model):
     """An event: a fixed field of frozen bot versions, a schedule fixed by its
     spec and seed (cardroom.tournament), and its matches (TournamentMatch)."""

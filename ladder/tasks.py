@@ -18,7 +18,7 @@ import socket
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from ladder.services import matches, matchmaking, ops, tournaments, validation
+from ladder.services import account_email, matches, matchmaking, ops, tournaments, validation
 
 # The database is away (a restart, a failover): try the message again later.
 DB_ERRORS = (OperationalError, InterfaceError)
@@ -81,3 +81,18 @@ def reap_expired_leases() -> dict:
         "forgotten_workers": ops.forget_dead_workers(),
         "tournaments_fed": tournaments.feed_all(),
     }
+
+
+# E-mails: retried while the SMTP server is away (a message may then go out
+# twice: a second reset link, harmless).
+MAIL_ERRORS = (OSError, *DB_ERRORS)
+
+
+@shared_task(ignore_result=True, autoretry_for=MAIL_ERRORS, retry_backoff=10, retry_backoff_max=300, max_retries=6)
+def send_password_reset(email: str, domain: str, use_https: bool) -> int:
+    return account_email.send_password_reset(email, domain, use_https)
+
+
+@shared_task(ignore_result=True, autoretry_for=MAIL_ERRORS, retry_backoff=10, retry_backoff_max=300, max_retries=6)
+def send_email_verification(user_id: int, domain: str, use_https: bool) -> bool:
+    return account_email.send_verification(user_id, domain, use_https)

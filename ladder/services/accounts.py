@@ -30,7 +30,7 @@ from rest_framework.authtoken.models import Token
 
 from ladder.caching import forget_cached_standings
 from ladder.client import fold_username
-from ladder.models import Bot, UsernameClaim
+from ladder.models import Bot, UsernameClaim, VerifiedEmail
 from ladder.services.bots import SYSTEM_USERNAME, ServiceError
 
 log = logging.getLogger("cardroom.accounts")
@@ -140,6 +140,15 @@ def claim_username(user, *, strict: bool = False) -> None:
         log.warning("username %r looks like an existing one: it keeps no username claim", user.username)
 
 
+def rotate_token(user) -> Token:
+    """A new API token for ``user``; the old one stops working (asked for on
+    the account page, and after every password change or reset: whoever
+    knew the old password may have taken the token too)."""
+    with transaction.atomic():
+        Token.objects.filter(user=user).delete()
+        return Token.objects.create(user=user)
+
+
 def tombstone_name(user_id: int) -> str:
     # Square brackets: no username validator (Django's, the API's) accepts
     # them, so no one can sign up as a deleted account.
@@ -151,6 +160,7 @@ def delete_account(user) -> None:
         games = set(Bot.objects.filter(owner=user).values_list("game", flat=True))
         Bot.objects.filter(owner=user, withdrawn__isnull=True).update(withdrawn=timezone.now())
         Token.objects.filter(user=user).delete()
+        VerifiedEmail.objects.filter(user=user).delete()
         user.username = tombstone_name(user.pk)
         user.email = ""
         user.first_name = ""

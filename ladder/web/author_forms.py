@@ -23,7 +23,7 @@ class EmailForm(forms.ModelForm):
         model = User
         fields = ("email",)
         labels = {"email": "E-mail address"}
-        help_texts = {"email": "Only used to send you a password reset link; leave it empty to have none."}
+        help_texts = {"email": "Only used to send you a password reset link, once you have opened the link sent there to verify it; leave it empty to have none."}
 
 
 class DeleteAccountForm(forms.Form):

@@ -18,8 +18,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse, reverse_lazy
 from django.views.decorators.http import require_POST
 
+from ladder import limits
 from ladder.models import Bot, BotVersion, Match, Participant
 from ladder.selectors import progress_text, validation_progress
+from ladder.services import account_email as emails
 from ladder.services import accounts, bot_management
 from ladder.services.bots import ServiceError, game_label
 from ladder.web import docs
@@ -191,26 +193,58 @@ def version_delete(request: HttpRequest, pk: int, number: int) -> HttpResponse:
 
 
 def account_context(request: HttpRequest) -> dict:
-    return {"email_form": EmailForm(instance=request.user)}
+    return {"email_form": EmailForm(instance=request.user), "email_verified": emails.is_verified(request.user)}
+
+
+def _send_verification(request: HttpRequest) -> None:
+    """Send the link to the user's address, within the per-address limit."""
+    address = request.user.email
+    refused = limits.refusal(request, "mail-address", emails.address_key(address))
+    if refused:
+        messages.error(request, f"No verification link was sent to {address}: {refused.message}")
+        return
+    emails.request_verification(request.user, request.get_host(), request.is_secure())
+    messages.success(
+        request,
+        f"A verification link is on its way to {address}. Open it to confirm the address: "
+        "until then no password reset is sent there.",
+    )
 
 
 @login_required
 @require_POST
 def account_email(request: HttpRequest) -> HttpResponse:
+    if request.POST.get("action") == "resend":
+        if request.user.email and not emails.is_verified(request.user):
+            _send_verification(request)
+        return redirect("web-account")
     form = EmailForm(request.POST, instance=request.user)
-    if form.is_valid():
-        form.save()
-        if form.cleaned_data["email"]:
-            messages.success(request, "Your e-mail address was saved: a password reset can now be sent there.")
-        else:
-            messages.success(request, "Your e-mail address was removed: you cannot reset a forgotten password now.")
-    else:
+    if not form.is_valid():
         messages.error(request, "The e-mail address was not saved: " + " ".join(form.errors.get("email", [])))
+    elif emails.set_email(request.user, form.cleaned_data["email"]):
+        _send_verification(request)
+    elif form.cleaned_data["email"]:
+        messages.success(request, "Your e-mail address is saved and verified: a password reset can be sent there.")
+    else:
+        messages.success(request, "Your e-mail address was removed: you cannot reset a forgotten password now.")
     return redirect("web-account")
 
 
+def verify_email(request: HttpRequest, token: str) -> HttpResponse:
+    """The link of the verification e-mail: opening it proves the address."""
+    try:
+        user = emails.verify(token)
+    except ServiceError as exc:
+        return render(request, "cardroom/email_verified.html", {"error": exc.message}, status=400)
+    return render(request, "cardroom/email_verified.html", {"email": user.email})
+
+
+_TOKEN_ROTATED = "Your API token was replaced too: programs using the old one must be given the new one (account page)."
+
+
 class PasswordChange(auth_views.PasswordChangeView):
-    """Django's view (it keeps this session signed in, and ends the others)."""
+    """Django's view (it keeps this session signed in, and ends the others),
+    and a new API token."""
 
     template_name = "cardroom/password_change.html"
     form_class = PasswordChangeForm
@@ -218,20 +252,43 @@ class PasswordChange(auth_views.PasswordChangeView):
 
     def form_valid(self, form):
         response = super().form_valid(form)
-        messages.success(self.request, "Your password was changed. Other browsers signed in as you are signed out.")
+        accounts.rotate_token(form.user)
+        messages.success(self.request, f"Your password was changed. Other browsers signed in as you are signed out. {_TOKEN_ROTATED}")
         return response
 
 
 class PasswordReset(auth_views.PasswordResetView):
+    """The reset request: rate-limited per client and per address, and
+    answered alike for every address (a worker looks the address up and
+    sends the e-mail: ladder.services.account_email)."""
+
     template_name = "cardroom/password_reset.html"
-    email_template_name = "cardroom/email/password_reset.txt"
-    subject_template_name = "cardroom/email/password_reset_subject.txt"
     success_url = reverse_lazy("web-password-reset-done")
+
+    def post(self, request, *args, **kwargs):
+        refused = limits.refusal(request, "reset")
+        form = self.get_form()
+        if not refused and form.is_valid():
+            email = form.cleaned_data["email"]
+            refused = limits.refusal(request, "mail-address", emails.address_key(email))
+            if not refused:
+                emails.request_password_reset(email, request.get_host(), request.is_secure())
+                return redirect(self.success_url)
+        if refused:
+            response = render(request, self.template_name, {"form": form, "limit_error": refused.message}, status=429)
+            response["Retry-After"] = str(refused.retry_after)
+            return response
+        return self.form_invalid(form)
 
 
 class PasswordResetConfirm(auth_views.PasswordResetConfirmView):
     template_name = "cardroom/password_reset_confirm.html"
     success_url = reverse_lazy("web-password-reset-complete")
+
+    def form_valid(self, form):
+        response = super().form_valid(form)
+        accounts.rotate_token(form.user)
+        return response
 
 
 @login_required

@@ -34,6 +34,7 @@ urlpatterns = [
         path("my/bots/<id:pk>/delete/", author_views.bot_delete, name="web-bot-delete"),
         path("my/bots/<id:pk>/versions/<version:number>/delete/", author_views.version_delete, name="web-version-delete"),
         path("account/email/", author_views.account_email, name="web-account-email"),
+        path("account/verify/<str:token>/", author_views.verify_email, name="web-verify-email"),
         path("account/password/", author_views.PasswordChange.as_view(), name="web-password-change"),
         path("account/delete/", author_views.account_delete, name="web-account-delete"),
         path("password-reset/", author_views.PasswordReset.as_view(), name="web-password-reset"),

@@ -29,7 +29,7 @@ from ladder import limits
 from ladder import selectors as core_selectors
 from ladder.converters import MAX_ID
 from ladder.models import Bot, BotVersion, Ladder, Match, Participant
-from ladder.services.accounts import create_account
+from ladder.services.accounts import create_account, rotate_token
 from ladder.services.bots import ServiceError, create_bot, upload_version
 from ladder.uploads import too_large_upload
 from ladder.web import author_views, charts, docs, frames, selectors
@@ -429,9 +429,7 @@ def signup(request: HttpRequest) -> HttpResponse:
 @login_required
 def account(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and request.POST.get("action") == "regenerate":
-        with transaction.atomic():
-            Token.objects.filter(user=request.user).delete()
-            Token.objects.create(user=request.user)
+        rotate_token(request.user)
         messages.success(request, "A new API token was created; the old one no longer works.")
         return redirect("web-account")
     token, _ = Token.objects.get_or_create(user=request.user)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.core import mail
 from django.http import HttpRequest
 from django.test import Client
 from django.urls import reverse
@@ -187,24 +186,7 @@ def test_delete_bot_page_refuses_a_bot_with_history_and_deletes_one_without():
 # -- the account ------------------------------------------------------------------------------------
 
 
-def test_password_reset_by_email_end_to_end(settings):
-    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
-    owner = f.user("forgetful")
-    c = _client(owner)
-    c.post(reverse("web-account-email"), {"email": "forgetful@example.org"})
-    owner.refresh_from_db()
-    assert owner.email == "forgetful@example.org"
-    anonymous = _client()
-    response = anonymous.post(reverse("web-password-reset"), {"email": "forgetful@example.org"}, follow=True)
-    assert "Check your e-mail" in response.content.decode()
-    assert len(mail.outbox) == 1 and "forgetful" in mail.outbox[0].body
-    link = re.search(r"https?://[^/]+(/reset/\S+/)", mail.outbox[0].body).group(1)
-    form = anonymous.get(link, follow=True)
-    assert "Choose a new password" in form.content.decode()
-    done = anonymous.post(form.redirect_chain[-1][0], {"new_password1": "Brand-new-pass-97", "new_password2": "Brand-new-pass-97"}, follow=True)
-    assert "Your new password is set" in done.content.decode()
-    owner.refresh_from_db()
-    assert owner.check_password("Brand-new-pass-97")
+# (The e-mail address and password resets: tests/web/test_account_email.py.)
 
 
 def test_delete_account_needs_the_password_and_keeps_history():
