@@ -12,8 +12,10 @@ from __future__ import annotations
 import abc
 import errno
 import json
+import math
 import os
 import random
+import re
 import select
 import threading
 import time
@@ -35,15 +37,131 @@ OUTPUT_LIMIT = "output_limit"
 
 MAX_LINE_BYTES = 1024 * 1024  # one stdout line of a bot
 MAX_LOG_BYTES = 256 * 1024  # what is kept of a bot's stderr
+# A reply's bounds (decision 98): an action reply is nested 3 deep and its
+# numbers are small, so these leave room and bound the parser's work.
+MAX_REPLY_DEPTH = 16
+MAX_REPLY_DIGITS = 32
+MAX_DETAIL_CHARS = 500  # of a forfeit's detail: it quotes what the bot sent
+
+
+def clip(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
+    """``text``, cut to ``limit`` characters (saying how long it was)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text)} characters)"
 
 
 class BotFault(Exception):
-    """The bot failed in a way that forfeits its seat."""
+    """The bot failed in a way that forfeits its seat. The detail is
+    clipped: it may quote a megabyte line of the bot's."""
 
     def __init__(self, reason: str, detail: str):
         self.reason = reason
-        self.detail = detail
-        super().__init__(f"{reason}: {detail}")
+        self.detail = clip(detail)
+        super().__init__(f"{reason}: {self.detail}")
+
+
+class _Refused(ValueError):
+    """A reply the bounded parse refuses (its message says why)."""
+
+
+def _bounded_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_REPLY_DIGITS:
+        raise _Refused(f"a number of {len(digits)} digits (at most {MAX_REPLY_DIGITS})")
+    return int(digits)
+
+
+def _finite_float(text: str) -> float:
+    if len(text) > 2 * MAX_REPLY_DIGITS:
+        raise _Refused(f"a number of {len(text)} characters")
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Refused(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise _Refused(f"{name} is not JSON")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        repeated = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise _Refused(f"the key {clip(repr(repeated), 60)} appears twice in one object")
+    return obj
+
+
+# One decoder for every reply: bounded numbers, no NaN/Infinity, no
+# duplicate keys (two readers of the line could disagree on which counts).
+_REPLY_DECODER = json.JSONDecoder(
+    parse_int=_bounded_int, parse_float=_finite_float, parse_constant=_no_constant, object_pairs_hook=_unique_keys
+)
+_NESTING = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _nested_deeper(line: bytes, limit: int) -> bool:
+    """Is the JSON text nested more than ``limit`` deep? (Brackets inside
+    strings do not count; the quick count over-estimates, so the scan runs
+    only for lines with more brackets than the limit, and stops at it.)"""
+    if line.count(b"[") + line.count(b"{") <= limit:
+        return False
+    depth = 0
+    for token in _NESTING.finditer(line):
+        char = token.group()[:1]
+        if char in b"[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in b"]}":
+            depth -= 1
+    return False
+
+
+def _shown(line: bytes, limit: int = 80) -> str:
+    return repr(line[:limit].decode("utf-8", errors="replace")) + ("…" if len(line) > limit else "")
+
+
+def decode_reply(line: bytes) -> Any:
+    """A bot's line as JSON: one bounded, total parse. Whatever the bytes,
+    the value is made only of dicts, lists, str (valid Unicode), bool,
+    None, int of at most MAX_REPLY_DIGITS digits and finite float, nested at
+    most MAX_REPLY_DEPTH deep; anything else raises BotFault(INVALID_JSON)
+    saying what was wrong, never another exception."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BotFault(INVALID_JSON, f"the line is not UTF-8 (byte {line[exc.start]:#04x} at offset {exc.start}): {_shown(line)}") from None
+    if _nested_deeper(line, MAX_REPLY_DEPTH):
+        raise BotFault(INVALID_JSON, f"the line is nested deeper than {MAX_REPLY_DEPTH} levels: {_shown(line)}")
+    try:
+        value = _REPLY_DECODER.decode(text)
+    except _Refused as exc:
+        raise BotFault(INVALID_JSON, f"{exc}: {_shown(line)}") from None
+    except (ValueError, RecursionError):  # json.JSONDecodeError is a ValueError
+        raise BotFault(INVALID_JSON, f"expected a JSON line, got {_shown(line)}") from None
+    if "\\u" in text:
+        # An escape may name half of a surrogate pair alone: not Unicode, and
+        # such a string cannot be encoded (in a log, a database) later.
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise BotFault(INVALID_JSON, f"a string holds a lone surrogate escape (not Unicode): {_shown(line)}") from None
+    return value
+
+
+def action_of(line: bytes) -> Action:
+    """The action of a bot's ``action`` reply: a JSON object with exactly
+    the keys ``type`` ("action") and ``action`` (an object). Raises BotFault
+    (INVALID_JSON or INVALID_MESSAGE) for anything else; the engine then
+    judges whether the action is legal."""
+    message = decode_reply(line)
+    if type(message) is not dict or message.get("type") != "action":
+        raise BotFault(INVALID_MESSAGE, f"expected a message of type 'action', got {_shown(line, 120)}")
+    if message.keys() != {"type", "action"} or type(message["action"]) is not dict:
+        raise BotFault(INVALID_MESSAGE, f'an action reply is {{"type": "action", "action": {{…}}}}, got {_shown(line, 120)}')
+    return message["action"]
 
 
 @dataclass(frozen=True)
@@ -271,13 +389,9 @@ class ProtocolPlayer(Player):
             self._buffer += chunk
 
     def _parse(self, line: bytes, expected: str) -> dict[str, Any]:
-        try:
-            message = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            shown = line[:80].decode("utf-8", errors="replace")
-            raise BotFault(INVALID_JSON, f"expected a JSON line, got {shown!r}") from None
+        message = decode_reply(line)
         if not isinstance(message, dict) or message.get("type") != expected:
-            raise BotFault(INVALID_MESSAGE, f"expected a message of type {expected!r}, got {str(message)[:120]}")
+            raise BotFault(INVALID_MESSAGE, f"expected a message of type {expected!r}, got {_shown(line, 120)}")
         return message
 
     # -- Player ------------------------------------------------------------
@@ -334,10 +448,7 @@ class ProtocolPlayer(Player):
             self._used_ms += used
             self._bank_ms -= max(0.0, used - self._time.per_move_ms)
             self._proc.pause()  # answered (or out of time): frozen until its next move
-        message = self._parse(line, "action")
-        if set(message) != {"type", "action"} or not isinstance(message["action"], dict):
-            raise BotFault(INVALID_MESSAGE, f"an action reply is {{\"type\": \"action\", \"action\": {{…}}}}, got {line[:120]!r}")
-        return message["action"]
+        return action_of(line)
 
     def end(self, observation: dict[str, Any], result: dict[str, Any]) -> None:
         if self._proc is None or self._proc.poll() is not None:

@@ -21,6 +21,7 @@ import pytest
 from cardroom.players import MAX_LOG_BYTES
 from cardroom.runner import TimeControl, run_match
 from cardroom.sandbox import state_dir
+from engine.replay import verify
 
 from .conftest import HOSTILE, REPO, RecordingLauncher, assert_host_clean
 
@@ -249,6 +250,39 @@ def test_closing_stdout_early(clean_host):
 def test_garbage_output(clean_host):
     record = play(clean_host, [HOSTILE / "garbage.py", *OPPONENTS])
     check_forfeit(record, 0, "invalid_json")
+
+
+@pytest.mark.parametrize(
+    "bomb, reason",
+    [
+        ("deep_list", "invalid_json"),
+        ("deep_object", "invalid_json"),
+        ("deep_action", "invalid_json"),
+        ("huge_int", "invalid_json"),
+        ("huge_float", "invalid_json"),
+        ("nan", "invalid_json"),
+        ("duplicate_keys", "invalid_json"),
+        ("invalid_utf8", "invalid_json"),
+        ("lone_surrogate", "invalid_json"),
+        ("nul", "invalid_json"),
+        ("huge_string", "illegal_action"),
+        ("unhashable_type", "illegal_action"),
+    ],
+)
+def test_json_bomb_is_the_bots_forfeit(clean_host, tmp_path, bomb, reason):
+    """A reply made to break the parser (issue 25: 200,000 levels deep was a
+    RecursionError, 5,000 digits a ValueError: the runner crashed, no
+    replay) is the seat's forfeit, with a short detail, and the replay and
+    the log are clean JSON and UTF-8."""
+    bot = folder_bot(tmp_path, "json_bomb.py", {"bomb": bomb})
+    record = play(clean_host, [bot, *OPPONENTS])
+    log = check_forfeit(record, 0, reason)
+    assert "json bomb: sending" in log
+    assert len(record.forfeits[0].detail) <= 600, record.forfeits[0].detail
+    text = json.dumps(record.replay, allow_nan=False)
+    text.encode("utf-8")
+    log.encode("utf-8")
+    verify(json.loads(text))
 
 
 def test_wrong_message(clean_host):
