@@ -126,6 +126,7 @@ def run_match(
     on_event: Callable[[int, dict[str, Any]], None] | None = None,
     ceiling_ms: int | None = None,
     chance: Callable[[Any], random.Random] | None = None,
+    workdir: Path | None = None,
 ) -> MatchRecord:
     """Play one match; seats follow the order of ``bots``.
 
@@ -137,6 +138,10 @@ def run_match(
     for a bad bot argument; a bot's own failure is a forfeit, never an error.
     ``ceiling_ms``: the match's wall-clock ceiling (cardroom.ceiling); when it
     passes, the seats at fault forfeit, or MatchCeilingExceeded is raised.
+    ``workdir``: where the match's temporary folder (the bots' unpacked
+    files) goes, the system's temporary folder by default; a worker gives
+    a folder it owns (cardroom.scratch), which the next worker to start
+    sweeps away should this one die.
     """
     game = new_game(game_id, len(bots), options)
     time = time or TimeControl()
@@ -150,7 +155,7 @@ def run_match(
     else:
         launcher_factory = launcher
     started = _time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="cardroom-match-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="cardroom-match-", dir=workdir) as tmp:
         players = [
             bot if isinstance(bot, Player) else make_player(bot, game.id, Path(tmp) / f"seat-{seat}", launcher_factory, limits)
             for seat, bot in enumerate(bots)

@@ -16,6 +16,7 @@ from celery.signals import (
     celeryd_after_setup,
     task_postrun,
     task_prerun,
+    worker_init,
     worker_process_init,
     worker_process_shutdown,
     worker_shutdown,
@@ -61,11 +62,34 @@ def remember_node_name(sender, instance=None, **kwargs) -> None:
     ops.node_name = str(sender)
 
 
+def _sweep_scratch() -> None:
+    """Remove the match folders of worker processes that died (a live one's
+    stay: ladder.services.ops.sweep_scratch); a failure is logged, and the
+    worker starts all the same."""
+    import logging
+
+    from ladder.services import ops
+
+    try:
+        ops.sweep_scratch()
+    except Exception as exc:
+        logging.getLogger("cardroom.worker").error("match folders of dead workers not swept: %s", exc)
+
+
+@worker_init.connect
+def start_worker(**kwargs) -> None:
+    """Once when a worker starts, before its pool (a solo pool plays in this
+    process): sweep what dead workers left."""
+    _sweep_scratch()
+
+
 @worker_process_init.connect
 def start_worker_process(sender=None, **kwargs) -> None:
-    """In each pool process (where bots are started): say whether the sandbox
-    works (an unusable sandbox is a platform failure of every match, retried
-    then failed, never a silent fallback), and start the heartbeat thread."""
+    """In each pool process (where bots are started): sweep the match folders
+    of dead processes (a pool process killed mid-match is replaced by a new
+    one), say whether the sandbox works (an unusable sandbox is a platform
+    failure of every match, retried then failed, never a silent fallback),
+    and start the heartbeat thread."""
     import logging
 
     from django.conf import settings
@@ -74,6 +98,7 @@ def start_worker_process(sender=None, **kwargs) -> None:
 
     if sender and not ops.node_name:
         ops.node_name = str(sender)
+    _sweep_scratch()
     log = logging.getLogger("cardroom.worker")
     mode = ops.sandbox_mode()
     try:

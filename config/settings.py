@@ -364,6 +364,10 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CARDROOM_SANDBOX = env("CARDROOM_SANDBOX", default="")  # "" = bwrap where it works
 # The ladder refuses to run uploaded bots unsandboxed unless this says so in so many words.
 CARDROOM_ALLOW_UNSANDBOXED_UPLOADS = env.bool("CARDROOM_ALLOW_UNSANDBOXED_UPLOADS", default=False)
+# Where workers unpack the bots of the match in play: one folder per match,
+# owned (flock) by its process; a worker sweeps those of dead ones when it
+# starts. One per host, on a local disk (docs/operations.md).
+CARDROOM_SCRATCH_DIR = Path(env("CARDROOM_SCRATCH_DIR", default=str(VAR_DIR / "scratch")))
 CARDROOM_MATCH_LEASE_SECONDS = env.int("CARDROOM_MATCH_LEASE_SECONDS", default=60)
 CARDROOM_MATCH_MAX_ATTEMPTS = env.int("CARDROOM_MATCH_MAX_ATTEMPTS", default=3)
 # A match's wall-clock ceiling is what its time control lets its bots think,

@@ -3,10 +3,10 @@ so no two bots running at the same time, in any worker process, share one."""
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
 import random
+
+from cardroom.scratch import try_flock
 
 from .config import SandboxError, state_dir, uid_range
 
@@ -27,15 +27,8 @@ class UidLease:
 
 
 def _try_lease(uid: int) -> UidLease | None:
-    fd = os.open(state_dir() / "locks" / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        os.close(fd)
-        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-            return None
-        raise
-    return UidLease(uid, fd)
+    fd = try_flock(state_dir() / "locks" / f"{uid}.lock", os.O_RDWR | os.O_CREAT)
+    return None if fd is None else UidLease(uid, fd)
 
 
 def lease_uid() -> UidLease:

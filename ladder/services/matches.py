@@ -39,7 +39,6 @@ import logging
 import os
 import secrets
 import socket
-import tempfile
 import threading
 import time as time_module
 from dataclasses import dataclass
@@ -55,6 +54,7 @@ from cardroom.ceiling import match_ceiling_ms
 from cardroom.launch import Launcher
 from cardroom.players import TimeControl
 from cardroom.runner import BotSpecError, MatchCeilingExceeded, MatchRecord, run_match
+from cardroom.scratch import owned_folder
 from ladder import caching
 from ladder.models import BotVersion, Ladder, Match, Participant, Tournament, TournamentMatch
 from ladder.services import enqueue, ops, tournaments
@@ -292,8 +292,10 @@ def play(match: Match, participants: list[Participant], on_event=None) -> MatchR
     """Run the match through the runner (and the sandbox)."""
     versions = [p.version for p in participants]
     launcher = _launcher_factory(versions)
-    with tempfile.TemporaryDirectory(prefix=f"cardroom-m{match.pk}-") as tmp:
-        specs = [_materialize(v, Path(tmp), seat) for seat, v in enumerate(versions)]
+    # A folder of this process's own (cardroom.scratch): if the worker dies
+    # mid-match, the next one to start sweeps it away (ops.sweep_scratch).
+    with owned_folder(ops.scratch_root(), prefix=f"cardroom-m{match.pk}-") as tmp:
+        specs = [_materialize(v, tmp, seat) for seat, v in enumerate(versions)]
         names = [f"{v.bot.name} v{v.number}" for v in versions]
         chance = None
         if match.kind == Match.Kind.TOURNAMENT:
@@ -315,6 +317,7 @@ def play(match: Match, participants: list[Participant], on_event=None) -> MatchR
                 on_event=on_event,
                 ceiling_ms=ceiling_ms(match),
                 chance=chance,
+                workdir=tmp,
             )
         except BotSpecError as exc:  # a stored package that no longer loads is our problem
             raise PlatformError(str(exc), "bot_start") from None

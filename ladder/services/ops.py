@@ -29,11 +29,13 @@ import socket
 import threading
 import time
 from datetime import timedelta
+from pathlib import Path
 
 from django.conf import settings
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from cardroom import scratch
 from ladder.services.connections import close_connection
 
 log = logging.getLogger("cardroom.ops")
@@ -246,6 +248,25 @@ def forget_dead_workers(now=None) -> int:
     now = now or timezone.now()
     deleted, _ = WorkerHeartbeat.objects.filter(last_seen__lt=now - FORGET_AFTER).delete()
     return deleted
+
+
+# -- scratch folders ------------------------------------------------------------------
+
+
+def scratch_root() -> Path:
+    """Where worker processes unpack the bots of the match they play, each
+    match in a folder its process owns (cardroom.scratch)."""
+    return Path(settings.CARDROOM_SCRATCH_DIR)
+
+
+def sweep_scratch() -> list[str]:
+    """Remove the match folders of worker processes that died (on this
+    host's scratch folder); a live process's are left alone. Run when a
+    worker, or a pool process of one, starts (config.celery)."""
+    removed = scratch.sweep(scratch_root())
+    if removed:
+        log.info("removed %d match folders left by workers that died", len(removed), extra={"folders": removed[:20]})
+    return removed
 
 
 SANDBOX_TEXT = 200  # WorkerHeartbeat.sandbox

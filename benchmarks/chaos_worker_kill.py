@@ -1,0 +1,183 @@
+"""Chaos rerun: SIGKILL a worker in the middle of a match, again and again.
+Each time, once the next worker has started, no match folder of the dead one
+is left (cardroom.scratch: it swept them), and in the end every match is
+recorded exactly once.
+
+    flock /tmp/cardroom-heavy.lock .venv/bin/python benchmarks/chaos_worker_kill.py --kills 10
+
+Round i: worker i starts (and sweeps); the folders worker i-1 had when it was
+killed must be gone. The reaper (called here, as beat would send it)
+re-queues the killed match, worker i plays it to its end; then worker i
+starts a new match and is SIGKILLed (the whole process group, as a lost
+machine) after a random moment in it. A last worker sweeps and re-runs the
+last killed match. The set-up: real ``celery -A config worker`` processes
+(tests/ladder/worker_fixtures.py), the sandbox that works here, PostgreSQL
+(a dedicated database, CHAOS_DATABASE_URL, default cardroom_chaos), a
+private Redis on a free port. Not a timed test: it prints the counts, and
+exits 1 if any round failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+VAR = ROOT / "var" / "chaos"
+BOT_FILE = "chaos_bot.py"
+DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/cardroom_chaos"
+LEASE_SECONDS = "3"
+
+from throughput import Redis, ensure_database, setup_django  # noqa: E402
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--database-url", default=os.environ.get("CHAOS_DATABASE_URL", DEFAULT_URL))
+    p.add_argument("--kills", type=int, default=10, help="workers to SIGKILL mid-match")
+    p.add_argument("--think", type=float, default=0.3, help="seconds the slow bot sleeps a move (a match: about 20 moves)")
+    p.add_argument("--seed", type=int, default=1)
+    return p.parse_args(argv)
+
+
+def match_folders() -> set[Path]:
+    """The match folders anywhere a worker makes them (the scratch folder;
+    the system's temporary folder, where they went before) with this run's
+    bot in them."""
+    from django.conf import settings
+
+    found = set()
+    for root in (Path(settings.CARDROOM_SCRATCH_DIR), Path(tempfile.gettempdir())):
+        for folder in root.glob("cardroom-m*") if root.is_dir() else []:
+            if any(p.name == BOT_FILE for p in folder.rglob("*")):
+                found.add(folder)
+    return found
+
+
+def wait_for(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while not (value := predicate()):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.05)
+    return value
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    rng = random.Random(args.seed)
+    VAR.mkdir(parents=True, exist_ok=True)
+    ensure_database(args.database_url)
+    redis = Redis()
+    env = {
+        "DJANGO_SETTINGS_MODULE": "config.test_settings",
+        "DATABASE_URL": args.database_url,
+        "CELERY_BROKER_URL": redis.url,
+        "CARDROOM_VAR_DIR": str(VAR),
+        "CARDROOM_MEDIA_ROOT": str(VAR / "media"),
+        "CARDROOM_SCRATCH_DIR": str(VAR / "scratch"),
+    }
+    try:
+        setup_django(env)
+        return chaos(args, rng)
+    finally:
+        redis.stop()
+
+
+def chaos(args, rng: random.Random) -> int:
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+
+    from ladder.models import BotVersion, Match, Participant, RatingChange
+    from ladder.services import bots as bot_services
+    from ladder.services import enqueue
+    from ladder.services import matches as match_services
+    from tests.ladder.worker_fixtures import BOTS, CeleryWorker, only_ladders, sandbox_mode, worker_env
+
+    ladder = only_ladders("allegory", [2], startup_ms=5000, per_move_ms=3000, overage_ms=5000, total_ms=120000)[2]
+    owner, _ = get_user_model().objects.get_or_create(username="chaos")
+    bot = bot_services.create_bot(owner=owner, game="allegory", name=f"chaos-{int(time.time())}")
+    source = (BOTS / "slow_bot.py").read_bytes().replace(b"SLEEP = 0.2", f"SLEEP = {args.think}".encode())
+    version = bot_services.upload_version(bot=bot, filename=BOT_FILE, data=source)
+    bot_services.activate_version(version)
+    slow = BotVersion.objects.select_related("bot").get(pk=version.pk)
+    greedy = BotVersion.objects.get(bot__game="allegory", bot__name="greedy", status="active")
+    print(f"sandbox: {sandbox_mode()}; load average {open('/proc/loadavg').read().split()[:3]}")
+
+    leftovers_before = match_folders()
+    killed_ids: list[int] = []
+    failures: list[str] = []
+    rounds_with_leftovers = 0
+    dead_folders: set[Path] = set()
+    workers: list[CeleryWorker] = []
+
+    def start_worker(n: int) -> CeleryWorker:
+        worker = CeleryWorker(f"chaos{n}", VAR / "logs" / f"worker-{n}.log", worker_env(CARDROOM_MATCH_LEASE_SECONDS=LEASE_SECONDS))
+        workers.append(worker)
+        return worker.start()
+
+    def rerun_killed() -> None:
+        """The reaper re-queues the killed match; the new worker plays it."""
+        match_id = killed_ids[-1]
+        wait_for(lambda: Match.objects.get(pk=match_id).lease_expires < timezone.now(), 30, "the killed match's lease to lapse")
+        match_services.reap_expired_leases()
+        wait_for(lambda: Match.objects.get(pk=match_id).status in (Match.Status.FINISHED, Match.Status.FAILED), 120, "the re-run")
+
+    try:
+        for n in range(args.kills + 1):
+            worker = start_worker(n)
+            left = sorted(str(p) for p in dead_folders if p.exists())
+            if n:
+                print(f"round {n}: worker chaos{n} started; folders of the killed chaos{n - 1} left: {len(left)} of {len(dead_folders)}")
+                if left:
+                    rounds_with_leftovers += 1
+                    failures.append(f"round {n}: left {left}")
+                rerun_killed()
+            if n == args.kills:
+                worker.stop()
+                break
+            before = match_folders()
+            match = match_services.create_match(ladder=ladder, versions=[slow, greedy], seed=rng.randrange(2**31))
+            enqueue.send_match(match.pk)
+            wait_for(lambda pk=match.pk: Match.objects.get(pk=pk).status == Match.Status.RUNNING, 30, "the match to start")
+            dead_folders = wait_for(lambda before=before: match_folders() - before, 20, "the match's folder")
+            time.sleep(rng.uniform(0.5, 3.0))
+            if Match.objects.get(pk=match.pk).status != Match.Status.RUNNING:
+                failures.append(f"round {n}: match {match.pk} ended before the kill (a slower --think?)")
+            worker.kill()
+            killed_ids.append(match.pk)
+            print(f"round {n}: worker chaos{n} SIGKILLed mid-match {match.pk} with {len(dead_folders)} match folders")
+    finally:
+        for worker in workers:
+            worker.stop()
+
+    recorded_once = 0
+    for match_id in killed_ids:
+        match = Match.objects.get(pk=match_id)
+        changes = RatingChange.objects.filter(match=match).count()
+        scored = Participant.objects.filter(match=match, score__isnull=False).count()
+        if match.status == Match.Status.FINISHED and match.attempts == 2 and changes == 2 and scored == 2:
+            recorded_once += 1
+        else:
+            failures.append(f"match {match_id}: {match.status}, attempts {match.attempts}, {changes} rating changes, {scored} scored seats")
+    left_at_end = match_folders() - leftovers_before
+    print(
+        f"kills: {len(killed_ids)}; rounds with a folder of the dead worker left after the next started: "
+        f"{rounds_with_leftovers}; matches recorded exactly once: "
+        f"{recorded_once} of {len(killed_ids)}; match folders left at the end: {len(left_at_end)}"
+    )
+    print(f"load average {open('/proc/loadavg').read().split()[:3]}")
+    for failure in failures:
+        print("FAILED:", failure)
+    return 1 if failures or left_at_end else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
