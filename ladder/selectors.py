@@ -207,20 +207,25 @@ def log_text(participant: Participant) -> str:
         return gzip.decompress(f.read()).decode("utf-8", errors="replace")
 
 
+def validation_player_counts(game: str) -> list[int]:
+    """The player counts a new version of a ``game`` bot is validated at, in
+    order: those of the game's active ladders (2 if it has none)."""
+    counts = sorted(set(Ladder.objects.filter(game=game, active=True).values_list("players_per_match", flat=True)))
+    return counts or [2]
+
+
 def validation_progress(version: BotVersion) -> dict:
     """Where a version is in validation, for its owner's page and the API:
     ``queue_position`` (pending: 1 = next; versions uploaded earlier that are
     still pending come first), ``validation_step`` of ``validation_steps``
     and ``validation_match`` (validating: the match being played or next,
     one per player count, played in order)."""
-    from ladder.services.validation import player_counts
-
     progress = {"queue_position": None, "validation_step": None, "validation_steps": None, "validation_match": None}
     if version.status == BotVersion.Status.PENDING:
         ahead = BotVersion.objects.filter(status=BotVersion.Status.PENDING, bot__builtin=False, pk__lt=version.pk).count()
         progress["queue_position"] = ahead + 1
     elif version.status == BotVersion.Status.VALIDATING:
-        counts = player_counts(version.bot.game)
+        counts = validation_player_counts(version.bot.game)
         newest: dict[int, tuple[int, str]] = {}
         for pk, players, status in (
             version.validation_matches.exclude(status=Match.Status.CANCELLED)

@@ -31,6 +31,14 @@ ERRORS = {
 }
 
 
+class FilterError(Exception):
+    """A bad query parameter: a 400 naming it (raised by the views, turned
+    into the response here)."""
+
+    def __init__(self, message, field):
+        self.message, self.field = message, field
+
+
 def errors(*codes: int) -> dict:
     """The documented error responses of an operation (401: a bad token is
     refused on every operation that reads one)."""
@@ -59,8 +67,6 @@ def _first_message(detail, path: str = "") -> tuple[str, str | None]:
 
 
 def exception_handler(exc, context):
-    from ladder.api.views import FilterError
-
     if isinstance(exc, QuotaExceeded):
         response = error_response(exc.message, exc.field, exc.status)
         response.data.update({"quota": exc.quota, "limit": exc.limit})

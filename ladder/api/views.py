@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 from engine import game_ids, get_game_class
 from ladder import caching, limits, selectors
 from ladder.api import serializers as s
-from ladder.api.errors import ERRORS, error_response, errors
+from ladder.api.errors import ERRORS, FilterError, error_response, errors
 from ladder.api.pagination import MatchCursorPagination
 from ladder.api.parsers import LimitedJSONParser
 from ladder.converters import MAX_ID  # the ids are 64-bit: a larger number is no id (and overflows the database)
@@ -30,13 +30,6 @@ from ladder.services import accounts, bot_management
 from ladder.services import bots as bot_services
 from ladder.services import tournaments as tournament_services
 from ladder.uploads import too_large_upload
-
-
-class FilterError(Exception):
-    """A bad query parameter: a 400 naming it."""
-
-    def __init__(self, message, field):
-        self.message, self.field = message, field
 
 
 class RegisterView(APIView):

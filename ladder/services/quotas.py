@@ -70,7 +70,7 @@ def validation_matches_waiting(owner) -> int:
 
 def validation_matches_per_version(game: str) -> int:
     """One validation match per player count of the game's active ladders
-    (ladder.services.validation.player_counts)."""
+    (ladder.selectors.validation_player_counts)."""
     return Ladder.objects.filter(game=game, active=True).values("players_per_match").distinct().count() or 1
 
 

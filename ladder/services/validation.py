@@ -79,11 +79,6 @@ def _opponents(game: str, count: int) -> list[BotVersion]:
     return [builtins[i % len(builtins)] for i in range(count)]
 
 
-def player_counts(game: str) -> list[int]:
-    counts = sorted(set(Ladder.objects.filter(game=game, active=True).values_list("players_per_match", flat=True)))
-    return counts or [2]
-
-
 def _create_validation_match(version: BotVersion, n: int) -> Match:
     ladder = Ladder.objects.filter(game=version.bot.game, players_per_match=n, active=True).order_by("pk").first()
     seats = _opponents(version.bot.game, n - 1)
@@ -105,7 +100,7 @@ def _create_validation_match(version: BotVersion, n: int) -> Match:
 
 
 def create_validation_matches(version: BotVersion) -> list[Match]:
-    return [_create_validation_match(version, n) for n in player_counts(version.bot.game)]
+    return [_create_validation_match(version, n) for n in selectors.validation_player_counts(version.bot.game)]
 
 
 def _live_matches(version: BotVersion, counts: list[int]) -> dict[int, Match]:
@@ -162,7 +157,7 @@ def validate_version(version_id: int, worker: str | None = None, resume: bool = 
         in_hand = version.validation_matches.filter(status__in=[Match.Status.QUEUED, Match.Status.RUNNING])
         if resume and version.status == BotVersion.Status.PENDING and not in_hand.exists():
             return version.status
-        counts = player_counts(version.bot.game)
+        counts = selectors.validation_player_counts(version.bot.game)
         live = _live_matches(version, counts)
         for n in counts:
             if n not in live:
@@ -184,7 +179,7 @@ def conclude(version_id: int, counts: list[int] | None = None) -> str:
         version = BotVersion.objects.select_for_update(of=("self",)).select_related("bot").get(pk=version_id)
         if version.status not in (BotVersion.Status.PENDING, BotVersion.Status.VALIDATING):
             return version.status  # someone else drew it
-        counts = counts or player_counts(version.bot.game)
+        counts = counts or selectors.validation_player_counts(version.bot.game)
         live = _live_matches(version, counts)
         failed_for_good = [m for m in live.values() if m.status == Match.Status.FAILED]
         if failed_for_good:
