@@ -639,7 +639,8 @@ def remove_old_run_user_folders() -> list[str]:
             continue
         folder = Path("/run/user") / name
         try:
-            if os.lstat(folder).st_uid != 0:
+            st = os.lstat(folder)
+            if st.st_uid != 0 or not stat.S_ISDIR(st.st_mode):  # not ours: never follow a link
                 continue
             if (folder / ".bubblewrap").is_dir() and not (folder / ".bubblewrap").is_symlink():
                 os.rmdir(folder / ".bubblewrap")  # only if empty

@@ -102,7 +102,7 @@ def test_old_run_user_folders_are_swept_and_nothing_else(bwrap_launcher):
     from cardroom.sandbox import uid_range
 
     pool = uid_range()
-    old, used, foreign = pool[-1], pool[-2], pool.start - 1
+    old, used, linked, foreign = pool[-1], pool[-2], pool[-3], pool.start - 1
     base = Path("/run/user")
     made = []
     try:
@@ -110,11 +110,16 @@ def test_old_run_user_folders_are_swept_and_nothing_else(bwrap_launcher):
             (base / str(uid) / ".bubblewrap").mkdir(parents=True, exist_ok=True)
             made.append(base / str(uid))
         (base / str(used) / "kept").write_text("someone's\n")
+        (base / str(linked)).symlink_to(base / str(foreign))  # a link is never followed
+        made.append(base / str(linked))
         sandbox_launcher.remove_old_run_user_folders()
         assert not (base / str(old)).exists()
         assert (base / str(used) / "kept").exists() and (base / str(foreign) / ".bubblewrap").exists()
     finally:
         for folder in made:
+            if folder.is_symlink():
+                folder.unlink()
+                continue
             for path in sorted(folder.rglob("*"), reverse=True):
                 path.unlink() if path.is_file() else path.rmdir()
             if folder.exists():
