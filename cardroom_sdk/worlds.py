@@ -60,8 +60,8 @@ def sample_world(
     if not isinstance(observation, dict) or not isinstance(observation.get("seat"), int):
         raise ValueError("sample_world needs a seat's observation (a dict with an integer 'seat')")
     seat = observation["seat"]
-    history = _this_round(observation, history or [])
     try:
+        history = _this_round(observation, list(history or []))
         game = _game(observation.get("game"), observation.get("num_players"), observation.get("options"))
         if isinstance(game, AllegoryGame):
             world: State = _allegory_world(game, observation, rng)
@@ -253,9 +253,7 @@ def _allegra_world(game: AllegraGame, obs: Observation, rng: random.Random, hist
         held = obs.get("held")
         held_hidden = held is not None and held["card"] == "?"
         deck_size = obs["deck_size"]
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
-        if isinstance(exc, ValueError) and str(exc).startswith("the observation"):
-            raise
+    except (KeyError, TypeError, IndexError) as exc:
         raise ValueError(f"not an Allegra observation: {exc!r}") from None
     slots = len(face_down) + held_hidden
     if sum(hidden.values()) != slots + deck_size:
@@ -268,11 +266,11 @@ def _allegra_world(game: AllegraGame, obs: Observation, rng: random.Random, hist
         raise ValueError("the history does not agree with the observation (too few cards can be face down)")
     # uniform shuffles: sorting by independent random keys (faster than
     # rng.shuffle, as in the engine's own deals)
-    r = rng.random
-    dealt = sorted(pool, key=lambda _v: r())[:slots]
+    key = rng.random
+    dealt = sorted(pool, key=lambda _v: key())[:slots]
     for v in dealt:
         hidden[v] -= 1
-    deck = sorted([v for v, k in hidden.items() for _ in range(k)], key=lambda _v: r())
+    deck = sorted([v for v, k in hidden.items() for _ in range(k)], key=lambda _v: key())
     for (s, r, c), value in zip(face_down, dealt):
         grids[s][r][c] = value
     view = dict(obs, seat=None, grids=grids, deck=deck, face_down=[list(x) for x in face_down])

@@ -253,6 +253,9 @@ def test_bad_observations_are_refused_with_a_reason():
         sample_world(dict(obs, discard=obs["discard"] + [11] * 6))
     with pytest.raises(ValueError, match="same game, seat"):
         sample_world(obs, history=[dict(obs, seat=(seat + 1) % 3)])
+    for history in (5, ["not an observation"], [None]):
+        with pytest.raises(ValueError):
+            sample_world(obs, history=history)
     with pytest.raises(ValueError, match="unknown game|no engine state"):
         sample_world(dict(obs, game="poker"))
 
