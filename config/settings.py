@@ -383,6 +383,9 @@ CARDROOM_RESEND_STALE_SECONDS = env.int("CARDROOM_RESEND_STALE_SECONDS", default
 # are sent to the broker at a time.
 CARDROOM_TOURNAMENT_QUEUE = CARDROOM_QUEUES["tournament"]
 CARDROOM_TOURNAMENT_IN_FLIGHT = env.int("CARDROOM_TOURNAMENT_IN_FLIGHT", default=20)
+# An event's stored standings are refreshed at most this often (and never
+# sooner than ten times their last computation's time): ladder.services.tournaments.
+CARDROOM_STANDINGS_REFRESH_SECONDS = env.int("CARDROOM_STANDINGS_REFRESH_SECONDS", default=2)
 CARDROOM_HEARTBEAT_SECONDS = env.int("CARDROOM_HEARTBEAT_SECONDS", default=10)
 CARDROOM_MAX_UPLOAD_BYTES = env.int("CARDROOM_MAX_UPLOAD_BYTES", default=10 * 1024 * 1024)
 # Per-user quotas (ladder.services.quotas; staff are exempt).

@@ -68,6 +68,10 @@ PUBLIC_READS: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {
     "web-ladder": (WEB, (RATINGS, MATCHES), frozenset({"sort", "dir", "page", "partial"})),
     "web-matches": (WEB, (MATCHES,), frozenset({"before", "ladder", "bot"})),
     "web-match": (WEB, (MATCHES,), frozenset()),
+    # An event's standings are stored as its results come in (ladder.services.tournaments),
+    # which bumps ``matches``; its progress is matches' too.
+    "api-tournament-standings": (API, (MATCHES,), frozenset({"crosstable_page"})),
+    "web-tournament": (WEB, (MATCHES,), frozenset({"page", "partial"})),
     # Immutable (no scope): kept with the view's own ETag and long cache
     # headers, one entry per encoding (gzip or not, as the view answers).
     "api-replay": (API, (), frozenset()),

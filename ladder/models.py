@@ -154,6 +154,9 @@ class Match(models.Model):
     validation_of = models.ForeignKey(
         BotVersion, null=True, blank=True, on_delete=models.CASCADE, related_name="validation_matches"
     )
+    # The order in which rated matches' ratings were applied (ascending; not
+    # dense): the first id of its RatingChange rows. Null for a match not rated.
+    rating_sequence = models.BigIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["-id"]
@@ -296,6 +299,10 @@ class Tournament(models.Model):
     total_matches = models.PositiveIntegerField()
     # Batches scheduled so far (a Swiss round is a batch; other formats have one).
     batches_scheduled = models.PositiveIntegerField(default=0)
+    # Matches of the event done (finished or failed) so far: counted in the
+    # transaction that records each; TournamentStandings says how many of them
+    # its document counts.
+    results_recorded = models.PositiveIntegerField(default=0)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.RUNNING, db_index=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     created = models.DateTimeField(auto_now_add=True)
@@ -319,6 +326,22 @@ class TournamentEntry(models.Model):
     class Meta:
         ordering = ["tournament", "index"]
         constraints = [models.UniqueConstraint(fields=["tournament", "index"], name="one_entry_per_index")]
+
+
+class TournamentStandings(models.Model):
+    """An event's standings document (cardroom.tournament.standings, as the
+    API serves it), computed when results come in
+    (ladder.services.tournaments.refresh_standings), never on a request."""
+
+    tournament = models.OneToOneField(Tournament, primary_key=True, on_delete=models.CASCADE, related_name="stored_standings")
+    document = models.JSONField(default=dict)
+    # The event's results_recorded when the document was computed.
+    results = models.PositiveIntegerField(default=0)
+    computed = models.DateTimeField(null=True, blank=True)
+    compute_ms = models.PositiveIntegerField(default=0)
+    # No refresh starts before this: the spacing after the last one, or a
+    # refresh under way (its claim).
+    not_before = models.DateTimeField(null=True, blank=True)
 
 
 class TournamentMatch(models.Model):

@@ -92,7 +92,7 @@ def versions(bot: Bot) -> QuerySet[BotVersion]:
 # Python in bench_api.
 _MATCH_FIELDS = (
     "id", "ladder", "kind", "game", "options", "num_players", "seed", "status", "attempts", "num_events",
-    "created", "started", "finished",
+    "created", "started", "finished", "rating_sequence",
 )
 _PARTICIPANT_FIELDS = (
     "match", "seat", "bot", "score", "rank", "forfeit_reason", "forfeit_event",
@@ -300,16 +300,31 @@ def tournament_entries(t) -> list[dict]:
 
 
 def tournament_standings(t) -> dict:
-    """The standings of the finished matches so far (cardroom.tournament)."""
-    from cardroom.tournament import event
-    from ladder.services.tournaments import outcomes, spec_of
+    """The event's stored standings (computed when its results came in,
+    ladder.services.tournaments.refresh_standings: never here), with when
+    they were computed and how many of the event's results they count."""
+    from ladder.models import TournamentStandings
 
-    entries = tournament_entries(t)
-    names = [f"{e['name']} v{e['version_number']}" for e in entries]
-    doc = event.standings_of(spec_of(t), names, outcomes(t))
-    for row in doc["standings"]:
-        row["bot"] = entries[row["entry"]]["bot"]
-    return doc
+    stored = TournamentStandings.objects.filter(tournament=t).values("document", "results", "computed").first()
+    if stored is None:  # (never for an event created since they are stored; the sweep fills one in)
+        return {"standings": [], "crosstable": {"entries": [], "cells": None}, "matches_played": 0, "results_counted": 0, "computed": None}
+    return {**stored["document"], "results_counted": stored["results"], "computed": stored["computed"]}
+
+
+def crosstable_page(doc: dict, page: int, rows_per_page: int) -> dict:
+    """One page of the crosstable's rows (entries in standings order), each
+    row every cell of its entry: a field of 64 has 4,096 cells."""
+    cross = doc.get("crosstable") or {}
+    cells = cross.get("cells")
+    order = [row["entry"] for row in doc.get("standings", [])]
+    if cells is None:
+        return {"entries": cross.get("entries", []), "rows": [], "cells": None, "page": 1, "pages": 0, "rows_per_page": rows_per_page}
+    pages = max(1, -(-len(order) // rows_per_page))
+    rows = order[(page - 1) * rows_per_page : page * rows_per_page]
+    return {
+        "entries": cross["entries"], "rows": rows, "cells": [cells[a] for a in rows],
+        "page": page, "pages": pages, "rows_per_page": rows_per_page,
+    }  # fmt: skip
 
 
 def tournament_matches(t) -> QuerySet:

@@ -73,13 +73,15 @@ def reap_expired_leases() -> dict:
     """The recovery sweep beat sends every REAPER_INTERVAL seconds: matches
     whose lease lapsed go back to the queue; queued matches whose message is
     older than CARDROOM_RESEND_STALE_SECONDS are sent again; stuck
-    validations are restarted; running events send their next matches; heartbeats of long-gone workers are dropped."""
+    validations are restarted; running events send their next matches; heartbeats of long-gone workers are dropped;
+    events' standings left behind their results are stored afresh."""
     return {
         "reaped": matches.reap_expired_leases(),
         "resent": matches.resend_stale_queued(),
         "revalidated": validation.revalidate_stale(),
         "forgotten_workers": ops.forget_dead_workers(),
         "tournaments_fed": tournaments.feed_all(),
+        "standings_refreshed": tournaments.refresh_stale_standings(),
     }
 
 

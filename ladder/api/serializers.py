@@ -317,7 +317,13 @@ class MatchOutput(serializers.ModelSerializer):
 
     class Meta:
         model = Match
-        fields = ["id", "ladder", "ladder_name", "kind", "game", "options", "num_players", "seed", "status", "attempts", "num_events", "created", "started", "finished", "participants"]
+        fields = ["id", "ladder", "ladder_name", "kind", "game", "options", "num_players", "seed", "status", "attempts", "num_events", "created", "started", "finished", "rating_sequence", "participants"]
+        extra_kwargs = {
+            "rating_sequence": {
+                "help_text": "the order in which the ratings of rated matches were applied: replaying the matches of a ladder "
+                "by ascending rating_sequence reproduces every Elo before and after (docs/ladder.md); not dense; null if not rated"
+            }
+        }
 
     def get_seed(self, match: dict) -> int | None:
         return _seed(match)
@@ -342,6 +348,7 @@ class MatchOutput(serializers.ModelSerializer):
             "created": None if match["created"] is None else to_datetime(match["created"]),
             "started": None if match["started"] is None else to_datetime(match["started"]),
             "finished": None if match["finished"] is None else to_datetime(match["finished"]),
+            "rating_sequence": match["rating_sequence"],
             "participants": [_participant(p) for p in match["participants"]],
         }
 
@@ -421,3 +428,59 @@ class TournamentMatchOutput(serializers.Serializer):
     rotation = serializers.IntegerField(source="tournament_slot__rotation")
     seats = serializers.ListField(child=serializers.IntegerField(), source="tournament_slot__seats", help_text="entry by seat")
     finished = serializers.DateTimeField(allow_null=True)
+
+
+# The standings document (cardroom.tournament.standings; docs/tournaments.md,
+# "Standings"), as stored when the event's results came in: these classes
+# describe it in the schema, the view returns it as stored.
+class StandingInterval(serializers.Serializer):
+    estimate = serializers.FloatField(help_text="the mean")
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+    n = serializers.IntegerField(help_text="the values the interval is over: matches, or deals in a duplicate event")
+    method = serializers.CharField(help_text="t-per-match, or t-per-deal in a duplicate event (low and high are null below 2 values)")
+
+
+class TournamentStandingRow(serializers.Serializer):
+    place = serializers.IntegerField(help_text="1-based; entries level on points per match, score margin and head-to-head share a place")
+    entry = serializers.IntegerField(help_text="the entry's index in the field")
+    bot = serializers.IntegerField()
+    name = serializers.CharField(help_text="the bot and its frozen version")
+    matches = serializers.IntegerField(help_text="finished matches the entry played")
+    points = serializers.FloatField(help_text="points from ranks: (k - place) / (k - 1) a match at a table of k")
+    points_per_match = serializers.FloatField(help_text="what the table is ordered by first")
+    score_margin = serializers.FloatField(help_text="per match: the entry's score minus the mean of the others' at its table (negated in Allegra)")
+    head_to_head = serializers.IntegerField(help_text="among the entries level with it: +1 for each it finished ahead of, -1 behind")
+    wins = serializers.IntegerField(
+        help_text="matches in which the entry finished first (rank 1), a first place shared with others included: "
+        "two level on top of a table are one win each; a forfeit is never a win"
+    )
+    forfeits = serializers.IntegerField(help_text="matches in which the entry forfeited")
+    ci95 = StandingInterval(help_text="95% interval of points per match")
+
+
+class TournamentCrosstablePage(serializers.Serializer):
+    entries = serializers.ListField(child=serializers.IntegerField(), help_text="the column of each cell: entry indices 0..N-1")
+    rows = serializers.ListField(child=serializers.IntegerField(), help_text="the entry of each row of this page, in standings order")
+    cells = serializers.ListField(
+        child=serializers.ListField(child=serializers.DictField(allow_null=True)), allow_null=True,
+        help_text="cells[i][b]: {games, score} of rows[i] against entry b (score: 1 a match it finished ahead, 1/2 level); "
+        "null on the diagonal and for two who never met; null for fields of more than 64 entries",
+    )  # fmt: skip
+    page = serializers.IntegerField()
+    pages = serializers.IntegerField()
+    rows_per_page = serializers.IntegerField()
+
+
+class TournamentStandingsOutput(serializers.Serializer):
+    tournament = serializers.IntegerField()
+    progress = TournamentProgress()
+    game = serializers.CharField()
+    matches_played = serializers.IntegerField(help_text="finished matches the standings count")
+    results_counted = serializers.IntegerField(help_text="results (finished or failed matches) the stored standings were computed from")
+    computed = serializers.DateTimeField(allow_null=True, help_text="when the standings were computed (as results came in)")
+    points_table = serializers.CharField()
+    standings = TournamentStandingRow(many=True)
+    crosstable = TournamentCrosstablePage()
+    differences = serializers.ListField(child=serializers.DictField(), required=False, help_text="fields of up to 64: a 95% interval of a minus b for every pair")
+    deals = serializers.DictField(required=False, help_text="duplicate events: each entry's mean rank by deal against the field's")

@@ -435,15 +435,31 @@ class TournamentDetail(APIView):
         return Response(_tournament_detail(t))
 
 
+# Rows of the crosstable per page of the standings (a field of 64: 4 pages).
+CROSSTABLE_ROWS = 16
+
+
 class TournamentStandings(APIView):
+    """Read as stored when the event's results came in (never computed on
+    a request); the crosstable in pages of CROSSTABLE_ROWS rows."""
+
     @extend_schema(
-        responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="standings, crosstable, intervals (docs/tournaments.md)"), **errors(401, 404)}
+        parameters=[OpenApiParameter("crosstable_page", {"type": "integer", "minimum": 1}, description=f"which {CROSSTABLE_ROWS} rows of the crosstable (default 1)")],
+        responses={200: s.TournamentStandingsOutput, **errors(400, 401, 404)},
     )
     def get(self, request, pk: int):
         t = selectors.tournament(pk)
         if t is None:
             raise Http404
-        return Response({"tournament": t.pk, "progress": selectors.tournament_progress(t), **selectors.tournament_standings(t)})
+        raw = request.query_params.get("crosstable_page", "1")
+        if not raw.isdigit() or not 1 <= int(raw) <= 10_000:
+            raise FilterError(f"crosstable_page takes a page number from 1, not {raw!r}", "crosstable_page")
+        doc = selectors.tournament_standings(t)
+        page = int(raw)
+        cross = selectors.crosstable_page(doc, page, CROSSTABLE_ROWS)
+        if page > max(1, cross["pages"]):
+            raise FilterError(f"crosstable_page {page} is past the last page ({max(1, cross['pages'])})", "crosstable_page")
+        return Response({"tournament": t.pk, "progress": selectors.tournament_progress(t), **doc, "crosstable": cross})
 
 
 @extend_schema_view(get=extend_schema(responses={200: s.TournamentMatchOutput(many=True), **errors(400, 401, 404)}))

@@ -162,6 +162,13 @@ def apply_match_ratings(match: Match, participants: list[Participant]) -> None:
     Rating.objects.bulk_update(ratings, _COMPARED)
     Participant.objects.bulk_update(participants, _PARTICIPANT_RATING_FIELDS)
     RatingChange.objects.bulk_create(changes)
+    # The match's place in the order ratings were applied (the API's
+    # rating_sequence): its first RatingChange id, allocated under the locks above.
+    sequence = min(c.pk for c in changes) if all(c.pk is not None for c in changes) else (
+        RatingChange.objects.filter(match_id=match.pk).order_by("id").values_list("id", flat=True).first()
+    )  # fmt: skip
+    Match.objects.filter(pk=match.pk).update(rating_sequence=sequence)
+    match.rating_sequence = sequence
 
 
 def _lock_ratings(ladder_id: int, bot_ids: list[int]) -> dict[int, Rating]:

@@ -17,16 +17,28 @@ own way (this module never reaches into ladder.services.matches).
 
 A Swiss round is scheduled, in the transaction that records the last result
 of the round before, from the standings so far.
+
+Standings: computed when results come in and stored (TournamentStandings),
+never on a request (a 128-entry round robin's took a second or more). Each
+recorded result counts in ``Tournament.results_recorded`` in its own
+transaction; once it commits, the worker that recorded it refreshes the
+stored document (``refresh_standings``) unless another refresh is under way
+or one ran less than its spacing ago: CARDROOM_STANDINGS_REFRESH_SECONDS, or
+ten times what the last computation took, so that a big event spends at most
+a tenth of one worker on its standings. The periodic sweep refreshes any
+document left behind, and the event's last result stores the final table in
+the transaction that records it.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from datetime import timedelta
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 
 from cardroom.tournament import event, schedule
@@ -34,7 +46,17 @@ from cardroom.tournament.schedule import EventSpec, ScheduleError
 from cardroom.tournament.standings import Outcome
 from engine import get_game_class
 from engine.core import EngineError
-from ladder.models import Bot, BotVersion, Match, Participant, Tournament, TournamentEntry, TournamentMatch
+from ladder import caching
+from ladder.models import (
+    Bot,
+    BotVersion,
+    Match,
+    Participant,
+    Tournament,
+    TournamentEntry,
+    TournamentMatch,
+    TournamentStandings,
+)
 from ladder.services import enqueue
 from ladder.services.bots import ServiceError
 
@@ -42,6 +64,8 @@ log = logging.getLogger("cardroom.tournaments")
 
 DONE = (Match.Status.FINISHED, Match.Status.FAILED, Match.Status.CANCELLED)
 CHUNK = 2000
+# A refresh of the standings under way holds its claim this long at most.
+STANDINGS_CLAIM_SECONDS = 120
 
 
 class TournamentError(ServiceError):
@@ -147,6 +171,7 @@ def create_tournament(
             TournamentEntry(tournament=t, index=i, bot=bot, version=v) for i, (bot, v) in enumerate(zip(bots, versions))
         )
         _schedule_batch(t, spec, 0, [])
+        TournamentStandings.objects.create(tournament=t, document=standings_document(t), computed=timezone.now())
         transaction.on_commit(lambda: feed(t.pk))
     log.info("event created", extra={"tournament": t.pk, "matches": t.total_matches, "format": format})
     return t
@@ -220,6 +245,7 @@ def on_match_done(match: Match) -> None:
     if slot is None:
         return
     t = Tournament.objects.select_for_update().get(pk=slot["tournament_id"])
+    Tournament.objects.filter(pk=t.pk).update(results_recorded=models.F("results_recorded") + 1)
     open_left = Match.objects.filter(tournament_slot__tournament=t).exclude(status__in=DONE).exists()
     if not open_left and t.status in (Tournament.Status.RUNNING, Tournament.Status.PAUSED):
         spec = spec_of(t)
@@ -231,6 +257,63 @@ def on_match_done(match: Match) -> None:
             t.save(update_fields=["status", "finished"])
             log.info("event finished", extra={"tournament": t.pk})
     transaction.on_commit(lambda: feed(t.pk))
+    if t.status == Tournament.Status.FINISHED:
+        refresh_standings(t.pk, force=True)  # the final table, with the last result, in its transaction
+    else:
+        # robust: the result is committed whatever becomes of its standings (the sweep retries)
+        transaction.on_commit(lambda: refresh_standings(t.pk), robust=True)
+
+
+def standings_document(t: Tournament) -> dict:
+    """The standings of the event's finished matches (cardroom.tournament),
+    each row with its bot's id: what the API serves."""
+    entries = list(t.entries.select_related("bot", "version").order_by("index"))
+    names = [f"{e.bot.name} v{e.version.number}" for e in entries]
+    doc = event.standings_of(spec_of(t), names, outcomes(t))
+    for row in doc["standings"]:
+        row["bot"] = entries[row["entry"]].bot_id
+    return doc
+
+
+def refresh_standings(tournament_id: int, force: bool = False) -> bool:
+    """Compute and store the event's standings if results came in since the
+    stored ones, and (unless ``force``) no other refresh is under way and
+    the last one is more than its spacing ago. True when it stored them."""
+    now = timezone.now()
+    row = TournamentStandings.objects.filter(pk=tournament_id).values("results", "not_before").first()
+    recorded = Tournament.objects.filter(pk=tournament_id).values_list("results_recorded", flat=True).first()
+    if row is None or recorded is None or row["results"] >= recorded:
+        return False
+    if not force:
+        if row["not_before"] is not None and row["not_before"] > now:
+            return False
+        # The claim: one refresh at a time (it lapses if this process dies).
+        claimed = TournamentStandings.objects.filter(pk=tournament_id, not_before=row["not_before"]).update(
+            not_before=now + timedelta(seconds=STANDINGS_CLAIM_SECONDS)
+        )
+        if not claimed:
+            return False
+    t = Tournament.objects.get(pk=tournament_id)
+    started = time.monotonic()
+    doc = standings_document(t)  # counts at least t.results_recorded results (read first)
+    spent = time.monotonic() - started
+    spacing = max(float(settings.CARDROOM_STANDINGS_REFRESH_SECONDS), 10 * spent)
+    stored = TournamentStandings.objects.filter(pk=tournament_id, results__lt=t.results_recorded).update(
+        document=doc, results=t.results_recorded, computed=timezone.now(), compute_ms=round(spent * 1000),
+        not_before=timezone.now() + timedelta(seconds=spacing),
+    )  # fmt: skip
+    if stored:
+        caching.bump(caching.MATCHES)  # (an UPDATE: no post_save) the cached event pages
+        log.info("event standings stored", extra={"tournament": tournament_id, "results": t.results_recorded, "ms": round(spent * 1000)})
+    return bool(stored)
+
+
+def refresh_stale_standings() -> list[int]:
+    """The periodic sweep: every event whose stored standings are behind its
+    results (the last refresh spaced the next out, or died with its worker)
+    is refreshed, once its spacing (or a lost refresh's claim) is over."""
+    behind = Tournament.objects.filter(stored_standings__results__lt=models.F("results_recorded")).values_list("pk", flat=True)
+    return [pk for pk in behind if refresh_standings(pk)]
 
 
 def may_play(match_id: int) -> bool:
@@ -285,6 +368,7 @@ def _switch(t: Tournament, user, want: str, to: str, verb: str) -> Tournament:
             # messages dropped while paused: send them again
             Match.objects.filter(tournament_slot__tournament=t, status=Match.Status.QUEUED).update(enqueued=None)
             transaction.on_commit(lambda: feed(t.pk))
+        caching.bump(caching.MATCHES)  # the event's cached pages show its status
     return t
 
 
@@ -308,4 +392,6 @@ def cancel(t: Tournament, user) -> Tournament:
         t.finished = timezone.now()
         t.save(update_fields=["status", "finished"])
         Match.objects.filter(tournament_slot__tournament=t, status=Match.Status.QUEUED).update(status=Match.Status.CANCELLED)
+        refresh_standings(t.pk, force=True)  # its final table
+        caching.bump(caching.MATCHES)  # (an UPDATE: no post_save)
     return t

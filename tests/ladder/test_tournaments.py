@@ -219,3 +219,96 @@ def test_staff_cannot_enter_a_bot_its_owner_withdrew():
     bot_management.reenter(bot=mine, user=owner)
     t = tournaments.create_tournament(user=boss, name="cup", game="allegory", format="round-robin", bots=[mine, greedy], table_size=2)
     assert [e.bot_id for e in t.entries.order_by("index")] == [mine.pk, greedy.pk]
+
+
+def _standings_request_queries(client, t) -> tuple[dict, list[str]]:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(f"/api/tournaments/{t.pk}/standings/")
+    assert response.status_code == 200, response.content
+    return response.json(), [q["sql"] for q in queries.captured_queries]
+
+
+def test_the_standings_are_stored_as_results_come_in_and_no_request_computes_them(settings, django_capture_on_commit_callbacks):
+    """Each result refreshes the stored standings once it commits (here:
+    every result, the spacing being 0); a request reads them as stored: no
+    query of the request reads a participant, and a request costs the same
+    queries after one result as after four."""
+    from cardroom.tournament import event
+
+    settings.CARDROOM_STANDINGS_REFRESH_SECONDS = 0
+    factories.clear_caches()
+    field = [builtin("allegory", "greedy"), builtin("allegory", "random")]
+    t = tournaments.create_tournament(user=staff(), name="stored cup", game="allegory", format="round-robin", bots=field, table_size=2, deals=4, seed=8)
+    anyone = factories.client()
+    doc, _ = _standings_request_queries(anyone, t)
+    assert doc["matches_played"] == 0 and len(doc["standings"]) == 2
+    counts = []
+    for played, match_id in enumerate(Match.objects.filter(tournament_slot__tournament=t).order_by("id").values_list("pk", flat=True), 1):
+        with django_capture_on_commit_callbacks(execute=True):
+            assert match_services.run_queued_match(match_id, "test-worker") == "finished"
+        t.refresh_from_db()
+        expected = event.standings_of(tournaments.spec_of(t), ["greedy v1", "random v1"], tournaments.outcomes(t))
+        factories.clear_caches()
+        doc, sql = _standings_request_queries(anyone, t)
+        assert doc["matches_played"] == played == doc["results_counted"] and doc["computed"]
+        assert [(r["entry"], r["points"], r["wins"]) for r in doc["standings"]] == [(r["entry"], r["points"], r["wins"]) for r in expected["standings"]]
+        assert {r["bot"] for r in doc["standings"]} == {b.pk for b in field}
+        assert not [q for q in sql if "ladder_participant" in q], sql
+        counts.append(len(sql))
+    assert len(set(counts)) == 1, counts
+    assert t.status == Tournament.Status.FINISHED
+    assert all(m.rating_sequence is None for m in Match.objects.filter(tournament_slot__tournament=t))
+
+
+def test_stored_standings_are_spaced_out_and_the_last_result_stores_the_final_table(settings, django_capture_on_commit_callbacks):
+    """A big event is not recomputed at every result: after a refresh the
+    next waits CARDROOM_STANDINGS_REFRESH_SECONDS (or ten times the last
+    computation), the sweep included; the event's last result stores the
+    final table all the same."""
+    settings.CARDROOM_STANDINGS_REFRESH_SECONDS = 3600
+    t = tournaments.create_tournament(
+        user=staff(), name="spaced cup", game="allegory", format="round-robin",
+        bots=[builtin("allegory", "greedy"), builtin("allegory", "random")], table_size=2, deals=3, seed=9,
+    )  # fmt: skip
+    ids = list(Match.objects.filter(tournament_slot__tournament=t).order_by("id").values_list("pk", flat=True))
+    stored = lambda: selectors.tournament_standings(t)["matches_played"]  # noqa: E731
+    # the one made at creation set no spacing: the first result is stored at once
+    with django_capture_on_commit_callbacks(execute=True):
+        match_services.run_queued_match(ids[0], "w")
+    assert stored() == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        match_services.run_queued_match(ids[1], "w")
+    assert stored() == 1  # spaced out
+    assert tournaments.refresh_stale_standings() == [] and stored() == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        match_services.run_queued_match(ids[2], "w")
+    assert stored() == 3  # the final table
+
+
+def test_the_crosstable_comes_in_pages_and_a_bad_page_is_a_400():
+    from cardroom.tournament import standings
+    from ladder.api.views import CROSSTABLE_ROWS
+
+    t = tournaments.create_tournament(
+        user=staff(), name="paged cup", game="allegory", format="round-robin",
+        bots=[builtin("allegory", "greedy"), builtin("allegory", "random")], table_size=2, deals=2, seed=3,
+    )  # fmt: skip
+    play_queued(t)
+    anyone = factories.client()
+    doc = anyone.get(f"/api/tournaments/{t.pk}/standings/").json()
+    assert doc["crosstable"]["pages"] == 1 and len(doc["crosstable"]["rows"]) == 2
+    first = doc["crosstable"]["rows"][0]
+    other = 1 - first
+    assert doc["crosstable"]["cells"][0][other]["games"] == 2 and doc["crosstable"]["cells"][0][first] is None
+    for bad in ("0", "two", "-1", "2"):
+        factories.assert_error(anyone.get(f"/api/tournaments/{t.pk}/standings/?crosstable_page={bad}"), 400, "crosstable_page")
+    # a field of 40: three pages, each row every cell of its entry
+    outcomes = [standings.Outcome(number=i, seats=(a, b), ranks=(1, 2), scores=(10, 5)) for i, (a, b) in enumerate((a, b) for a in range(40) for b in range(a + 1, 40))]
+    big = standings.compute("allegory", [f"e{i}" for i in range(40)], outcomes, intervals=False)
+    pages = [selectors.crosstable_page(big, p, CROSSTABLE_ROWS) for p in (1, 2, 3)]
+    assert [len(p["rows"]) for p in pages] == [16, 16, 8] and {p["pages"] for p in pages} == {3}
+    assert sum((p["rows"] for p in pages), []) == [r["entry"] for r in big["standings"]]
+    assert all(p["cells"][i] == big["crosstable"]["cells"][a] for p in pages for i, a in enumerate(p["rows"]))
