@@ -71,7 +71,7 @@ def test_a_worker_started_without_queues_consumes_every_queue():
 
     from config.celery import app
 
-    assert set(app.amqp.queues) == set(settings.CARDROOM_QUEUES.values()) == {"celery", "validation", "tournaments"}
+    assert set(app.amqp.queues) == set(settings.CARDROOM_QUEUES.values()) == {"celery", "validation", "tournaments", "mail"}
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     assert "-Q" not in compose["services"]["worker"]["command"]
 

@@ -27,7 +27,7 @@ def fill_in(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('ladder', '0002_recompute_username_skeletons'),
+        ('ladder', '0003_verified_email'),
     ]
 
     operations = [
