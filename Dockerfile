@@ -37,6 +37,7 @@ COPY README.md /src/
 COPY engine /src/engine
 COPY bots /src/bots
 COPY cardroom /src/cardroom
+COPY cardroom_sdk /src/cardroom_sdk
 RUN pip wheel --quiet --no-deps --wheel-dir /dist /src \
  && rm -rf /opt/venv/lib/python3*/site-packages/pip /opt/venv/lib/python3*/site-packages/setuptools
 
@@ -60,6 +61,7 @@ COPY manage.py pyproject.toml ./
 COPY engine engine
 COPY bots bots
 COPY cardroom cardroom
+COPY cardroom_sdk cardroom_sdk
 COPY ladder ladder
 COPY config config
 COPY docs docs

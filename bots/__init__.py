@@ -2,7 +2,8 @@
 
 Each bot is one standalone protocol-v1 program in this folder (a starter kit a
 bot author can copy) whose ``choose(observation, legal, rng)`` function the
-platform also calls in-process for ``builtin:NAME``.
+platform also calls in-process for ``builtin:NAME``. The search bot
+(``ismcts_bot.py``) imports ``cardroom_sdk``, as any bot may.
 """
 
 from __future__ import annotations
@@ -18,12 +19,19 @@ HERE = Path(__file__).resolve().parent
 BUILTINS: dict[str, dict[str, str]] = {
     "random": {"*": "random_bot"},
     "greedy": {"allegory": "allegory_greedy", "allegra": "allegra_greedy"},
+    "ismcts": {"*": "ismcts_bot"},
 }
 
 DESCRIPTIONS = {
     "random": "plays a uniformly random legal action",
     "greedy": "a one-move-lookahead heuristic for the game",
+    "ismcts": "information-set Monte Carlo tree search over sampled worlds, 150 ms a decision (cardroom_sdk)",
 }
+
+
+# Bots that think for a fixed time at every move: never validation opponents
+# (validation checks that a bot plays by the protocol, and should be quick).
+SEARCHING = frozenset({"ismcts"})
 
 
 class UnknownBuiltinError(ValueError):
@@ -45,8 +53,11 @@ def _module_name(name: str, game_id: str) -> str:
 
 
 def builtin_chooser(name: str, game_id: str) -> Callable[..., dict[str, Any]]:
-    """The bot's ``choose(observation, legal, rng)`` function."""
-    return importlib.import_module(f"bots.{_module_name(name, game_id)}").choose
+    """The bot's ``choose(observation, legal, rng)`` function, fresh for each
+    seat of each match where the bot keeps a state (``make_choose()``: the
+    search bot remembers the seat's earlier observations)."""
+    module = importlib.import_module(f"bots.{_module_name(name, game_id)}")
+    return module.make_choose() if hasattr(module, "make_choose") else module.choose
 
 
 def builtin_program(name: str, game_id: str) -> Path:

@@ -32,6 +32,15 @@ def bot_python() -> str:
     return sys.executable
 
 
+def sdk_packages() -> dict[str, Path]:
+    """The packages every Python bot may import besides the standard
+    library: the platform's own ``engine`` and ``cardroom_sdk``, by name."""
+    import cardroom_sdk
+    import engine
+
+    return {p.__name__: Path(p.__file__).resolve().parent for p in (engine, cardroom_sdk)}
+
+
 @dataclass(frozen=True)
 class BotLimits:
     """Resource limits for one bot process (enforced by the sandbox; the plain
@@ -148,6 +157,8 @@ class PlainLauncher(Launcher):
 
     def spawn(self, root: Path, argv: list[str], limits: BotLimits) -> BotProcess:
         env = {"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", "LANG": "C.UTF-8"}
+        # cardroom_sdk where it is installed (unsandboxed, nothing hides the rest of that folder).
+        env["PYTHONPATH"] = ":".join(dict.fromkeys(str(folder.parent) for folder in sdk_packages().values()))
 
         def limit_self() -> None:  # runs in the child before exec
             import resource

@@ -138,6 +138,9 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise warns on every request without it
+# The built-in bots installed on every ladder of their game (default: all;
+# bots.BUILTINS). The search bot thinks 150 ms a move.
+CARDROOM_BUILTIN_BOTS = env.list("CARDROOM_BUILTIN_BOTS", default=["greedy", "ismcts", "random"])
 # The author's wheel that the site offers (make dist; the image builds it).
 CARDROOM_DIST_DIR = Path(env("CARDROOM_DIST_DIR", default=str(BASE_DIR / "dist")))
 MEDIA_ROOT = Path(env("CARDROOM_MEDIA_ROOT", default=str(VAR_DIR / "media")))

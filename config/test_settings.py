@@ -13,5 +13,9 @@ from config.settings import *  # noqa: E402,F403
 # Tests create many users: a fast hasher (never used outside tests).
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
+# The quick built-ins only: the suites' time limits and match counts are
+# set for bots that answer at once (tests/sdk/test_ismcts.py plays the search bot).
+CARDROOM_BUILTIN_BOTS = ["greedy", "random"]
+
 # Static files straight from the apps (no collectstatic before tests).
 WHITENOISE_USE_FINDERS = True

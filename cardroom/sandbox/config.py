@@ -10,6 +10,7 @@ from pathlib import Path
 MODES = ("bwrap", "none")
 NONE_WARNING = "cardroom: WARNING: CARDROOM_SANDBOX=none runs bots without any isolation"
 BOT_DIR = "/bot"  # where the bot's files appear inside the sandbox
+SDK_DIR = "/cardroom-sdk"  # engine and cardroom_sdk, read-only, on a Python bot's PYTHONPATH
 # Outside every range systemd or Debian allocates (system 0-999, users
 # 1000-59999, Debian 60000-64999, homed 60001-60513, DynamicUser 61184-65519,
 # nobody 65534, subordinate uids from 100000, containers 524288-1879048191):
@@ -24,6 +25,7 @@ BOT_ENV = {
     "TMPDIR": "/tmp",
     "PYTHONDONTWRITEBYTECODE": "1",
     "PYTHONUNBUFFERED": "1",
+    "PYTHONNOUSERSITE": "1",  # no ~/.local (HOME is the bot's writable /tmp) on sys.path
 }
 START_TIMEOUT_S = 10.0
 MIN_BWRAP = (0, 6)  # --size (tmpfs size limits) appeared in bubblewrap 0.6

@@ -16,7 +16,7 @@ import threading
 import time
 from pathlib import Path
 
-from cardroom.launch import BotLimits, BotProcess, Launcher, PlainLauncher, PlainProcess
+from cardroom.launch import BotLimits, BotProcess, Launcher, PlainLauncher, PlainProcess, sdk_packages
 
 from .cgroups import CPU_PERIOD_US, _Controller
 from .config import (
@@ -24,6 +24,7 @@ from .config import (
     BOT_ENV,
     CGROUP_SLACK_BYTES,
     NONE_WARNING,
+    SDK_DIR,
     START_TIMEOUT_S,
     SandboxError,
     runs_dir,
@@ -253,6 +254,15 @@ def _root_links() -> list[str]:
     return args
 
 
+def _sdk_binds() -> list[str]:
+    """The engine and cardroom_sdk, read-only at SDK_DIR: ``import
+    cardroom_sdk`` in every Python bot is the platform's own engine."""
+    args: list[str] = []
+    for name, folder in sdk_packages().items():
+        args += ["--ro-bind", str(folder), f"{SDK_DIR}/{name}"]
+    return args
+
+
 def _hidden_dirs() -> list[str]:
     """Folders under /usr a bot should not rely on (not the standard library)."""
     found = []
@@ -302,7 +312,7 @@ class BwrapLauncher(Launcher):
         # /tmp and /dev/shm mounted by us, with an inode limit (else bwrap's
         # own tmpfs, size-limited only: the weak mode).
         self.tmpfs_mounts = tmpfs_mounts
-        self._static = _root_links() + _etc_binds()
+        self._static = _root_links() + _etc_binds() + _sdk_binds()
         self._hidden = _hidden_dirs()
         self._empty = state_dir() / "empty"
         self.shim = _install_shim()
@@ -453,12 +463,14 @@ class BwrapLauncher(Launcher):
                 child_fd = child_sock.fileno()
                 dummy_r, dummy_w = os.pipe2(os.O_CLOEXEC)
                 fds += [dummy_r, dummy_w]
-                env["PYTHONPATH"] = SHIM_DIR
+                env["PYTHONPATH"] = f"{SHIM_DIR}:{SDK_DIR}"
                 env[SHIM_ENV] = str(child_fd)
                 pass_fds.append(child_fd)
                 child_stdin, child_stdout = dummy_r, dummy_w
             else:
                 child_stdin, child_stdout = stdin_r, stdout_w
+                if _is_python(argv[0]):
+                    env["PYTHONPATH"] = SDK_DIR
             command = self.argv(argv, limits, run_dir, info_w, block_r if use_block else None, tmpfs, seccomp_fd)
             command = _prlimit_prefix(self.prlimit, limits) + command
             forking = True  # from here on a launcher of ours may run, even if Popen never returns

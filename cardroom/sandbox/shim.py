@@ -16,7 +16,7 @@ SHIM = f'''"""cardroom sandbox: hands the bot its stdin and stdout.
 The platform sends the two pipe ends over a Unix socket (fd ${SHIM_ENV});
 this runs at interpreter start-up (sitecustomize), before the bot's code,
 puts them on fds 0 and 1, and removes its own traces (the variable, its
-folder on sys.path and PYTHONPATH). See cardroom/sandbox/.
+folder on sys.path and in PYTHONPATH). See cardroom/sandbox/.
 """
 
 
@@ -26,8 +26,11 @@ def _cardroom_stdio():
     import _socket
 
     fd = os.environ.pop("{SHIM_ENV}", None)
-    if os.environ.get("PYTHONPATH") == "{SHIM_DIR}":
-        del os.environ["PYTHONPATH"]
+    path = [p for p in os.environ.get("PYTHONPATH", "").split(":") if p and p != "{SHIM_DIR}"]
+    if path:  # the SDK's folder stays, for the bot's own child interpreters
+        os.environ["PYTHONPATH"] = ":".join(path)
+    else:
+        os.environ.pop("PYTHONPATH", None)
     while "{SHIM_DIR}" in sys.path:
         sys.path.remove("{SHIM_DIR}")
     if fd is None:

@@ -161,7 +161,7 @@ DEFAULT_LADDERS = [
 def install_defaults() -> None:
     """A fresh installation plays at once: the default ladders and the
     built-in bots on them (idempotent; ladders only on an empty database)."""
-    from bots import DESCRIPTIONS, builtin_names, builtin_program
+    from bots import DESCRIPTIONS, builtin_program
     from engine import game_ids
 
     owner = system_user()
@@ -169,7 +169,7 @@ def install_defaults() -> None:
         for name, game, players in DEFAULT_LADDERS:
             Ladder.objects.create(name=name, game=game, players_per_match=players)
     for game in game_ids():
-        for name in builtin_names():
+        for name in settings.CARDROOM_BUILTIN_BOTS:
             bot, _ = Bot.objects.get_or_create(
                 game=game, name=name, defaults={"owner": owner, "builtin": True, "description": f"built-in: {DESCRIPTIONS[name]}"}
             )

@@ -33,6 +33,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from bots import SEARCHING
 from ladder import selectors
 from ladder.models import BotVersion, Ladder, Match, Participant
 from ladder.services import enqueue
@@ -71,6 +72,7 @@ class ValidationRetry(Exception):
 def _opponents(game: str, count: int) -> list[BotVersion]:
     builtins = list(
         BotVersion.objects.filter(bot__game=game, bot__builtin=True, status=BotVersion.Status.ACTIVE)
+        .exclude(bot__name__in=SEARCHING)
         .select_related("bot")
         .order_by("bot__name")
     )

@@ -32,6 +32,7 @@ from cardroom.sandbox import (
     processes_of_uid,
     uid_range,
 )
+from cardroom.sandbox.config import SDK_DIR
 from cardroom.sandbox.reaping import _pidfd_open, _status_fields, _wait_pidfd
 
 from .conftest import REPO, assert_host_clean, uid_is_free, zombie_children
@@ -148,7 +149,8 @@ def test_what_a_bot_sees(bwrap_launcher, tmp_path):
     assert status == 0, err
     uid = info["ids"][0]
     assert uid in uid_range() and info["ids"] == [uid, uid, uid, []]
-    assert set(info["env"]) == set(BOT_ENV) | {"PWD"}
+    assert set(info["env"]) == set(BOT_ENV) | {"PWD", "PYTHONPATH"}
+    assert info["env"]["PYTHONPATH"] == SDK_DIR
     assert info["cwd"] == "/bot"
     assert info["files"] == ["bot.py", "data.txt"]
     assert {"bot", "usr", "tmp", "dev", "proc", "etc"} <= set(info["root"])
@@ -174,6 +176,41 @@ def test_what_a_bot_sees(bwrap_launcher, tmp_path):
     assert info["caps"] == ["0000000000000000"] * 4 + ["1"]  # no capabilities, no_new_privs
     if bwrap_launcher.disable_userns:
         assert "unshare failed" in info["unshare"], info["unshare"]
+
+
+SDK_BOT = """
+    import json, os, sys
+    import cardroom_sdk
+    out = {"sdk": cardroom_sdk.__file__, "engine": sys.modules["engine"].__file__}
+    def writable(folder):
+        try:
+            with open(os.path.join(folder or ".", "planted.py"), "w"):
+                return True
+        except OSError:
+            return False
+    out["writable_on_path"] = [p for p in sys.path if writable(p)]
+    game = cardroom_sdk.new_game("allegra", 2)
+    state = game.new_initial_state()
+    import random
+    rng = random.Random(1)
+    while state.is_chance_node():
+        state.apply_chance(state.sample_chance(rng))
+    world = cardroom_sdk.sample_world(state.observation(0), rng)
+    out["agrees"] = world.observation(0) == state.observation(0)
+    json.dump(out, sys.stdout)
+"""
+
+
+@pytest.mark.sandbox
+def test_a_python_bot_imports_the_sdk_read_only(bwrap_launcher, tmp_path):
+    """The platform's engine and cardroom_sdk are on every Python bot's path
+    (issue 22), read-only like everything else on sys.path."""
+    info, err, status = run(bwrap_launcher, tmp_path, SDK_BOT)
+    assert status == 0, err
+    assert info["sdk"] == f"{SDK_DIR}/cardroom_sdk/__init__.py"
+    assert info["engine"] == f"{SDK_DIR}/engine/__init__.py"
+    assert info["agrees"] is True
+    assert info["writable_on_path"] == []
 
 
 @pytest.mark.sandbox
