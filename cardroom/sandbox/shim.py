@@ -3,6 +3,7 @@ inside the sandbox (see the package's docstring)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from pathlib import Path
@@ -57,8 +58,10 @@ del _cardroom_stdio
 
 
 def _install_shim() -> Path | None:
-    """Write the sitecustomize shim (root-owned, world-readable) once."""
-    folder = state_dir() / "shim"
+    """Write the sitecustomize shim (root-owned, world-readable) once, in a
+    folder named after its text: workers of two versions on one host (a
+    rolling upgrade) each bind their own, never rewrite each other's."""
+    folder = state_dir() / f"shim-{hashlib.sha256(SHIM.encode()).hexdigest()[:12]}"
     target = folder / "sitecustomize.py"
     try:
         _ensure_dir(folder, 0o755)
