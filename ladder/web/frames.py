@@ -23,7 +23,7 @@ from typing import Any
 from engine.core import CHANCE
 from engine.replay import iter_states
 
-FRAMES_VERSION = 3  # bump when the frame format changes (cache keys use it)
+FRAMES_VERSION = 4  # bump when the frame format or its text changes (cache keys use it)
 
 THEME_LABEL = {
     "butterfly": "Butterfly", "mask": "Mask", "coin": "Coin", "owl": "Owl", "key": "Key",
@@ -128,8 +128,10 @@ def _tale_of(obs, seat, card) -> str:
 
 
 def _slot_text(slot, names) -> str:
+    """Rows and columns from 0, as the protocol's slots [seat, row, column]
+    count them (and the rules and rulings after them)."""
     s, r, c = slot
-    return f"{names[s]}'s row {r + 1}, column {c + 1}"
+    return f"{names[s]}'s row {r}, column {c}"
 
 
 def _cell(obs, slot):

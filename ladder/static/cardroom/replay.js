@@ -188,7 +188,8 @@
   function render() {
     var doc = st.doc, f = doc.frames[st.i];
     ui.event.value = String(st.i);
-    ui.eventOut.textContent = (st.i + 1) + " / " + doc.frames.length;
+    // The event's own number, from 0 like the slider, the log, #event=N and the replay file's events.
+    ui.eventOut.textContent = st.i + " of 0–" + (doc.frames.length - 1);
     root.setAttribute("data-event", String(st.i));
     root.setAttribute("data-last", st.i === doc.frames.length - 1 ? "1" : "0");
     ui.text.textContent = f.text;
@@ -323,33 +324,38 @@
   function vclass(v) { return v < 0 ? "v-neg" : v <= 3 ? "v-low" : v <= 7 ? "v-mid" : "v-high"; }
   function slotKey(s, r, c) { return s + "," + r + "," + c; }
 
+  // A slot as the protocol writes it: [seat, row, column], all from 0.
+  function slotLabel(key) { return key ? "slot [" + key.split(",").join(", ") + "]" : ""; }
+
   function pcard(v, opts) {
     opts = opts || {};
     var cls = "pcard" + (opts.small ? " small" : "");
+    var where = opts.slot ? " · " + slotLabel(opts.slot) : "";
     var attrs = { "data-slot": opts.slot || null };
     if (v === null || v === undefined) {
       attrs["class"] = cls + " empty" + (opts.gone ? " gone" : "");
       attrs["data-face"] = "empty";
-      attrs.title = opts.gone ? "left the table (triple)" : "empty slot";
+      attrs.title = (opts.gone ? "left the table (triple)" : "empty slot") + where;
       return h("div", attrs);
     }
     if (v === "?") {
       attrs["class"] = cls + " back" + (opts.mark ? " mark" : "");
       attrs["data-face"] = "down";
-      attrs.title = "face down";
+      attrs.title = "face down" + where;
       return h("div", attrs);
     }
     if (opts.faceDown) {  // full view: a face-down card whose value the spectator may see
       attrs["class"] = cls + " back known" + (opts.mark ? " mark" : "");
       attrs["data-face"] = "down";
       attrs["data-value"] = String(v);
-      attrs.title = "face down: " + v;
+      attrs.title = "face down: " + v + where;
       attrs.text = String(v);
       return h("div", attrs);
     }
     attrs["class"] = cls + " " + vclass(v) + (opts.mark ? " mark" : "");
     attrs["data-face"] = "up";
     attrs["data-value"] = String(v);
+    if (where) attrs.title = v + where;
     attrs.text = String(v);
     return h("div", attrs);
   }
@@ -377,15 +383,16 @@
       var key = slotKey(s, r, c);
       return pcard(o.grids[s][r][c], { slot: key, faceDown: faceDown[key], mark: marked[key], gone: gone[key] });
     }
-    // Seats right to left (n-1 … 0): seat s's column 4 then sits right
-    // next to seat s-1's column 1, the way it is part of seat s-1's area.
-    // Seat 0's column 4 also belongs to seat n-1's area: a copy of it opens the row.
+    // Seats right to left (n-1 … 0): seat s's column 3 then sits right
+    // next to seat s-1's column 0, the way it is part of seat s-1's area.
+    // Seat 0's column 3 also belongs to seat n-1's area: a copy of it opens the row.
+    // (Rows and columns are numbered from 0, as in the protocol's slots.)
     var grids = h("div", { "class": "allegra-grids", "data-testid": "grids" });
-    var ghost = h("div", { "class": "agrid ghost", title: name(0) + "'s column 4 again: it is also part of " + name(n - 1) + "'s area" },
+    var ghost = h("div", { "class": "agrid ghost", title: name(0) + "'s column 3 again: it is also part of " + name(n - 1) + "'s area" },
       h("div", { "class": "agrid-head" }, h("span", { "class": "who", text: "S0" })),
       h("div", { "class": "agrid-body" },
         [0, 1, 2].map(function (r) { var c = pcard(o.grids[0][r][3], { faceDown: faceDown[slotKey(0, r, 3)], mark: marked[slotKey(0, r, 3)], gone: gone[slotKey(0, r, 3)] }); c.classList.add("ghost-card"); c.removeAttribute("data-slot"); return c; })),
-      h("div", { "class": "agrid-foot" }, h("span", { "class": "shared-label", text: "col 4 ↻" })));
+      h("div", { "class": "agrid-foot" }, h("span", { "class": "shared-label", text: "col 3 ↻" })));
     grids.appendChild(ghost);
     for (var s = n - 1; s >= 0; s--) {
       var knocked = (o.knockers || []).indexOf(s) >= 0;
@@ -411,11 +418,12 @@
       var block = h("div", { "class": "agrid" + (isActive ? " active" : "") + (o.seat === s ? " me" : ""), "data-seat": String(s) },
         head, body,
         h("div", { "class": "agrid-foot" },
-          h("span", { text: "total " + o.scores[s] }),
-          h("span", { "class": "shared-label", text: "col 4 shared with " + (s === 0 ? "S" + (n - 1) + " ↻" : "S" + (s - 1)), title: "this column is also part of " + name(s === 0 ? n - 1 : s - 1) + "'s area" })));
+          h("span", { "class": "game-score", "data-game-score": String(s), title: "the rounds scored so far in this game, not the cards on this grid", text: "game score so far: " + o.scores[s] }),
+          h("span", { "class": "shared-label", text: "col 3 shared with " + (s === 0 ? "S" + (n - 1) + " ↻" : "S" + (s - 1)), title: "this column is also part of " + name(s === 0 ? n - 1 : s - 1) + "'s area" })));
       grids.appendChild(block);
     }
     felt.appendChild(grids);
+    felt.appendChild(h("p", { "class": "slot-note", "data-testid": "slot-note", text: "Rows 0–2 (top to bottom) and columns 0–3 (left to right), numbered as in the protocol's slots [seat, row, column]." }));
 
     // Deck, discard pile, drawn and held cards.
     var center = h("div", { "class": "center-row" });
@@ -453,12 +461,12 @@
           var info = e.info, isEnder = info.ender === p;
           return h("td", { "class": "num" + (isEnder ? " ender" : "") + (isEnder && info.doubled ? " dbl" : ""),
             title: isEnder ? (info.doubled ? "ended the round and is doubled: " + info.raw[p] + " × 2" : "ended the round") : "area total",
-            text: (isEnder && info.doubled ? info.raw[p] + "×2=" : "") + info.scores[p] });
+            text: (isEnder && info.doubled ? info.raw[p] + "×2=\u200b" : "") + info.scores[p] });
         }),
         h("td", { "class": "num strong", "data-total": String(p), text: String(o.scores[p]) })));
     }
     center.appendChild(h("div", { "class": "pile scores" }, h("h4", { text: "Scores (lowest wins)" }),
-      h("table", { "class": "scores-table", "data-testid": "scores" }, h("thead", null, thead), tbody)));
+      h("div", { "class": "table-scroll" }, h("table", { "class": "scores-table", "data-testid": "scores" }, h("thead", null, thead), tbody))));
     felt.appendChild(center);
 
     if (o.phase === "over") {
