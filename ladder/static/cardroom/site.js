@@ -4,6 +4,8 @@
  *    data-refresh-outer the fetched HTML replaces the element itself.
  *  - [data-dropzone]: drag and drop a file onto the upload form.
  *  - [data-copy]: copy the text of another element.
+ *  - [data-reveal]: show or hide another element (a secret), swapping it
+ *    with its mask (data-mask).
  *  - form[data-confirm]: asks before the form is sent.
  *  - select[data-autosubmit]: sends its form when the choice changes.
  * (Handlers live here, never in on* attributes: the Content-Security-Policy
@@ -79,6 +81,9 @@
       if (navigator.clipboard && window.isSecureContext) {
         navigator.clipboard.writeText(text).then(done, function () {});
       } else {
+        // Without the clipboard API (plain http): select it for Ctrl+C, shown first if it was masked.
+        var reveal = target.hidden && document.querySelector('[data-reveal="' + button.getAttribute("data-copy") + '"]');
+        if (reveal) reveal.click();
         var range = document.createRange();
         range.selectNodeContents(target);
         var sel = window.getSelection();
@@ -89,10 +94,24 @@
     });
   }
 
+  function setupReveal(button) {
+    var target = document.querySelector(button.getAttribute("data-reveal"));
+    var mask = document.querySelector(button.getAttribute("data-mask"));
+    if (!target) return;
+    button.addEventListener("click", function () {
+      var show = target.hidden;
+      target.hidden = !show;
+      if (mask) mask.hidden = show;
+      button.textContent = show ? "Hide" : "Show";
+      button.setAttribute("aria-expanded", String(show));
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("[data-refresh-url]").forEach(setupRefresh);
     document.querySelectorAll("[data-dropzone]").forEach(setupDropzone);
     document.querySelectorAll("[data-copy]").forEach(setupCopy);
+    document.querySelectorAll("[data-reveal]").forEach(setupReveal);
     document.querySelectorAll("form[data-confirm]").forEach(function (form) {
       form.addEventListener("submit", function (e) {
         if (!window.confirm(form.getAttribute("data-confirm"))) e.preventDefault();
