@@ -1,11 +1,12 @@
 """Load test of the production set-up on this machine, loopback only:
 nginx (the repository's deploy/nginx configuration, started here) in front of
 gunicorn (config/gunicorn.py: sync workers) on PostgreSQL, with a private
-Redis as the shared cache (CACHE_URL). Two scenarios:
+Redis as the shared cache (CACHE_URL). Three scenarios:
 
     make load-test                       # = .venv/bin/python benchmarks/load_test.py
     .venv/bin/python benchmarks/load_test.py --clients 50 --duration 60 --workers 5
     .venv/bin/python benchmarks/load_test.py --scenarios slow --slow-clients 50
+    .venv/bin/python benchmarks/load_test.py --scenarios event --event-clients 50
 
 (a) ``reads``: public reads, ``--clients`` (50) concurrent clients for
     ``--duration`` (60) seconds. Target: >= 400 requests/s, p95 < 250 ms,
@@ -15,6 +16,20 @@ Redis as the shared cache (CACHE_URL). Two scenarios:
     drops them), held for ``--slow-duration`` (30) seconds, while one client
     sends a trivial GET (/api/games/) after another. Target: p95 < 100 ms,
     zero errors.
+(c) ``event``: a 128-entry round robin (8,128 matches, seeded once with
+    synthetic results, all but ``--event-open`` (200) of them finished)
+    whose results keep coming in (``--event-rate`` a second, each counted and
+    its standings refreshed as a worker would: the real service, in a
+    process of its own on the same cache) while ``--event-clients`` (50)
+    anonymous clients ask for its standings, one request after another
+    (``--event-pause`` seconds apart, 0), for ``--event-duration`` (30)
+    seconds. Beside them one client (a process of its own) asks for an
+    unrelated API resource (/api/ladders/) in a loop: alone, then beside the
+    same crowd asking for a ladder's standings (the baseline: a page served
+    from the same caches, so what the crowd's own load costs the 2 cores is
+    told from what the event adds), then beside the crowd on the event.
+    Target: the event's standings' p95 < 50 ms, the unrelated call's p95
+    beside them within 20% of its baseline.
 
 What it does:
 
@@ -57,6 +72,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import json
 import os
 import random
 import secrets
@@ -95,11 +111,18 @@ def parse_args(argv=None):
     p.add_argument("--nginx-workers", type=int, default=1)
     p.add_argument("--slow-clients", type=int, default=50, help="half-open connections held (scenario slow)")
     p.add_argument("--slow-duration", type=float, default=30.0)
+    p.add_argument("--event-clients", type=int, default=50, help="clients asking for the event's standings (scenario event)")
+    p.add_argument("--event-duration", type=float, default=30.0)
+    p.add_argument("--event-entries", type=int, default=128)
+    p.add_argument("--event-open", type=int, default=200, help="matches of the event left to finish during the run")
+    p.add_argument("--event-rate", type=float, default=2.0, help="results a second coming in during the run")
+    p.add_argument("--event-pause", type=float, default=0.0, help="seconds each client of the crowd waits between requests (0: none)")
+    p.add_argument("--feed-event", type=int, default=0, help=argparse.SUPPRESS)  # (the results' process)
     args = p.parse_args(argv)
     args.scenarios = [x.strip() for x in args.scenarios.split(",") if x.strip()]
-    unknown = set(args.scenarios) - {"reads", "slow"}
+    unknown = set(args.scenarios) - {"reads", "slow", "event"}
     if unknown:
-        p.error(f"unknown scenarios: {', '.join(sorted(unknown))} (there are: reads, slow)")
+        p.error(f"unknown scenarios: {', '.join(sorted(unknown))} (there are: reads, slow, event)")
     return args
 
 
@@ -212,6 +235,218 @@ def seed(args) -> dict:
     lo, hi = Match.objects.aggregate(lo=Min("id"), hi=Max("id")).values()
     bot_ids = list(Bot.objects.values_list("id", flat=True)[:5000])
     return {"real": real, "ladders": sizes, "lo": lo, "hi": hi, "bots": bot_ids}
+
+
+def seed_event(args) -> int:
+    """A round robin of --event-entries bots at tables of 2 (once), with
+    synthetic results: all its matches finished but --event-open; its
+    standings stored. Returns its id."""
+    from django.core.files.base import ContentFile
+    from django.db import transaction
+    from django.utils import timezone
+
+    from bots import builtin_program
+    from ladder.models import Bot, BotVersion, Match, Participant, Tournament
+    from ladder.services import bots as bot_services
+    from ladder.services import tournaments
+
+    name = f"load event {args.event_entries}"
+    found = Tournament.objects.filter(name=name).first()
+    if found is not None:
+        return found.pk
+    print(f"seeding {name} ...")
+    t0 = time.perf_counter()
+    owner = bot_services.system_user()
+    staff = type(owner).objects.filter(is_staff=True).first() or owner
+    if not staff.is_staff:
+        staff.is_staff = True
+        staff.save(update_fields=["is_staff"])
+    program = builtin_program("random", "allegra")
+    data = program.read_bytes()
+    field = []
+    for i in range(args.event_entries):
+        bot, created = Bot.objects.get_or_create(owner=owner, game="allegra", name=f"event-{i:03d}", defaults={"description": "load test event"})
+        if created:
+            version = BotVersion(bot=bot, number=1, filename=program.name, sha256=secrets.token_hex(32), size=len(data))
+            version.package.save(f"event-{i:03d}.py", ContentFile(data), save=False)
+            version.save()
+            bot_services.activate_version(version)
+            bot.refresh_from_db()
+        field.append(bot)
+    t = tournaments.create_tournament(user=staff, name=name, game="allegra", format="round-robin", bots=field, table_size=2, seed=args.seed)
+    Tournament.objects.filter(pk=t.pk).update(status=Tournament.Status.PAUSED)  # nothing plays them: this process feeds results
+    rng = random.Random(args.seed)
+    ids = list(Match.objects.filter(tournament_slot__tournament=t).order_by("tournament_slot__number").values_list("pk", flat=True))
+    done = ids[: max(0, len(ids) - args.event_open)]
+    for start in range(0, len(done), 2000):
+        chunk = done[start : start + 2000]
+        parts = list(Participant.objects.filter(match_id__in=chunk))
+        by_match: dict[int, list] = defaultdict(list)
+        for p in parts:
+            by_match[p.match_id].append(p)
+        for seats in by_match.values():
+            _synthetic_result(seats, rng)
+        with transaction.atomic():
+            Participant.objects.bulk_update(parts, ["score", "rank"])
+            Match.objects.filter(pk__in=chunk).update(status=Match.Status.FINISHED, finished=timezone.now())
+    Tournament.objects.filter(pk=t.pk).update(results_recorded=len(done))
+    tournaments.refresh_standings(t.pk, force=True)
+    print(f"  {len(ids)} matches, {len(done)} finished, in {time.perf_counter() - t0:.0f} s")
+    return t.pk
+
+
+def _synthetic_result(seats, rng: random.Random) -> None:
+    """Allegra scores (lower is better) and the ranks they give."""
+    for p in seats:
+        p.score = rng.randint(-10, 60)
+    ordered = sorted(seats, key=lambda p: p.score)
+    for p in seats:
+        p.rank = 1 + sum(1 for o in ordered if o.score < p.score)
+
+
+def feed_event(args) -> None:
+    """The results' process (scenario event): a result of the event every
+    1/--event-rate s, counted and its standings refreshed as the worker that
+    records it does (ladder.services.tournaments; the spacing applies), on
+    the server's cache. Runs until killed."""
+    os.environ.update(gunicorn_env(args))
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.db import models, transaction
+    from django.utils import timezone
+
+    from ladder import caching
+    from ladder.models import Match, Participant, Tournament
+    from ladder.services import tournaments
+
+    rng = random.Random(args.seed + 1)
+    open_ids = list(Match.objects.filter(tournament_slot__tournament_id=args.feed_event, status=Match.Status.QUEUED).values_list("pk", flat=True))
+    refreshed = 0
+    for match_id in open_ids:
+        t0 = time.monotonic()
+        seats = list(Participant.objects.filter(match_id=match_id))
+        _synthetic_result(seats, rng)
+        with transaction.atomic():
+            Participant.objects.bulk_update(seats, ["score", "rank"])
+            Match.objects.filter(pk=match_id).update(status=Match.Status.FINISHED, finished=timezone.now())
+            Tournament.objects.filter(pk=args.feed_event).update(results_recorded=models.F("results_recorded") + 1)
+            caching.bump(caching.MATCHES)  # (a recorded match's save does)
+        refreshed += tournaments.refresh_standings(args.feed_event)
+        print(f"result {match_id} refreshed {refreshed}", flush=True)
+        time.sleep(max(0.0, 1 / args.event_rate - (time.monotonic() - t0)))
+
+
+def unplay_event(args, tournament_id: int) -> None:
+    """Back to --event-open matches to play (what feed_event finished of
+    them in an earlier run goes back), so each run starts alike."""
+    from ladder.models import Match, Participant, Tournament
+    from ladder.services import tournaments
+
+    ids = list(Match.objects.filter(tournament_slot__tournament_id=tournament_id).order_by("tournament_slot__number").values_list("pk", flat=True))
+    reopen = ids[max(0, len(ids) - args.event_open) :]
+    Participant.objects.filter(match_id__in=reopen).update(score=None, rank=None)
+    Match.objects.filter(pk__in=reopen).update(status=Match.Status.QUEUED, finished=None)
+    Tournament.objects.filter(pk=tournament_id).update(results_recorded=len(ids) - len(reopen))
+    tournaments.TournamentStandings.objects.filter(pk=tournament_id).update(results=0, not_before=None)
+    tournaments.refresh_standings(tournament_id, force=True)
+
+
+# The unrelated call's client (scenario event): argv port, path, seconds, timeout.
+PROBE = """
+import http.client, json, sys, time
+port, path, seconds, timeout = int(sys.argv[1]), sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+ms, errors, conn, end = [], [], None, time.monotonic() + seconds
+while time.monotonic() < end:
+    t0 = time.perf_counter()
+    try:
+        conn = conn or http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+        conn.request("GET", path, headers={"Accept": "application/json", "Accept-Encoding": "gzip"})
+        response = conn.getresponse()
+        response.read()
+        (ms.append((time.perf_counter() - t0) * 1000) if response.status == 200 else errors.append(str(response.status)))
+    except Exception as exc:
+        errors.append(repr(exc))
+        conn = None
+print(json.dumps({"ms": ms, "errors": errors}))
+"""
+
+
+def run_event(args, port: int, tournament_id: int) -> dict:
+    """Scenario (c): the unrelated call alone, then beside the crowd asking
+    for the standings while results come in."""
+    from ladder.models import Ladder, TournamentStandings
+
+    unplay_event(args, tournament_id)
+    compute_ms = TournamentStandings.objects.get(pk=tournament_id).compute_ms
+    unrelated, standings = "/api/ladders/", f"/api/tournaments/{tournament_id}/standings/"
+    stop_at = [0.0]
+
+    def loop(path: str, sink: list, errors: list) -> None:
+        conn = KeptAlive(port, args.timeout)
+        while time.monotonic() < stop_at[0]:
+            time.sleep(args.event_pause)
+            t0 = time.perf_counter()
+            try:
+                status, _ = conn.get(path)
+                (sink.append((time.perf_counter() - t0) * 1000) if status == 200 else errors.append(f"{status} {path}"))
+            except Exception as exc:
+                errors.append(f"{type(exc).__name__}: {exc}")
+        conn.close()
+
+    def phase(crowd: int, path: str = standings) -> tuple[list, list, list]:
+        # The unrelated call from a process of its own: beside 50 busy
+        # threads of this one it would mostly measure waits for their GIL.
+        probe_proc = subprocess.Popen(
+            [sys.executable, "-c", PROBE, str(port), unrelated, str(args.event_duration), str(args.timeout)],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        crowd_ms, errors = [], []
+        threads = [threading.Thread(target=loop, args=(path, crowd_ms, errors), daemon=True) for _ in range(crowd)]
+        stop_at[0] = time.monotonic() + args.event_duration
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(args.event_duration + args.timeout + 30)
+        out, _ = probe_proc.communicate(timeout=args.event_duration + args.timeout + 30)
+        found = json.loads(out)
+        return found["ms"], crowd_ms, errors + found["errors"]
+
+    get(port, standings, args.timeout)
+    alone, _, errors_alone = phase(0)
+    # The control: the same crowd on a page served from the same caches (a
+    # ladder's standings), so what the crowd's own load costs the machine
+    # (2 cores: clients, nginx and the app share them) is told from what the
+    # event's standings add.
+    control_path = f"/api/ladders/{Ladder.objects.order_by('pk').values_list('pk', flat=True).first()}/standings/"
+    control, control_ms, errors_control = phase(args.event_clients, control_path)
+    feeder = subprocess.Popen(
+        [sys.executable, __file__, "--feed-event", str(tournament_id), "--event-rate", str(args.event_rate),
+         "--database-url", args.database_url, "--seed", str(args.seed), "--duration", str(args.duration), "--baseline", str(args.baseline)],
+        cwd=ROOT, env={**gunicorn_env(args), "CACHE_URL": args.cache_url}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        probe, crowd_ms, errors = phase(args.event_clients)
+    finally:
+        stop(feeder)
+    lines = [ln for ln in (feeder.stdout.read() if feeder.stdout else "").splitlines() if ln.startswith("result ")]
+    stored = TournamentStandings.objects.get(pk=tournament_id)
+    print(f"\nevent: {args.event_clients} clients on {standings} for {args.event_duration:.0f} s; {len(lines)} results came in, "
+          f"standings stored {lines[-1].split()[-1] if lines else 0} times (one computation: {stored.compute_ms} ms; "
+          f"at the start {compute_ms} ms)")  # fmt: skip
+    print(f"{'':<28}{'requests':>9}{'req/s':>8}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'max ms':>9}")
+    rows = (
+        ("unrelated alone", alone), ("unrelated, crowd on ladder", control), ("the ladder's standings", control_ms),
+        ("unrelated, crowd on event", probe), ("the event's standings", crowd_ms),
+    )  # fmt: skip
+    for label, xs in rows:
+        print(f"{label:<28}{len(xs):>9}{len(xs) / args.event_duration:>8.1f}{pct(xs, 50):>9.1f}{pct(xs, 95):>9.1f}{pct(xs, 99):>9.1f}{max(xs) if xs else float('nan'):>9.1f}")
+    return {
+        "standings_p95": pct(crowd_ms, 95), "unrelated_p95": pct(probe, 95), "baseline_p95": pct(control, 95),
+        "alone_p95": pct(alone, 95), "errors": len(errors) + len(errors_alone) + len(errors_control), "results": len(lines),
+    }
 
 
 # -- the server -------------------------------------------------------------------------
@@ -581,6 +816,9 @@ def summary(rows: list[tuple[str, str, str, str, bool]], load_before: str, load_
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.feed_event:
+        feed_event(args)
+        return 0
     if not args.database_url.startswith(("postgres://", "postgresql://")):
         raise SystemExit("the load test runs on PostgreSQL: give --database-url postgres://…/cardroom_load")
     from ladder.ops.proxy import LocalProxy, nginx_binary
@@ -591,6 +829,7 @@ def main(argv=None) -> int:
     (var / "static").mkdir(parents=True, exist_ok=True)
     ensure_database(args.database_url)
     data = seed(args)
+    event_id = seed_event(args) if "event" in args.scenarios else None
     print(f"data: {len(data['real'])} real matches (with replays), match ids {data['lo']}..{data['hi']}, "
           f"ladders {data['ladders']}")  # fmt: skip
     load_before = machine_load()
@@ -643,6 +882,16 @@ def main(argv=None) -> int:
             rows += [
                 (name, "GET p95 ms", "< 100", f"{slow['p95']:.1f}", slow["p95"] < 100),
                 (name, "errors", "0", str(slow["errors"]), slow["errors"] == 0),
+            ]
+        if "event" in args.scenarios:
+            ev = run_event(args, front, event_id)
+            name = f"(c) event: {args.event_clients} clients, {args.event_duration:.0f} s"
+            ratio = ev["unrelated_p95"] / ev["baseline_p95"]
+            rows += [
+                (name, "p95 ms", "< 50", f"{ev['standings_p95']:.1f}", ev["standings_p95"] < 50),
+                (name, "unrelated", "<= 1.20x", f"{ratio:.2f}x", ratio <= 1.2),
+                (name, "vs alone", "(shown)", f"{ev['unrelated_p95'] / ev['alone_p95']:.2f}x", True),
+                (name, "errors", "0", str(ev["errors"]), ev["errors"] == 0),
             ]
     finally:
         if proxy is not None:
