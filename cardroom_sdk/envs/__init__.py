@@ -1,0 +1,20 @@
+"""Research interfaces (the ``research`` extra: pettingzoo, gymnasium, numpy).
+
+``from cardroom_sdk.envs import allegory_v1, allegra_v1`` gives the PettingZoo
+AEC environments; ``cardroom_sdk.envs.gym`` the single-agent Gymnasium
+wrapper. Nothing else in cardroom imports this package, so the platform does
+not need these libraries.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__all__ = ["allegory_v1", "allegra_v1"]
+
+
+def __getattr__(name: str):
+    # imported on first use, so that the codecs load without pettingzoo
+    if name in __all__:
+        return importlib.import_module(f"cardroom_sdk.envs.{name}")
+    raise AttributeError(name)

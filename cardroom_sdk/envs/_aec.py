@@ -1,0 +1,202 @@
+"""The PettingZoo AEC environment shared by both games (made as PettingZoo's
+classic environments are: a ``raw_env`` class and an ``env()`` with the
+standard wrappers).
+
+One engine State is played; its chance events are drawn from one
+``random.Random`` seeded by ``reset(seed=...)`` and resolved as soon as
+they are due, so an agent only ever sees decisions. Simultaneous decisions
+(Allegra's knock answers) are asked one seat at a time, in ``to_act()``
+order; a seat's observation never shows the answers of the others, as on the
+wire. Each observation is built from ``state.observation(seat)`` alone.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import gymnasium
+import numpy as np
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from engine import CHANCE, new_game
+from engine.replay import FORMAT, VERSION
+
+REWARDS = ("rank", "centred", "score")
+
+
+def rank_rewards(ranks: list[int]) -> list[float]:
+    """(n - rank) / (n - 1): 1 for first, 0 for last, as the ladder scores a match."""
+    n = len(ranks)
+    return [(n - r) / (n - 1) for r in ranks]
+
+
+class CardroomAEC(AECEnv):
+    """``num_players`` seats named ``player_0``... (seat numbers), one game
+    with ``options``. ``reward`` is ``"rank"`` ((n - rank)/(n - 1)),
+    ``"centred"`` (that minus the table's mean, summing to 0) or ``"score"``
+    (the seat's game score minus the mean of the others', with the sign
+    turned so that higher is better in both games). Rewards come only at
+    the end."""
+
+    game_id: str
+    codec: Any
+    higher_score_wins: bool
+
+    def __init__(
+        self, num_players: int = 2, options: dict | None = None, reward: str = "rank", render_mode: str | None = None
+    ):
+        super().__init__()
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be one of {', '.join(REWARDS)}, not {reward!r}")
+        self.game = new_game(self.game_id, num_players, options)
+        self.reward_kind = reward
+        self.render_mode = render_mode
+        self.possible_agents = [f"player_{s}" for s in range(num_players)]
+        self.agent_name_mapping = {a: s for s, a in enumerate(self.possible_agents)}
+        mask = gymnasium.spaces.Box(0, 1, (self.codec.NUM_ACTIONS,), dtype=np.int8)
+        obs = gymnasium.spaces.Box(-1e4, 1e4, (self.codec.OBS_SIZE,), dtype=np.float32)
+        space = gymnasium.spaces.Dict({"observation": obs, "action_mask": mask})
+        self.observation_spaces = {a: space for a in self.possible_agents}
+        self.action_spaces = {a: gymnasium.spaces.Discrete(self.codec.NUM_ACTIONS) for a in self.possible_agents}
+        self._rng = random.Random()
+        self.state = None
+
+    def observation_space(self, agent):
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self.action_spaces[agent]
+
+    # -- the game ----------------------------------------------------------
+    def _resolve_chance(self) -> None:
+        while self.state.is_chance_node():
+            event = self.state.sample_chance(self._rng)
+            self.state.apply_chance(event)
+            self.events.append({"by": CHANCE, "action": event})
+
+    def _seat_obs(self, seat: int) -> dict[str, Any]:
+        return self.state.observation(seat)
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        if seed is not None:
+            self._rng = random.Random(seed)
+            for i, agent in enumerate(self.possible_agents):
+                self.action_spaces[agent].seed(seed + i)
+        self.seed_used = seed
+        self.state = self.game.new_initial_state()
+        self.events: list[dict[str, Any]] = []
+        self.pending: list[int] | None = None
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self._resolve_chance()
+        self.agent_selection = self.possible_agents[self.state.to_act()[0]]
+
+    def _mask(self, seat: int, obs: dict[str, Any]) -> tuple[np.ndarray, list[int] | None]:
+        acting = self.state.to_act()
+        legal = self.state.legal_actions(seat) if acting and acting[0] == seat else []
+        pending = self.pending if legal else None
+        return self.codec.action_mask(obs, legal, pending), pending
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self.agent_name_mapping[agent]
+        obs = self._seat_obs(seat)
+        mask, pending = self._mask(seat, obs)
+        return {
+            "observation": self.codec.encode(obs, pending) if pending is not None else self.codec.encode(obs),
+            "action_mask": mask,
+        }
+
+    def protocol_action(self, agent: str, index: int) -> dict[str, Any] | None:
+        """The protocol action ``index`` sends for ``agent`` now, or None when
+        it is one chip of an Allegory distribute that is not yet complete."""
+        seat = self.agent_name_mapping[agent]
+        obs = self._seat_obs(seat)
+        action = self.codec.action_to_protocol(obs, index)
+        if action["type"] != "distribute":
+            return action
+        (name,) = action["chips"]
+        pool = [slot["card"] for slot in obs["pool"]]
+        pending = list(self.pending or [0] * len(pool))
+        pending[pool.index(name)] += 1
+        total = self.state.legal_actions(seat)[0]["total"]
+        if sum(pending) < total:
+            self.pending = pending
+            return None
+        self.pending = None
+        return {"type": "distribute", "chips": {card: k for card, k in zip(pool, pending) if k}}
+
+    def step(self, action) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        seat = self.agent_name_mapping[agent]
+        self._cumulative_rewards[agent] = 0.0
+        if not self._mask(seat, self._seat_obs(seat))[0][int(action)]:
+            raise ValueError(f"{agent}: action {action} is not legal now")
+        move = self.protocol_action(agent, int(action))
+        if move is not None:
+            self.state.apply(seat, move)
+            self.events.append({"by": seat, "action": move, "ms": 0})
+            self._resolve_chance()
+        if self.state.is_terminal():
+            for agent_name, value in zip(self.agents, self.final_rewards()):
+                self.rewards[agent_name] = value
+                self.terminations[agent_name] = True
+        else:
+            self.agent_selection = self.possible_agents[self.state.to_act()[0]]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def final_rewards(self) -> list[float]:
+        result = self.state.result()
+        n = self.num_agents
+        if self.reward_kind == "score":
+            sign = 1 if self.higher_score_wins else -1
+            total = sum(result.scores)
+            return [sign * (s - (total - s) / (n - 1)) for s in result.scores]
+        by_rank = rank_rewards(result.ranks)
+        if self.reward_kind == "centred":
+            mean = sum(by_rank) / n
+            return [r - mean for r in by_rank]
+        return by_rank
+
+    def replay(self) -> dict[str, Any]:
+        """The game so far in replay format v1 (``engine.replay.verify``
+        checks a finished one)."""
+        doc = {
+            "format": FORMAT,
+            "version": VERSION,
+            "game": self.game.id,
+            "options": dict(self.game.options),
+            "num_players": self.game.num_players,
+            "seed": self.seed_used if self.seed_used is not None else 0,
+            "players": [{"seat": s, "name": a, "bot": "pettingzoo"} for s, a in enumerate(self.possible_agents)],
+            "events": list(self.events),
+            "result": self.state.result().as_dict() if self.state.is_terminal() else None,
+        }
+        return doc
+
+    def render(self) -> str | None:
+        text = self.codec.render(self.state.observation(None))
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+
+def wrap(raw: CardroomAEC) -> AECEnv:
+    """The standard wrappers of PettingZoo's classic environments."""
+    env = wrappers.TerminateIllegalWrapper(raw, illegal_reward=-1)
+    env = wrappers.AssertOutOfBoundsWrapper(env)
+    return wrappers.OrderEnforcingWrapper(env)

@@ -1,0 +1,174 @@
+"""Allegory for learning agents: a seat's observation as a fixed-shape
+array, and a fixed Discrete action space mapped exactly to protocol actions.
+
+Both are built from the seat's own observation (what bot protocol v1 sends),
+never from the engine's state, so nothing hidden can reach a learner.
+
+Action indices (``NUM_ACTIONS`` = 109, the same for 2 to 6 players):
+
+* 0: ``{"type": "rest"}``
+* 1 + i (i < 6): ``{"type": "rest", "claim": <card at Pool position i>}``
+* 7 + i: ``{"type": "take", "card": <card at Pool position i>}``
+* 13 + i: one Lore chip of the pending ``distribute`` onto Pool position i
+  (protocol form ``{"type": "distribute", "chips": {<card>: 1}}``); the
+  environment collects the winning bid's chips one step at a time and sends
+  the whole ``distribute`` when the last chip is placed (decision in
+  docs/decisions.md, "Research interfaces")
+* 19 + a - 1 (1 <= a <= 90): ``{"type": "bid", "amount": a}``
+
+Pool positions are the order of ``observation["pool"]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from engine.allegory.game import CARD_ID, CARD_NAME, CHIPS_PER_PLAYER, PHASE_NAMES, THEMES
+
+MAX_PLAYERS = 6
+MAX_POOL = 6
+MAX_CHIPS = CHIPS_PER_PLAYER * MAX_PLAYERS
+NUM_CARDS = len(CARD_NAME)
+REST, CLAIM, TAKE, CHIP, BID = 0, 1, 7, 13, 19
+NUM_ACTIONS = BID + MAX_CHIPS
+
+_PLAYER = 8 + NUM_CARDS  # present, chips, bid, rested, high bidder, to act, winner, cards; tale cards
+OBS_SIZE = (
+    len(PHASE_NAMES) + 2 + len(THEMES) + 2  # phase, prologue, round; moral; high bid, deck size
+    + MAX_POOL * (NUM_CARDS + 2)  # per Pool position: card, chips, chips of the pending distribute
+    + 1  # chips left to distribute
+    + MAX_PLAYERS * _PLAYER
+)  # fmt: skip
+
+
+def encode(obs: dict[str, Any], pending: list[int] | None = None) -> np.ndarray:
+    """``obs`` (a seat's observation) as a float32 vector of ``OBS_SIZE`` in
+    [0, 1]. Seats are relative: block 0 is the observing seat, block k the
+    seat k places to its left. ``pending`` is the environment's distribute in
+    progress (chips per Pool position placed so far), the seat's own choices."""
+    out = np.zeros(OBS_SIZE, dtype=np.float32)
+    seat, n = obs["seat"], obs["num_players"]
+    out[PHASE_NAMES.index(obs["phase"])] = 1
+    k = len(PHASE_NAMES)
+    out[k] = obs["round_kind"] == "prologue"
+    out[k + 1] = min(obs["round"], 100) / 100
+    k += 2
+    if obs.get("moral") is not None:
+        out[k + THEMES.index(obs["moral"])] = 1
+    k += len(THEMES)
+    out[k] = obs["high_bid"] / MAX_CHIPS
+    out[k + 1] = obs["deck_size"] / NUM_CARDS
+    k += 2
+    placed = sum(pending) if pending else 0
+    for i, slot in enumerate(obs["pool"]):
+        base = k + i * (NUM_CARDS + 2)
+        out[base + CARD_ID[slot["card"]]] = 1
+        out[base + NUM_CARDS] = slot["chips"] / MAX_CHIPS
+        if pending:
+            out[base + NUM_CARDS + 1] = pending[i] / MAX_CHIPS
+    k += MAX_POOL * (NUM_CARDS + 2)
+    if obs["phase"] == "distribute":
+        winner = obs["players"][obs["winner"]]
+        out[k] = (winner["bid"] - placed) / MAX_CHIPS
+    k += 1
+    to_act = set(obs["to_act"])
+    for rel in range(n):
+        s = (seat + rel) % n
+        p = obs["players"][s]
+        base = k + rel * _PLAYER
+        out[base] = 1
+        out[base + 1] = p["chips"] / MAX_CHIPS
+        out[base + 2] = p["bid"] / MAX_CHIPS
+        out[base + 3] = p["rested"]
+        out[base + 4] = obs["high_bidder"] == s
+        out[base + 5] = s in to_act
+        out[base + 6] = obs["winner"] == s
+        out[base + 7] = p["cards"] / 10
+        for cards in p["tales"].values():
+            for name in cards:
+                out[base + 8 + CARD_ID[name]] = 1
+    return out
+
+
+def _pool_position(obs: dict[str, Any], name: Any) -> int:
+    for i, slot in enumerate(obs["pool"]):
+        if slot["card"] == name:
+            return i
+    raise ValueError(f"{name!r} is not in the Pool")
+
+
+def action_to_protocol(obs: dict[str, Any], index: int) -> dict[str, Any]:
+    """The protocol action of action ``index`` in the position ``obs``
+    (a ``CHIP`` index gives the one-chip ``distribute`` step)."""
+    index = int(index)
+    pool = obs["pool"]
+    if index == REST:
+        return {"type": "rest"}
+    if CLAIM <= index < TAKE and index - CLAIM < len(pool):
+        return {"type": "rest", "claim": pool[index - CLAIM]["card"]}
+    if TAKE <= index < CHIP and index - TAKE < len(pool):
+        return {"type": "take", "card": pool[index - TAKE]["card"]}
+    if CHIP <= index < BID and index - CHIP < len(pool):
+        return {"type": "distribute", "chips": {pool[index - CHIP]["card"]: 1}}
+    if BID <= index < NUM_ACTIONS:
+        return {"type": "bid", "amount": index - BID + 1}
+    raise ValueError(f"action {index} means nothing with {len(pool)} Pool cards")
+
+
+def protocol_to_actions(obs: dict[str, Any], action: dict[str, Any]) -> list[int]:
+    """The indices that play the protocol ``action``: one index, except for a
+    ``distribute``, which is one ``CHIP`` index per chip, in Pool order."""
+    kind = action.get("type")
+    if kind == "rest":
+        return [REST] if "claim" not in action else [CLAIM + _pool_position(obs, action["claim"])]
+    if kind == "take":
+        return [TAKE + _pool_position(obs, action["card"])]
+    if kind == "bid":
+        amount = action["amount"]
+        if not (isinstance(amount, int) and 1 <= amount <= MAX_CHIPS):
+            raise ValueError(f"no action bids {amount!r}")
+        return [BID + amount - 1]
+    if kind == "distribute":
+        chips = action["chips"]
+        positions = sorted((_pool_position(obs, name), count) for name, count in chips.items())
+        return [CHIP + i for i, count in positions for _ in range(count)]
+    raise ValueError(f"{kind!r} is not an Allegory action")
+
+
+def protocol_to_action(obs: dict[str, Any], action: dict[str, Any]) -> int:
+    """The single index of ``action`` (a one-chip ``distribute`` step included)."""
+    indices = protocol_to_actions(obs, action)
+    if len(indices) != 1:
+        raise ValueError(f"{action!r} takes {len(indices)} steps (protocol_to_actions)")
+    return indices[0]
+
+
+def action_mask(obs: dict[str, Any], legal: list[dict[str, Any]], pending: list[int] | None = None) -> np.ndarray:
+    """1 for every index legal now (``legal`` is the seat's legal actions;
+    during a distribute every Pool position while chips are left)."""
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    for action in legal:
+        if action["type"] == "distribute":
+            if action["total"] > sum(pending or ()):
+                mask[CHIP : CHIP + len(action["cards"])] = 1
+        else:
+            mask[protocol_to_action(obs, action)] = 1
+    return mask
+
+
+def render(obs: dict[str, Any]) -> str:
+    """The table as text (a spectator's full view shows every Moral)."""
+    lines = [f"Allegory round {obs['round']} ({obs['round_kind']}), phase {obs['phase']}, to act {obs['to_act']}"]
+    pool = ", ".join(f"{p['card']}({p['chips']})" for p in obs["pool"]) or "-"
+    lines.append(f"Pool: {pool}   deck {obs['deck_size']}   high bid {obs['high_bid']} by {obs['high_bidder']}")
+    morals = obs.get("morals")
+    for p in obs["players"]:
+        tales = "; ".join(f"{t}: {' '.join(cards) or '-'}" for t, cards in p["tales"].items())
+        moral = f" moral {morals[p['seat']]}" if morals else ""
+        state = " rested" if p["rested"] else ""
+        lines.append(f"  seat {p['seat']}: {p['chips']} chips, bid {p['bid']}{state}{moral} | {tales}")
+    if "scores" in obs:
+        lines.append(f"Scores: {obs['scores']}")
+    return "\n".join(lines)
