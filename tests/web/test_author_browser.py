@@ -134,7 +134,12 @@ def fits_a_phone(page) -> bool:
 def test_document_pages_and_account_pages_look_right(web):
     owner = f.user("reader")
     web.goto("/docs/")
-    assert web.locator("[data-testid=docs-list] a").count() == 7
+    from ladder.web.docs import DOCS
+
+    listed = web.locator("[data-testid=docs-list] a")
+    assert listed.count() == len(DOCS)
+    texts = " | ".join(listed.nth(i).inner_text() for i in range(listed.count()))
+    assert "The bot SDK" in texts and "Events and tournaments" in texts, texts
     snap(web, "docs-index")
     web.click("[data-testid=docs-list] a:has-text('The bot protocol')")
     web.wait_for_url("**/docs/protocol/")
