@@ -5,9 +5,13 @@
     cardroom tournament GAME BOT BOT… --format round-robin|swiss|duplicate [--table-size K]
         [--deals N] [--rounds R] [--seed N] [--out DIR] [--jobs J] [--option K=V…]
     cardroom games
-    cardroom bench [--games N] [--players 2,4,6]
-    cardroom login --server URL
-    cardroom submit BOT --game GAME --name NAME [--server URL] [--token KEY] [--wait]   (cardroom.remote)
+    cardroom bench [--game GAME…] [--players 2,4,6] [--seconds S]
+    cardroom login [--server URL] [--username NAME]                                     (cardroom.remote)
+    cardroom submit BOT --game GAME --name NAME [--server URL] [--token KEY]            (cardroom.remote)
+        [--wait [--wait-timeout SECONDS]] [--new-bot]
+
+``play`` and ``tournament`` also take the time control: ``--startup-ms``,
+``--per-move-ms``, ``--overage-ms`` and ``--total-ms``.
 
 Every expected failure (bad bot argument, unknown game or option, wrong player
 count, unreadable or invalid replay) is one line on stderr and a non-zero exit

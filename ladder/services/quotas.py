@@ -3,7 +3,7 @@
 | quota | setting (default) | checked when |
 |---|---|---|
 | ``bots`` | CARDROOM_QUOTA_BOTS (10) | a bot is created |
-| ``versions_per_day`` | CARDROOM_QUOTA_VERSIONS_PER_DAY (20) | a version is uploaded (last 24 hours) |
+| ``versions_per_day`` | CARDROOM_QUOTA_VERSIONS_PER_DAY (20; 0: no uploads) | a version is uploaded (last 24 hours) |
 | ``stored_bytes`` | CARDROOM_QUOTA_STORED_BYTES (50 MiB) | a version is uploaded (all its versions' packages) |
 | ``queued_matches`` | CARDROOM_QUOTA_QUEUED_MATCHES (10) | a version is uploaded (its validation matches still to play); matchmaking also queues no more ladder matches than this for one owner |
 
@@ -80,6 +80,15 @@ def check_upload(owner, game: str, size: int) -> None:
         return
     now = timezone.now()
     per_day = settings.CARDROOM_QUOTA_VERSIONS_PER_DAY
+    if per_day <= 0:
+        # 0 lets nobody upload: waiting would not help, so a 403 (decision 29), not a 429 with a time
+        raise QuotaExceeded(
+            "versions_per_day",
+            per_day,
+            "quota reached (versions a day): this server accepts no uploads (the limit is 0 versions a day). "
+            "Test locally with `cardroom play`, and ask the operators when uploads open.",
+            403,
+        )
     recent = BotVersion.objects.filter(bot__owner=owner, created__gte=now - DAY)
     uploaded = recent.count()
     if uploaded >= per_day:

@@ -83,6 +83,20 @@ def test_versions_per_day(settings):
     assert upload(api, bot.pk, f.bot_program()).status_code == 201
 
 
+def test_zero_versions_a_day_refuses_every_upload_with_a_403(settings):
+    """The limit 0 means no uploads (docs/operations.md): a clear refusal, never a 500,
+    whether or not the user uploaded in the last 24 hours."""
+    fresh, veteran = f.bot(), f.bot()
+    f.version(veteran, activate=False)
+    settings.CARDROOM_QUOTA_VERSIONS_PER_DAY = 0
+    for bot in (fresh, veteran):
+        refused = upload(f.client(bot.owner), bot.pk, f.bot_program())
+        assert_quota(refused, 403, "versions_per_day", 0, "accepts no uploads", "the limit is 0")
+    page = web(fresh.owner).post(reverse("web-my-bot", args=[fresh.pk]), {"file": SimpleUploadedFile("bot.py", f.bot_program())})
+    assert "accepts no uploads" in page.context["upload_error"]
+    assert BotVersion.objects.filter(bot=fresh).count() == 0
+
+
 def test_stored_bytes(settings):
     owner = f.user()
     bot = f.bot(owner)
