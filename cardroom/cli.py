@@ -250,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
     games = sub.add_parser("games", help="list the games and their options")
     games.set_defaults(func=cmd_games)
 
-    bench = sub.add_parser("bench", help="measure engine speed with in-process random bots")
+    bench = sub.add_parser("bench", help="measure engine speed, sampled-world playouts and ismcts iterations per second")
     bench.add_argument("--game", action="append", help="only this game (repeatable)")
     bench.add_argument("--players", default="2,4,6", help="player counts (default 2,4,6)")
     bench.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default 3)")

@@ -120,3 +120,16 @@ def test_two_stalling_allegra_bots_end_every_round_at_the_turn_limit(tmp_path):
     details = replay_to_end(doc).score_details()
     assert details["turn_limit_ends"] == [True, True, True]
     assert details["enders"] == [None, None, None]
+
+
+def test_bench_reports_engine_sampled_world_and_search_speed():
+    out = cardroom("bench", "--game", "allegra", "--players", "2", "--seconds", "0.2")
+    assert out.returncode == 0, out.stderr
+    tables = out.stdout.split("\n\n")
+    assert len(tables) == 3, out.stdout
+    for table, heading in zip(tables, ("decisions/s", "sampled-world playouts/s", "ismcts iterations/s")):
+        header, row = table.strip().splitlines()
+        assert heading in header
+        fields = row.split()
+        assert fields[:2] == ["allegra", "2"]
+        assert all(float(x.replace(",", "")) > 0 for x in fields[2:]), row
