@@ -356,9 +356,9 @@ class ProtocolPlayer(Player):
             return BotFault(CRASH, f"the bot {what}: it was killed by signal {-status}")
         return BotFault(CRASH, f"the bot {what}: it exited with status {status}")
 
-    def _read_line(self, timeout_ms: float, what: str, limit_ms: float | None = None) -> bytes:
-        """The next line, within ``timeout_ms``; a timeout names ``limit_ms``
-        (the whole budget, of which writing the request took a part)."""
+    def _read_line(self, timeout_ms: float, what: str, limit: str | None = None) -> bytes:
+        """The next line, within ``timeout_ms``; a timeout names ``limit``
+        (the whole budget in words, of which writing the request took a part)."""
         assert self._proc is not None
         deadline = time.monotonic() + timeout_ms / 1000
         fd = self._proc.stdout_fd
@@ -374,7 +374,7 @@ class ProtocolPlayer(Player):
                 raise BotFault(OUTPUT_LIMIT, f"a line longer than {MAX_LINE_BYTES} bytes")
             left = deadline - time.monotonic()
             if left <= 0:
-                raise BotFault(TIMEOUT, f"no {what} within {timeout_ms if limit_ms is None else limit_ms:.0f} ms")
+                raise BotFault(TIMEOUT, f"no {what} within {limit or f'{timeout_ms:.0f} ms'}")
             ready, _, _ = select.select([fd], [], [], left)
             if not ready:
                 continue
@@ -421,7 +421,7 @@ class ProtocolPlayer(Player):
             "start",
         )
         left_ms = (deadline - time.monotonic()) * 1000
-        self._parse(self._read_line(max(left_ms, 0), "ready reply", info.time.startup_ms), "ready")
+        self._parse(self._read_line(max(left_ms, 0), "ready reply", f"{info.time.startup_ms} ms (the start-up limit)"), "ready")
         self._proc.pause()  # frozen until its first move: no thinking on the others' time
 
     def act(self, state: State, seat: int) -> Action:
@@ -442,13 +442,24 @@ class ProtocolPlayer(Player):
         deadline = started + max(budget, 0) / 1000
         try:
             self._send_pending(deadline, "act")
-            line = self._read_line(max(deadline - time.monotonic(), 0) * 1000, "action", budget)
+            line = self._read_line(max(deadline - time.monotonic(), 0) * 1000, "action", self._move_limit(total_left))
         finally:
             used = (time.monotonic() - started) * 1000
             self._used_ms += used
             self._bank_ms -= max(0.0, used - self._time.per_move_ms)
             self._proc.pause()  # answered (or out of time): frozen until its next move
         return action_of(line)
+
+    def _move_limit(self, total_left: float) -> str:
+        """This move's time limit in words: the per-move time and what is
+        left of the bank, or what is left of the total when that is less (a
+        bare sum, "2981 ms", read as a mistake beside a stated 1000 ms)."""
+        per_move, bank = self._time.per_move_ms, max(self._bank_ms, 0.0)
+        if total_left < per_move + bank:
+            return f"the {max(total_left, 0):.0f} ms left of its {self._time.total_ms} ms of total thinking time"
+        if bank < 0.5:
+            return f"{per_move} ms per move (its {self._time.overage_ms} ms overage bank is spent)"
+        return f"{per_move} ms per move plus {bank:.0f} ms of overage bank"
 
     def end(self, observation: dict[str, Any], result: dict[str, Any]) -> None:
         if self._proc is None or self._proc.poll() is not None:

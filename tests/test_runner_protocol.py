@@ -80,6 +80,27 @@ def test_bots_that_ignore_the_end_share_one_grace_period(tmp_path):
     assert 2.0 <= elapsed < 2.0 + 3.0, f"the match took {elapsed:.1f} s: one 2 s grace period plus play was expected, not four"
 
 
+@pytest.mark.parametrize(
+    "control, limit",
+    [
+        # The bank is named beside the per-move time: "no action within 600 ms"
+        # read as a mistake next to a stated 400 ms a move (issue 25).
+        (FAST, "no action within 400 ms per move plus 200 ms of overage bank"),
+        (TimeControl(startup_ms=5000, per_move_ms=400, overage_ms=0, total_ms=20_000, end_grace_ms=200),
+         "no action within 400 ms per move (its 0 ms overage bank is spent)"),
+        (TimeControl(startup_ms=5000, per_move_ms=400, overage_ms=200, total_ms=300, end_grace_ms=200),
+         "no action within the "),
+    ],
+)
+def test_a_timeout_names_the_per_move_time_and_the_bank(tmp_path, control, limit):
+    bot = misbehaving_bot(tmp_path, "timeout")
+    record = run_match("allegra", [bot, "builtin:random"], seed=7, time=control, launcher=PlainLauncher())
+    [forfeit] = record.forfeits
+    assert forfeit.reason == "timeout" and forfeit.detail.startswith(limit), forfeit.detail
+    if control.total_ms == 300:  # what was left of the total, which was less than a move and the bank
+        assert forfeit.detail.endswith("ms left of its 300 ms of total thinking time"), forfeit.detail
+
+
 def test_bot_stderr_is_kept_as_its_log(tmp_path):
     bot = misbehaving_bot(tmp_path, "crash", moves=3)
     record = play("allegra", [bot, "builtin:random"])

@@ -56,6 +56,15 @@ def test_home_counts_and_ladders(allegra):
     assert "The full rules of Allegory" in html and "The full rules of Allegra" in html
 
 
+def test_ladder_page_states_its_time_control(allegra):
+    """Per move and the overage bank, as the timeout messages name them."""
+    ladder = allegra["ladder"]
+    ladder.per_move_ms, ladder.overage_ms, ladder.total_ms = 1000, 1981, 120_000
+    ladder.save()
+    html = _client().get(reverse("web-ladder", args=[ladder.pk])).content.decode()
+    assert "1000 ms per move plus a 1981 ms overage bank, 120 s in all per bot per match" in html
+
+
 def test_leaderboard_orders_sorts_and_pages(allegra, monkeypatch):
     from ladder.web import selectors
 
