@@ -24,7 +24,7 @@ from ladder.selectors import progress_text, validation_progress
 from ladder.services import account_email as emails
 from ladder.services import accounts, bot_management
 from ladder.services.bots import ServiceError, game_label
-from ladder.web import docs
+from ladder.web import docs, runtime_versions
 from ladder.web.author_forms import DeleteAccountForm, DescriptionForm, EmailForm
 
 # ---------------------------------------------------------------------------
@@ -33,7 +33,7 @@ from ladder.web.author_forms import DeleteAccountForm, DescriptionForm, EmailFor
 
 
 def docs_index(request: HttpRequest) -> HttpResponse:
-    return render(request, "cardroom/docs_index.html", {"docs": docs.DOCS, "starters": docs.STARTERS})
+    return render(request, "cardroom/docs_index.html", {"docs": docs.DOCS, "starters": docs.STARTERS, "kits": docs.STARTER_KITS})
 
 
 def doc_page(request: HttpRequest, slug: str) -> HttpResponse:
@@ -44,9 +44,12 @@ def doc_page(request: HttpRequest, slug: str) -> HttpResponse:
         return render(
             request,
             "cardroom/first_bot.html",
-            {"doc": doc, "docs": docs.DOCS, "starters": docs.STARTERS, "wheel": docs.author_wheel()},
+            {"doc": doc, "docs": docs.DOCS, "starters": docs.STARTERS, "kits": docs.STARTER_KITS, "wheel": docs.author_wheel()},
         )
-    rendered = docs.render_file(docs.docs_dir() / doc.filename)
+    inserts = None
+    if slug == "runtimes":  # the versions of this server's runtimes, read from the system
+        inserts = {runtime_versions.MARKER: runtime_versions.current().markdown()}
+    rendered = docs.render_file(docs.docs_dir() / doc.filename, inserts=inserts)
     if rendered is None:
         raise Http404("this document is missing from the installation")
     return render(
@@ -61,6 +64,16 @@ def starter_download(request: HttpRequest, filename: str) -> FileResponse:
     if path is None or not path.is_file():
         raise Http404("no such starter bot")
     response = FileResponse(path.open("rb"), as_attachment=True, filename=filename, content_type="text/x-python")
+    response["Cache-Control"] = "public, max-age=3600"
+    return response
+
+
+def starter_kit_download(request: HttpRequest, name: str) -> HttpResponse:
+    kit = docs.STARTER_KITS_BY_NAME.get(name)
+    if kit is None:
+        raise Http404("no such starter kit")
+    response = HttpResponse(docs.kit_zip(kit), content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{kit.zip_name}"'
     response["Cache-Control"] = "public, max-age=3600"
     return response
 

@@ -1,5 +1,6 @@
 """The documents of docs/ published on the site under /docs/<slug>/, the
-starter bots of bots/ as downloads, and the author's wheel (make dist).
+starter bots of bots/ as downloads (the kits of bots/starters/ zipped on
+request), and the author's wheel (make dist).
 
 Rendering is Python-Markdown with raw HTML switched off (the
 ``html_block`` preprocessor and the ``html`` inline pattern are removed, the
@@ -12,6 +13,7 @@ file changes."""
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 import xml.etree.ElementTree as etree
 from dataclasses import dataclass
@@ -37,6 +39,7 @@ DOCS = [
     Doc("first-bot", "", "Write your first bot", "From a starter bot to the leaderboard in five minutes."),
     Doc("bot-authors", "bot-authors.md", "Writing and packaging a bot", "Packages, the sandbox, limits, forfeits, testing locally."),
     Doc("protocol", "protocol.md", "The bot protocol", "The messages a bot reads and writes, the time limits, the actions."),
+    Doc("runtimes", "runtimes.md", "Runtimes: Python, Node.js, native", "The languages a bot may be written in: exact versions, building a native bot, start-up time and memory."),
     Doc("sdk", "sdk.md", "The bot SDK", "cardroom_sdk: the protocol loop, the engine to simulate with, worlds sampled from what a seat knows."),
     Doc("ladder", "ladder.md", "The ladder", "From upload to the leaderboard: validation, ratings, matchmaking, failures."),
     Doc("replay-format", "replay-format.md", "The replay format", "The JSON document every match leaves, and what cardroom verify checks."),
@@ -69,6 +72,34 @@ STARTERS = [
 ]
 STARTERS_BY_FILE = {s.filename: s for s in STARTERS}
 
+
+@dataclass(frozen=True)
+class StarterKit:
+    """A folder of bots/starters/: a whole bot package for one runtime,
+    downloaded as a zip that is itself a package (everything under one
+    top-level folder named like the kit, the manifest in it)."""
+
+    name: str
+    runtime: str
+    title: str
+
+    @property
+    def zip_name(self) -> str:
+        return f"cardroom-starter-{self.name}.zip"
+
+
+STARTER_KITS = [
+    StarterKit("python-numpy", "python", "Python with numpy: a linear scorer over each legal action (both games)"),
+    StarterKit("node", "node", "Node.js, plain JavaScript, no npm packages: a random bot (both games)"),
+    StarterKit("cpp", "native", "C++17, one file and a Makefile that builds a static binary: a random bot (both games)"),
+]
+STARTER_KITS_BY_NAME = {k.name: k for k in STARTER_KITS}
+# A kit's zip holds the sources an author starts from, never what a build
+# or a local run left in the folder (the C++ binary is listed in the kit's
+# .gitignore).
+_KIT_SKIPPED_DIRS = {"__pycache__", "node_modules", "logs"}
+_ZIP_DATE = (2026, 1, 1, 0, 0, 0)  # fixed, so the same sources make the same bytes
+
 SAFE_SCHEMES = {"http", "https", "mailto"}
 
 
@@ -80,6 +111,40 @@ def starter_path(filename: str) -> Path | None:
     if filename not in STARTERS_BY_FILE:
         return None
     return Path(settings.BASE_DIR) / "bots" / filename
+
+
+def kit_files(kit: StarterKit) -> list[tuple[str, Path]]:
+    """The kit's files as (path inside the kit, file), sorted: every
+    regular file of its folder but those its .gitignore names."""
+    folder = Path(settings.BASE_DIR) / "bots" / "starters" / kit.name
+    ignore_file = folder / ".gitignore"
+    ignored = set(ignore_file.read_text().split()) if ignore_file.is_file() else set()
+    files = []
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder)
+        if path.is_symlink() or not path.is_file() or _KIT_SKIPPED_DIRS & set(relative.parts[:-1]):
+            continue
+        if relative.name in ignored or relative.as_posix() in ignored:
+            continue
+        files.append((relative.as_posix(), path))
+    return files
+
+
+def kit_zip(kit: StarterKit) -> bytes:
+    """The kit as a zip of its folder (see StarterKit), built in memory:
+    a few files of a few kilobytes. Executable files stay executable."""
+    import io
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, path in kit_files(kit):
+            info = zipfile.ZipInfo(f"{kit.name}/{name}", date_time=_ZIP_DATE)
+            mode = 0o755 if path.stat().st_mode & 0o111 else 0o644
+            info.external_attr = (0o100000 | mode) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, path.read_bytes())
+    return out.getvalue()
 
 
 @dataclass(frozen=True)
@@ -119,6 +184,8 @@ def _site_href(href: str) -> str | None:
         return reverse("web-doc", args=[DOCS_BY_FILE[name].slug]) + fragment
     if folder == "bots" and name in STARTERS_BY_FILE:
         return reverse("web-starter", args=[name])
+    if folder == "bots/starters" and name in STARTER_KITS_BY_NAME:
+        return reverse("web-starter-kit", args=[name])
     return None
 
 
@@ -168,19 +235,23 @@ def render_markdown(text: str, toc_depth: str = "2-3") -> tuple[str, str]:
     return md.convert(text), md.toc
 
 
-def render_file(path: Path, toc_depth: str = "2-3") -> tuple[str, str] | None:
+def render_file(path: Path, toc_depth: str = "2-3", inserts: dict[str, str] | None = None) -> tuple[str, str] | None:
     """A document as (HTML, table of contents), without its own title (the
-    page shows it); cached until the file changes. None if unreadable."""
+    page shows it); cached until the file or an insert changes. None if
+    unreadable. ``inserts`` maps a marker line of the file (an HTML comment,
+    which GitHub hides) to the Markdown the site shows in its place."""
     try:
         stat = path.stat()
     except OSError:
         return None
-    key = f"web:docs:{RENDER_VERSION}:{path.name}:{toc_depth}:{stat.st_mtime_ns}:{stat.st_size}"
+    inserted = hashlib.sha256(repr(sorted((inserts or {}).items())).encode()).hexdigest()[:16]
+    key = f"web:docs:{RENDER_VERSION}:{path.name}:{toc_depth}:{stat.st_mtime_ns}:{stat.st_size}:{inserted}"
     out = cache.get(key)
     if out is None:
         lines = path.read_text(encoding="utf-8").splitlines()
         if lines and lines[0].startswith("# "):
             lines = lines[1:]
+        lines = [(inserts or {}).get(line.strip(), line) for line in lines]
         out = render_markdown("\n".join(lines), toc_depth)
         cache.set(key, out, 24 * 3600)
     return out

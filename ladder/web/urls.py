@@ -26,6 +26,7 @@ urlpatterns = [
     *[  # the bot author's pages: documents, managing bots, the account (ladder.web.author_views)
         path("docs/", author_views.docs_index, name="web-docs"),
         path("docs/starters/<str:filename>", author_views.starter_download, name="web-starter"),
+        path("docs/starter-kits/<slug:name>.zip", author_views.starter_kit_download, name="web-starter-kit"),
         path("download/<str:filename>", author_views.wheel_download, name="web-wheel"),
         path("docs/<slug:slug>/", author_views.doc_page, name="web-doc"),
         path("my/bots/<id:pk>/description/", author_views.bot_description, name="web-bot-description"),

@@ -211,3 +211,62 @@ def test_delete_account_needs_the_password_and_keeps_history():
     for name in (old_name, old_name.upper()):
         with pytest.raises(ServiceError, match="taken"):
             accounts.create_account(name, "Another-pass-4821")
+
+
+# -- starter kits and the Runtimes page --------------------------------------------------
+
+
+def test_each_starter_kit_downloads_as_a_zip_that_is_a_bot_package(tmp_path):
+    import io
+    import zipfile
+
+    from cardroom.packages import load_bot_package
+
+    for kit in docs.STARTER_KITS:
+        response = _client().get(reverse("web-starter-kit", args=[kit.name]))
+        assert response.status_code == 200 and response["Content-Type"] == "application/zip"
+        assert response["Content-Disposition"] == f'attachment; filename="{kit.zip_name}"'
+        archive = zipfile.ZipFile(io.BytesIO(response.content))
+        names = set(archive.namelist())
+        folder = f.ROOT / "bots" / "starters" / kit.name
+        assert f"{kit.name}/cardroom.toml" in names and f"{kit.name}/README.md" in names
+        manifest = archive.read(f"{kit.name}/cardroom.toml").decode()
+        assert manifest == (folder / "cardroom.toml").read_text()
+        entry = manifest.split('entry = "', 1)[1].split('"', 1)[0]
+        if kit.name == "cpp":  # the binary is built by the author: the sources and the Makefile are there, it is not
+            assert {"cpp/bot.cpp", "cpp/Makefile"} <= names and "cpp/bot" not in names
+        else:
+            assert archive.read(f"{kit.name}/{entry}") == (folder / entry).read_bytes()
+            (tmp_path / kit.zip_name).write_bytes(response.content)
+            if kit.runtime == "python":  # the package checks take the zip as it is
+                assert load_bot_package(tmp_path / kit.zip_name, tmp_path / "unpacked").entry == entry
+    assert _client().get("/docs/starter-kits/rust.zip").status_code == 404
+    assert _client().get("/docs/starter-kits/..%2Fbots.zip").status_code == 404
+
+
+def test_starter_kits_are_linked_from_the_first_bot_page_the_index_and_the_runtimes_page():
+    for path in ("/docs/first-bot/", "/docs/", "/docs/runtimes/"):
+        page = _client().get(path).content.decode()
+        for kit in docs.STARTER_KITS:
+            assert f'href="/docs/starter-kits/{kit.name}.zip"' in page, (path, kit.name)
+    assert 'href="/docs/runtimes/"' in _client().get("/docs/first-bot/").content.decode()
+
+
+def test_the_runtimes_page_shows_the_versions_this_system_has():
+    import os
+    import subprocess
+
+    page = _client().get("/docs/runtimes/").content.decode()
+    numpy = subprocess.run(
+        ["/usr/bin/python3", "-c", "import numpy, platform; print(platform.python_version(), numpy.__version__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    node = subprocess.run(["node", "--version"], capture_output=True, text=True, check=True).stdout.strip()
+    glibc = os.confstr("CS_GNU_LIBC_VERSION")  # "glibc 2.36"
+    libstdcxx = os.path.realpath("/usr/lib/x86_64-linux-gnu/libstdc++.so.6").rsplit("/", 1)[1]
+    assert f"Python {numpy[0]}" in page and f"numpy {numpy[1]}" in page
+    assert f"Node.js {node}" in page
+    assert glibc in page and libstdcxx in page
+    assert "runtime versions:" not in page  # the marker was replaced

@@ -63,7 +63,7 @@ def test_every_page_fits_a_phone_screen(browser, live_server):
         nav = page.eval_on_selector_all("nav.site-nav a[href]", "els => els.map(a => a.getAttribute('href'))")
         assert "/my/bots/" in nav and "/account/" in nav and "/docs/" in nav  # signed in
         page.goto("/docs/")
-        docs = page.eval_on_selector_all("main a[href^='/docs/']:not([href*='/starters/'])", "els => els.map(a => a.getAttribute('href'))")
+        docs = page.eval_on_selector_all("main a[href^='/docs/']:not([href*='/starter'])", "els => els.map(a => a.getAttribute('href'))")
         assert len(set(docs)) >= 7
         paths = list(dict.fromkeys([
             *nav, *docs,
