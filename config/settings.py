@@ -352,6 +352,7 @@ CELERY_TASK_QUEUES = [Queue(name) for name in CARDROOM_QUEUES.values()]
 CELERY_TASK_ROUTES = {
     "ladder.tasks.play_match": {"queue": CARDROOM_QUEUES["ladder"]},
     "ladder.tasks.validate_version": {"queue": CARDROOM_QUEUES["validation"]},
+    "ladder.tasks.start_due_events": {"queue": CARDROOM_QUEUES["tournament"]},
     "ladder.tasks.send_password_reset": {"queue": CARDROOM_QUEUES["mail"]},
     "ladder.tasks.send_email_verification": {"queue": CARDROOM_QUEUES["mail"]},
 }
@@ -360,6 +361,13 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE = {
     "top-up-ladder-queues": {"task": "ladder.tasks.top_up_queues", "schedule": timedelta(seconds=env.int("MATCHMAKING_INTERVAL", default=5))},
     "reap-expired-leases": {"task": "ladder.tasks.reap_expired_leases", "schedule": timedelta(seconds=env.int("REAPER_INTERVAL", default=15))},
+    # Open events start at their start time; a message no worker took within
+    # a minute is dropped (the next one does the same, and so does the reaper's sweep).
+    "start-due-events": {
+        "task": "ladder.tasks.start_due_events",
+        "schedule": timedelta(seconds=env.int("EVENT_START_INTERVAL", default=5)),
+        "options": {"expires": 60},
+    },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Lower
+from django.utils import timezone
 
 GAME_CHOICES = [("allegory", "Allegory"), ("allegra", "Allegra")]
 
@@ -276,6 +277,8 @@ class Tournament(models.Model):
         DUPLICATE = "duplicate"
 
     class Status(models.TextChoices):
+        # Taking entries until ``starts`` (an open event); then its schedule is drawn.
+        OPEN = "open"
         RUNNING = "running"
         PAUSED = "paused"
         FINISHED = "finished"
@@ -293,7 +296,17 @@ class Tournament(models.Model):
     per_move_ms = models.PositiveIntegerField(default=1_000)
     overage_ms = models.PositiveIntegerField(default=10_000)
     total_ms = models.PositiveIntegerField(default=300_000)
-    # What the schedule came out as: complete, balanced or swiss; its rounds.
+    # An open event: the entry window closes, and the schedule is drawn, at
+    # ``starts`` (ladder.services.tournaments.start_due); null for an event
+    # whose field staff picked at creation.
+    starts = models.DateTimeField(null=True, blank=True, db_index=True)
+    # Entries one user's bots may hold in an open event.
+    entries_per_user = models.PositiveSmallIntegerField(default=1)
+    started = models.DateTimeField(null=True, blank=True)
+    # Why an open event was cancelled at its start (too few entries, a schedule too large).
+    cancelled_reason = models.CharField(max_length=300, blank=True)
+    # What the schedule came out as: complete, balanced or swiss; its rounds
+    # (blank and 0 while an open event takes entries).
     pairing = models.CharField(max_length=12)
     num_rounds = models.PositiveIntegerField()
     total_matches = models.PositiveIntegerField()
@@ -316,16 +329,23 @@ class Tournament(models.Model):
 
 
 class TournamentEntry(models.Model):
-    """One entry of the field: a bot with the version frozen at creation."""
+    """One entry of the field: a bot with the version frozen at creation, or
+    (an open event) at entry, until the window closes. ``index`` is the
+    entry's place in the field, renumbered 0..N-1 in entry order when an open
+    event starts."""
 
     tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="entries")
     index = models.PositiveIntegerField()
-    bot = models.ForeignKey(Bot, on_delete=models.PROTECT, related_name="+")
+    bot = models.ForeignKey(Bot, on_delete=models.PROTECT, related_name="tournament_entries")
     version = models.ForeignKey(BotVersion, on_delete=models.PROTECT, related_name="+")
+    entered = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["tournament", "index"]
-        constraints = [models.UniqueConstraint(fields=["tournament", "index"], name="one_entry_per_index")]
+        constraints = [
+            models.UniqueConstraint(fields=["tournament", "index"], name="one_entry_per_index"),
+            models.UniqueConstraint(fields=["tournament", "bot"], name="one_entry_per_bot"),
+        ]
 
 
 class TournamentStandings(models.Model):

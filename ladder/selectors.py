@@ -292,11 +292,22 @@ def tournament_progress(t) -> dict:
     }
 
 
+def tournament_entry_row(e) -> dict:
+    """An entry as the API shows it (its bot, owner and frozen version)."""
+    return {
+        "entry": e.index, "bot": e.bot_id, "name": e.bot.name, "owner": e.bot.owner.username,
+        "version": e.version_id, "version_number": e.version.number, "entered": e.entered,
+    }  # fmt: skip
+
+
 def tournament_entries(t) -> list[dict]:
-    return [
-        {"entry": e.index, "bot": e.bot_id, "name": e.bot.name, "version": e.version_id, "version_number": e.version.number}
-        for e in t.entries.select_related("bot", "version").order_by("index")
-    ]
+    return [tournament_entry_row(e) for e in t.entries.select_related("bot__owner", "version").order_by("index")]
+
+
+def tournament_entry(t, bot_id: int):
+    from ladder.models import TournamentEntry
+
+    return TournamentEntry.objects.filter(tournament=t, bot_id=bot_id).select_related("bot__owner", "version").first()
 
 
 def tournament_standings(t) -> dict:

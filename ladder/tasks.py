@@ -68,13 +68,23 @@ def top_up_queues() -> list[int]:
     return matchmaking.top_up_queues()
 
 
+@shared_task(ignore_result=True, autoretry_for=DB_ERRORS, retry_backoff=2, max_retries=5)
+def start_due_events() -> list[int]:
+    """Beat sends it every EVENT_START_INTERVAL seconds (to the events'
+    queue): open events whose start time has come are drawn and started,
+    each exactly once (ladder.services.tournaments.start_event)."""
+    return tournaments.start_due()
+
+
 @shared_task(ignore_result=True)
 def reap_expired_leases() -> dict:
     """The recovery sweep beat sends every REAPER_INTERVAL seconds: matches
     whose lease lapsed go back to the queue; queued matches whose message is
     older than CARDROOM_RESEND_STALE_SECONDS are sent again; stuck
     validations are restarted; running events send their next matches; heartbeats of long-gone workers are dropped;
-    events' standings left behind their results are stored afresh."""
+    events' standings left behind their results are stored afresh; open
+    events whose start time has come start (a second path beside
+    start_due_events, should the events' queue be long)."""
     return {
         "reaped": matches.reap_expired_leases(),
         "resent": matches.resend_stale_queued(),
@@ -82,6 +92,7 @@ def reap_expired_leases() -> dict:
         "forgotten_workers": ops.forget_dead_workers(),
         "tournaments_fed": tournaments.feed_all(),
         "standings_refreshed": tournaments.refresh_stale_standings(),
+        "events_started": tournaments.start_due(),
     }
 
 

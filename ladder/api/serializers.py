@@ -362,8 +362,8 @@ class TournamentInput(serializers.Serializer):
     name = serializers.CharField(max_length=80)
     game = serializers.ChoiceField(choices=GAME_CHOICES)
     format = serializers.ChoiceField(choices=["round-robin", "swiss", "duplicate"])
-    bots = serializers.ListField(child=serializers.IntegerField(min_value=1), min_length=2, max_length=1000,
-                                 help_text="the field: bot ids (each bot's current version is frozen)")
+    bots = serializers.ListField(child=serializers.IntegerField(min_value=1), max_length=1000, default=list,
+                                 help_text="the field: bot ids (each bot's current version is frozen); with starts, the first entries (may be empty)")
     table_size = serializers.IntegerField(min_value=2, max_value=6)
     deals = serializers.IntegerField(min_value=1, max_value=1000, default=1)
     rounds = serializers.IntegerField(min_value=1, max_value=1000, required=False, allow_null=True, default=None)
@@ -373,6 +373,21 @@ class TournamentInput(serializers.Serializer):
     per_move_ms = serializers.IntegerField(default=1_000)
     overage_ms = serializers.IntegerField(default=10_000)
     total_ms = serializers.IntegerField(default=300_000)
+    starts = serializers.DateTimeField(
+        required=False, allow_null=True, default=None,
+        help_text="an open event: users enter their bots until this time (ISO 8601 with its zone, a minute to a year ahead), "
+        "when the field is frozen and the schedule drawn",
+    )  # fmt: skip
+    entries_per_user = serializers.IntegerField(default=1, help_text="an open event: entries one user's bots may hold (1-20)")
+
+    def validate(self, attrs):
+        if attrs.get("starts") is None and len(attrs["bots"]) < 2:
+            raise serializers.ValidationError({"bots": "an event without starts needs a field of at least 2 bots"})
+        return attrs
+
+
+class TournamentEntryInput(serializers.Serializer):
+    bot = serializers.IntegerField(min_value=1, help_text="one of your bots: its current active version is frozen in the entry")
 
 
 class TournamentProgress(serializers.Serializer):
@@ -385,11 +400,13 @@ class TournamentProgress(serializers.Serializer):
 
 
 class TournamentEntryOutput(serializers.Serializer):
-    entry = serializers.IntegerField()
+    entry = serializers.IntegerField(help_text="the entry's index in the field (renumbered in entry order when an open event starts)")
     bot = serializers.IntegerField()
     name = serializers.CharField()
+    owner = serializers.CharField()
     version = serializers.IntegerField()
     version_number = serializers.IntegerField()
+    entered = serializers.DateTimeField()
 
 
 class TournamentOutput(serializers.Serializer):
@@ -401,13 +418,20 @@ class TournamentOutput(serializers.Serializer):
     table_size = serializers.IntegerField()
     deals = serializers.IntegerField()
     rounds = serializers.IntegerField(source="num_rounds")
-    seed = serializers.IntegerField()
+    seed = serializers.SerializerMethodField(help_text="null while an open event takes entries (its cards are not known before it starts)")
     options = serializers.DictField()
     time = serializers.SerializerMethodField()
-    status = serializers.CharField()
+    status = serializers.CharField(help_text="open (taking entries), running, paused, finished or cancelled")
     total_matches = serializers.IntegerField()
+    starts = serializers.DateTimeField(allow_null=True, help_text="an open event's start: entries close then (null: staff picked the field)")
+    entries_per_user = serializers.IntegerField()
+    started = serializers.DateTimeField(allow_null=True)
+    cancelled_reason = serializers.CharField(help_text="why an open event was cancelled at its start, or blank")
     created = serializers.DateTimeField()
     finished = serializers.DateTimeField(allow_null=True)
+
+    def get_seed(self, t) -> int | None:
+        return None if t.status == "open" else t.seed
 
     def get_time(self, t) -> dict:
         return {"startup_ms": t.startup_ms, "per_move_ms": t.per_move_ms, "overage_ms": t.overage_ms, "total_ms": t.total_ms}

@@ -25,6 +25,8 @@ urlpatterns = [
     path("tournaments/<id:pk>/", views.TournamentDetail.as_view(), name="api-tournament"),
     path("tournaments/<id:pk>/standings/", views.TournamentStandings.as_view(), name="api-tournament-standings"),
     path("tournaments/<id:pk>/matches/", views.TournamentMatches.as_view(), name="api-tournament-matches"),
+    path("tournaments/<id:pk>/entries/", views.TournamentEntries.as_view(), name="api-tournament-entries"),
+    path("tournaments/<id:pk>/entries/<id:bot>/", views.TournamentEntryDetail.as_view(), name="api-tournament-entry"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # The split view: its init script is a request of its own, not inline
     # (the Content-Security-Policy runs no inline script).

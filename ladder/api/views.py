@@ -426,6 +426,50 @@ def _tournament_detail(t) -> dict:
     return {**data, "progress": t.progress, "entries": t.entries_list}
 
 
+def _event_or_404(pk: int):
+    t = selectors.tournament(pk)
+    if t is None:
+        raise Http404
+    return t
+
+
+class TournamentEntries(APIView):
+    """An open event's entries: the bot's owner enters it (or, entered
+    already, freezes its current version afresh) until the start time."""
+
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(
+        request=s.TournamentEntryInput,
+        responses={201: s.TournamentEntryOutput, 200: s.TournamentEntryOutput, **errors(400, 401, 403, 404, 409)},
+        description="201: entered; 200: the bot was entered already, and its entry now holds the bot's current active version. "
+        "409 once the event's start time has come (entries close then) or for an event that takes no entries.",
+    )
+    def post(self, request, pk: int):
+        t = _event_or_404(pk)
+        data = s.TournamentEntryInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        bot = Bot.objects.filter(pk=data.validated_data["bot"]).select_related("current_version", "owner").first()
+        if bot is None:
+            return error_response(f"no bot with id {data.validated_data['bot']}", "bot", status.HTTP_400_BAD_REQUEST)
+        _entry, created = tournament_services.enter(t, request.user, bot)
+        row = selectors.tournament_entry_row(selectors.tournament_entry(t, bot.pk))
+        return Response(s.TournamentEntryOutput(row).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class TournamentEntryDetail(APIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(responses={204: None, **errors(401, 403, 404, 409)}, description="Withdraws the bot's entry (its owner) until the start time; 409 after it.")
+    def delete(self, request, pk: int, bot: int):
+        t = _event_or_404(pk)
+        found = Bot.objects.filter(pk=bot).first()
+        if found is None:
+            return error_response(f"no bot with id {bot}", None, status.HTTP_404_NOT_FOUND)
+        tournament_services.withdraw(t, request.user, found)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
 class TournamentDetail(APIView):
     @extend_schema(responses={200: s.TournamentDetailOutput, **errors(401, 404)})
     def get(self, request, pk: int):

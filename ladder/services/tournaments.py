@@ -86,6 +86,41 @@ def spec_of(t: Tournament) -> EventSpec:
     )
 
 
+# An open event's start time: from a minute ahead (time to enter) to a year.
+MIN_LEAD = timedelta(seconds=60)
+MAX_LEAD = timedelta(days=366)
+MAX_ENTRIES_PER_USER = 20
+# What an open event's page and API show before its start.
+EMPTY_STANDINGS = {"standings": [], "crosstable": {"entries": [], "cells": None}, "matches_played": 0}
+ENDED = (Tournament.Status.FINISHED, Tournament.Status.CANCELLED)
+
+
+def _frozen_versions(bots: list[Bot], game: str) -> list[BotVersion]:
+    """Each bot's current (active) version, refused by name if it has none
+    or plays another game."""
+    ids = [b.pk for b in bots]
+    if len(set(ids)) != len(ids):
+        raise TournamentError("a bot may enter an event once", "bots")
+    versions: list[BotVersion] = []
+    for bot in bots:
+        if bot.game != game:
+            raise TournamentError(f"{bot.name} plays {bot.game}, not {game}", "bots")
+        version = bot.current_version
+        if version is None or version.status != BotVersion.Status.ACTIVE:
+            raise TournamentError(f"{bot.name} has no active version to enter", "bots")
+        versions.append(version)
+    return versions
+
+
+def _refuse_withdrawn(ids: list[int]) -> None:
+    """The owner's withdrawal stands (decision 81): read (and hold) the bots'
+    rows in the caller's transaction, so a withdrawal committed a moment ago
+    is seen, and one racing this waits for it."""
+    withdrawn = list(Bot.objects.select_for_update().filter(pk__in=ids, withdrawn__isnull=False).order_by("name").values_list("name", flat=True))
+    if withdrawn:
+        raise TournamentError(f"{', '.join(withdrawn)}: withdrawn by the owner, so not entered in events", "bots")
+
+
 def create_tournament(
     *,
     user,
@@ -102,9 +137,14 @@ def create_tournament(
     per_move_ms: int = 1_000,
     overage_ms: int = 10_000,
     total_ms: int = 300_000,
+    starts=None,
+    entries_per_user: int = 1,
 ) -> Tournament:
-    """Create an event and schedule its first batch. The field's bot
-    versions are frozen now: each bot's current (active) version."""
+    """Create an event. Without ``starts``: the field is ``bots`` (each bot's
+    current active version frozen now) and its first batch is scheduled at
+    once. With ``starts``: an open event, taking entries (``enter``) until
+    then, ``bots`` its first entries (staff's); at ``starts`` the field is
+    frozen and the schedule drawn (``start_due``)."""
     import secrets
 
     if not (user and user.is_staff):
@@ -123,32 +163,27 @@ def create_tournament(
         ("per_move_ms", per_move_ms, 10, 600_000),
         ("overage_ms", overage_ms, 0, 3_600_000),
         ("total_ms", total_ms, 100, 3_600_000),
+        ("entries_per_user", entries_per_user, 1, MAX_ENTRIES_PER_USER),
     ):
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise TournamentError(f"{field} must be a whole number from {low} to {high}, not {value!r}", field)
-    ids = [b.pk for b in bots]
-    if len(set(ids)) != len(ids):
-        raise TournamentError("a bot may enter an event once", "bots")
-    versions: list[BotVersion] = []
-    for bot in bots:
-        if bot.game != game:
-            raise TournamentError(f"{bot.name} plays {bot.game}, not {game}", "bots")
-        version = bot.current_version
-        if version is None or version.status != BotVersion.Status.ACTIVE:
-            raise TournamentError(f"{bot.name} has no active version to enter", "bots")
-        versions.append(version)
+    if starts is not None:
+        now = timezone.now()
+        if timezone.is_naive(starts):
+            raise TournamentError("starts needs a time zone (an ISO time ending in Z or +HH:MM)", "starts")
+        if not now + MIN_LEAD <= starts <= now + MAX_LEAD:
+            raise TournamentError(f"starts must be from a minute to a year from now ({now.isoformat(timespec='seconds')}), not {starts.isoformat()}", "starts")
+    versions = _frozen_versions(bots, game)
     seed = secrets.randbelow(2**62) if seed is None else seed
     try:
-        spec = EventSpec(game, format, len(bots), table_size, deals, rounds, seed, options)
+        # An open event's field is not known yet: its spec is checked as if
+        # the field were one table (or its first entries), and again at the start.
+        field = len(bots) if starts is None else max(len(bots), table_size, 2)
+        spec = EventSpec(game, format, field, table_size, deals, rounds, seed, options)
     except ScheduleError as exc:
         raise TournamentError(str(exc), "format") from None
     with transaction.atomic():
-        # The owner's withdrawal stands: read (and hold) the bots' rows here,
-        # so a withdrawal committed a moment ago is seen, and one racing this
-        # waits for the event to exist (and then leaves its entry frozen).
-        withdrawn = list(Bot.objects.select_for_update().filter(pk__in=ids, withdrawn__isnull=False).order_by("name").values_list("name", flat=True))
-        if withdrawn:
-            raise TournamentError(f"{', '.join(withdrawn)}: withdrawn by the owner, so not entered in events", "bots")
+        _refuse_withdrawn([b.pk for b in bots])
         t = Tournament.objects.create(
             name=name,
             game=game,
@@ -162,19 +197,149 @@ def create_tournament(
             per_move_ms=per_move_ms,
             overage_ms=overage_ms,
             total_ms=total_ms,
-            pairing=schedule.pairing(spec),
-            num_rounds=schedule.num_rounds(spec),
-            total_matches=schedule.total_matches(spec),
+            starts=starts,
+            entries_per_user=entries_per_user,
+            status=Tournament.Status.RUNNING if starts is None else Tournament.Status.OPEN,
+            pairing="" if starts else schedule.pairing(spec),
+            num_rounds=0 if starts else schedule.num_rounds(spec),
+            total_matches=0 if starts else schedule.total_matches(spec),
+            started=None if starts else timezone.now(),
             created_by=user,
         )
         TournamentEntry.objects.bulk_create(
             TournamentEntry(tournament=t, index=i, bot=bot, version=v) for i, (bot, v) in enumerate(zip(bots, versions))
         )
-        _schedule_batch(t, spec, 0, [])
-        TournamentStandings.objects.create(tournament=t, document=standings_document(t), computed=timezone.now())
-        transaction.on_commit(lambda: feed(t.pk))
-    log.info("event created", extra={"tournament": t.pk, "matches": t.total_matches, "format": format})
+        if starts is None:
+            _draw(t, spec)
+        else:
+            TournamentStandings.objects.create(tournament=t, document=EMPTY_STANDINGS, computed=None)
+        caching.bump(caching.MATCHES)
+    log.info("event created", extra={"tournament": t.pk, "matches": t.total_matches, "format": format, "starts": starts and starts.isoformat()})
     return t
+
+
+def _draw(t: Tournament, spec: EventSpec) -> None:
+    """Schedule the event's first batch and store its (empty) standings, in
+    the caller's transaction; its matches are sent once that commits."""
+    _schedule_batch(t, spec, 0, [])
+    TournamentStandings.objects.update_or_create(tournament=t, defaults={"document": standings_document(t), "computed": timezone.now()})
+    transaction.on_commit(lambda: feed(t.pk))
+
+
+# -- open events: entries, and the start -------------------------------------------
+
+
+def _taking_entries(t: Tournament, now) -> None:
+    if t.status != Tournament.Status.OPEN or t.starts is None:
+        raise TournamentError(f"{t.name} takes no entries: it is {t.status}, its field fixed", "tournament", 409)
+    if now >= t.starts:
+        raise TournamentError(f"entries to {t.name} closed at its start, {t.starts.isoformat(timespec='seconds')}", "tournament", 409)
+
+
+def enter(t: Tournament, user, bot: Bot) -> tuple[TournamentEntry, bool]:
+    """Enter the user's bot in an open event with its current active version
+    frozen; a bot already entered has its version frozen afresh (the
+    swap). True when the entry is new. Refused (409) once the window closed."""
+    if not (user and user.is_authenticated) or bot.owner_id != user.pk:
+        raise TournamentError(f"only {bot.name}'s owner enters it in events", "bot", 403)
+    with transaction.atomic():
+        # The event's row is the window's lock: the start takes it too, so an
+        # entry is either in the field it draws or refused.
+        t = Tournament.objects.select_for_update().get(pk=t.pk)
+        _taking_entries(t, timezone.now())
+        bot = Bot.objects.select_for_update(of=("self",)).select_related("current_version").get(pk=bot.pk)
+        if bot.withdrawn is not None:
+            raise TournamentError(f"{bot.name} is withdrawn: restore it to enter it in events", "bot", 409)
+        if bot.game != t.game:
+            raise TournamentError(f"{bot.name} plays {bot.game}; {t.name} is {t.game}", "bot")
+        version = bot.current_version
+        if version is None or version.status != BotVersion.Status.ACTIVE:
+            raise TournamentError(f"{bot.name} has no active version to enter (upload one, and wait for its validation)", "bot")
+        entry = TournamentEntry.objects.filter(tournament=t, bot=bot).first()
+        if entry is not None:
+            entry.version = version
+            entry.save(update_fields=["version"])
+            created = False
+        else:
+            mine = TournamentEntry.objects.filter(tournament=t, bot__owner_id=user.pk).count()
+            if mine >= t.entries_per_user:
+                raise TournamentError(
+                    f"{t.name} takes {t.entries_per_user} entr{'y' if t.entries_per_user == 1 else 'ies'} a user, "
+                    f"and your bots hold {mine}: withdraw one first", "bot", 409,
+                )  # fmt: skip
+            total = TournamentEntry.objects.filter(tournament=t).count()
+            if total >= schedule.MAX_FIELD:
+                raise TournamentError(f"{t.name} is full ({schedule.MAX_FIELD} entries)", "bot", 409)
+            last = TournamentEntry.objects.filter(tournament=t).aggregate(m=models.Max("index"))["m"]
+            entry = TournamentEntry.objects.create(tournament=t, index=0 if last is None else last + 1, bot=bot, version=version)
+            created = True
+        caching.bump(caching.MATCHES)
+    log.info("event entry", extra={"tournament": t.pk, "bot": bot.pk, "version": version.pk, "new": created})
+    return entry, created
+
+
+def withdraw(t: Tournament, user, bot: Bot) -> None:
+    """Take the bot's entry out of an open event (its owner, or staff)."""
+    if not (user and user.is_authenticated) or (bot.owner_id != user.pk and not user.is_staff):
+        raise TournamentError(f"only {bot.name}'s owner withdraws its entry", "bot", 403)
+    with transaction.atomic():
+        t = Tournament.objects.select_for_update().get(pk=t.pk)
+        _taking_entries(t, timezone.now())
+        deleted, _ = TournamentEntry.objects.filter(tournament=t, bot=bot).delete()
+        if not deleted:
+            raise TournamentError(f"{bot.name} is not entered in {t.name}", "bot", 404)
+        caching.bump(caching.MATCHES)
+    log.info("event entry withdrawn", extra={"tournament": t.pk, "bot": bot.pk})
+
+
+def start_event(tournament_id: int, now=None) -> bool:
+    """Freeze an open event's field and draw its schedule, once its start
+    time has come: in one transaction under the event's row lock, so a start
+    happens exactly once however many sweeps (or a worker killed halfway)
+    try it. Too few entries, or a schedule beyond the limits: the event is
+    cancelled, saying why. True when this call started (or cancelled) it."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        t = Tournament.objects.select_for_update().filter(pk=tournament_id, status=Tournament.Status.OPEN, starts__lte=now).first()
+        if t is None:
+            return False
+        entries = list(t.entries.select_related("bot").order_by("entered", "pk"))
+        # A bot withdrawn by its owner since it was entered does not play (decision 81).
+        gone = [e for e in entries if e.bot.withdrawn is not None]
+        if gone:
+            TournamentEntry.objects.filter(pk__in=[e.pk for e in gone]).delete()
+            entries = [e for e in entries if e.bot.withdrawn is None]
+        # The field in entry order, 0..N-1 (shifted out of the way first: the index is unique).
+        TournamentEntry.objects.filter(tournament=t).update(index=models.F("index") + schedule.MAX_FIELD * 10)
+        for i, e in enumerate(entries):
+            e.index = i
+        TournamentEntry.objects.bulk_update(entries, ["index"])
+        try:
+            spec = EventSpec(t.game, t.format, len(entries), t.table_size, t.deals, t.rounds, t.seed, t.options)
+        except ScheduleError as exc:
+            t.status = Tournament.Status.CANCELLED
+            t.finished = now
+            t.cancelled_reason = f"not started: {exc}"
+            t.save(update_fields=["status", "finished", "cancelled_reason"])
+            log.info("event cancelled at its start", extra={"tournament": t.pk, "reason": str(exc)})
+        else:
+            t.status = Tournament.Status.RUNNING
+            t.started = now
+            t.pairing = schedule.pairing(spec)
+            t.num_rounds = schedule.num_rounds(spec)
+            t.total_matches = schedule.total_matches(spec)
+            t.save(update_fields=["status", "started", "pairing", "num_rounds", "total_matches"])
+            _draw(t, spec)
+            log.info("event started", extra={"tournament": t.pk, "entries": len(entries), "matches": t.total_matches})
+        caching.bump(caching.MATCHES)
+    return True
+
+
+def start_due(now=None) -> list[int]:
+    """The periodic sweep: every open event whose start time has come starts."""
+    now = now or timezone.now()
+    due = Tournament.objects.filter(status=Tournament.Status.OPEN, starts__lte=now).order_by("starts").values_list("pk", flat=True)
+    return [pk for pk in due if start_event(pk, now)]
 
 
 def _schedule_batch(t: Tournament, spec: EventSpec, batch: int, outcomes: list[Outcome]) -> int:
@@ -281,8 +446,12 @@ def refresh_standings(tournament_id: int, force: bool = False) -> bool:
     the last one is more than its spacing ago. True when it stored them."""
     now = timezone.now()
     row = TournamentStandings.objects.filter(pk=tournament_id).values("results", "not_before").first()
-    recorded = Tournament.objects.filter(pk=tournament_id).values_list("results_recorded", flat=True).first()
-    if row is None or recorded is None or row["results"] >= recorded:
+    event_row = Tournament.objects.filter(pk=tournament_id).values("results_recorded", "status").first()
+    if row is None or event_row is None or row["results"] >= event_row["results_recorded"]:
+        return False
+    if not force and event_row["status"] in ENDED:
+        # Final: stored (forced) when the event ended; a match still running
+        # at a cancel is recorded, but the table stays as it ended.
         return False
     if not force:
         if row["not_before"] is not None and row["not_before"] > now:
@@ -312,7 +481,11 @@ def refresh_stale_standings() -> list[int]:
     """The periodic sweep: every event whose stored standings are behind its
     results (the last refresh spaced the next out, or died with its worker)
     is refreshed, once its spacing (or a lost refresh's claim) is over."""
-    behind = Tournament.objects.filter(stored_standings__results__lt=models.F("results_recorded")).values_list("pk", flat=True)
+    behind = (
+        Tournament.objects.filter(stored_standings__results__lt=models.F("results_recorded"))
+        .exclude(status__in=ENDED)
+        .values_list("pk", flat=True)
+    )
     return [pk for pk in behind if refresh_standings(pk)]
 
 

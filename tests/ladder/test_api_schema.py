@@ -100,7 +100,8 @@ BOUNDED = settings(
 
 def real_path_parameters(case, ids: dict) -> dict:
     prefix = next(p for p in ids if case.operation.path.startswith(p))
-    return {name: (0 if name == "seat" else ids[prefix]) for name in case.path_parameters}
+    named = {"seat": 0, "bot": ids["/api/bots/"]}  # (an event's entry: the owner's bot)
+    return {name: named.get(name, ids[prefix]) for name in case.path_parameters}
 
 
 @schema.parametrize()
@@ -138,6 +139,8 @@ def test_schema_is_openapi_3_and_documents_every_path():
         # managing bots and the API root (issue 13)
         "/api/", "/api/auth/me/", "/api/bots/{id}/versions/{number}/",
         "/api/tournaments/", "/api/tournaments/{id}/", "/api/tournaments/{id}/standings/", "/api/tournaments/{id}/matches/",
+        # open events (issue 24)
+        "/api/tournaments/{id}/entries/", "/api/tournaments/{id}/entries/{bot}/",
     }
     bot = doc["paths"]["/api/bots/{id}/"]
     assert {"get", "patch", "delete"} <= set(bot) and "put" not in bot
