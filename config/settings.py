@@ -394,6 +394,8 @@ CARDROOM_RESEND_STALE_SECONDS = env.int("CARDROOM_RESEND_STALE_SECONDS", default
 # are sent to the broker at a time.
 CARDROOM_TOURNAMENT_QUEUE = CARDROOM_QUEUES["tournament"]
 CARDROOM_TOURNAMENT_IN_FLIGHT = env.int("CARDROOM_TOURNAMENT_IN_FLIGHT", default=20)
+# An open event's start is at least this far ahead when staff create it (time to enter).
+CARDROOM_EVENT_MIN_LEAD_SECONDS = env.int("CARDROOM_EVENT_MIN_LEAD_SECONDS", default=60)
 # An event's stored standings are refreshed at most this often (and never
 # sooner than ten times their last computation's time): ladder.services.tournaments.
 CARDROOM_STANDINGS_REFRESH_SECONDS = env.int("CARDROOM_STANDINGS_REFRESH_SECONDS", default=2)

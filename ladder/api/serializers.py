@@ -375,7 +375,7 @@ class TournamentInput(serializers.Serializer):
     total_ms = serializers.IntegerField(default=300_000)
     starts = serializers.DateTimeField(
         required=False, allow_null=True, default=None,
-        help_text="an open event: users enter their bots until this time (ISO 8601 with its zone, a minute to a year ahead), "
+        help_text="an open event: users enter their bots until this time (ISO 8601 with its zone, CARDROOM_EVENT_MIN_LEAD_SECONDS (60) to a year ahead), "
         "when the field is frozen and the schedule drawn",
     )  # fmt: skip
     entries_per_user = serializers.IntegerField(default=1, help_text="an open event: entries one user's bots may hold (1-20)")

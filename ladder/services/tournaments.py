@@ -86,8 +86,8 @@ def spec_of(t: Tournament) -> EventSpec:
     )
 
 
-# An open event's start time: from a minute ahead (time to enter) to a year.
-MIN_LEAD = timedelta(seconds=60)
+# An open event's start time: at most a year ahead (and at least
+# CARDROOM_EVENT_MIN_LEAD_SECONDS, a minute: time to enter).
 MAX_LEAD = timedelta(days=366)
 MAX_ENTRIES_PER_USER = 20
 # What an open event's page and API show before its start.
@@ -171,8 +171,11 @@ def create_tournament(
         now = timezone.now()
         if timezone.is_naive(starts):
             raise TournamentError("starts needs a time zone (an ISO time ending in Z or +HH:MM)", "starts")
-        if not now + MIN_LEAD <= starts <= now + MAX_LEAD:
-            raise TournamentError(f"starts must be from a minute to a year from now ({now.isoformat(timespec='seconds')}), not {starts.isoformat()}", "starts")
+        lead = int(settings.CARDROOM_EVENT_MIN_LEAD_SECONDS)
+        if not now + timedelta(seconds=lead) <= starts <= now + MAX_LEAD:
+            raise TournamentError(
+                f"starts must be from {lead} s to a year from now ({now.isoformat(timespec='seconds')}), not {starts.isoformat()}", "starts"
+            )
     versions = _frozen_versions(bots, game)
     seed = secrets.randbelow(2**62) if seed is None else seed
     try:

@@ -54,7 +54,7 @@ def test_staff_open_an_event_and_its_seed_stays_hidden_until_it_starts():
     assert event["starts"].startswith(starts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S"))
     assert not Match.objects.filter(kind="tournament").exists()
     past = {**body, "name": "too late", "starts": (timezone.now() - timedelta(minutes=5)).isoformat()}
-    assert_error(factories.client(boss).post("/api/tournaments/", past, format="json"), 400, "starts", "a minute to a year")
+    assert_error(factories.client(boss).post("/api/tournaments/", past, format="json"), 400, "starts", "from 60 s to a year from now")
     limit = {**body, "name": "greedy", "entries_per_user": 99}
     assert_error(factories.client(boss).post("/api/tournaments/", limit, format="json"), 400, "entries_per_user")
     no_field = {k: v for k, v in body.items() if k != "starts"}
