@@ -30,6 +30,7 @@ from typing import Any
 EXIT_OK = 0
 EXIT_FAILED = 1  # verify: the replay does not check out
 EXIT_USAGE = 2  # bad arguments
+TAIL_LINES = 10  # of a forfeiting bot's stderr, shown by ``play``
 
 
 class CliError(Exception):
@@ -66,16 +67,57 @@ def cmd_play(args: argparse.Namespace) -> int:
     record = run_match(args.game, args.bots, seed=args.seed, options=options, time=time, launcher=local_launcher)
     if args.replay:
         Path(args.replay).write_text(json.dumps(record.replay, separators=(",", ":")) + "\n", encoding="utf-8")
+    log_files: dict[int, Path] = {}
     if args.logs:
         logs = Path(args.logs)
         logs.mkdir(parents=True, exist_ok=True)
         for seat, text in record.logs.items():
-            (logs / f"seat-{seat}.log").write_text(text, encoding="utf-8")
+            log_files[seat] = logs / f"seat-{seat}.log"
+            log_files[seat].write_text(text, encoding="utf-8")
     _print_result(record, args)
+    _print_forfeit_logs(record, log_files)
     return EXIT_OK
 
 
+def _own_lines(log: str, seat: int) -> list[str]:
+    """The bot's own lines of its log (without the runner's closing note)."""
+    note = f"[cardroom: seat {seat} forfeited at event "
+    return [line for line in log.splitlines() if not line.startswith(note)]
+
+
+def _print_forfeit_logs(record, log_files: dict[int, Path]) -> None:
+    """For each seat that forfeited, the last lines of its stderr (what a
+    crash's traceback ends with) and where its whole log is: written to a
+    temporary file when ``--logs`` was not given."""
+    import tempfile
+
+    from cardroom.remote import printable
+
+    for forfeit in record.forfeits:
+        lines = _own_lines(record.logs.get(forfeit.seat, ""), forfeit.seat)
+        while lines and not lines[-1].strip():
+            lines.pop()
+        if not lines:
+            continue  # a built-in bot, or a bot that wrote nothing
+        path = log_files.get(forfeit.seat)
+        if path is None:
+            fd, name = tempfile.mkstemp(prefix=f"cardroom-seed{record.replay['seed']}-seat{forfeit.seat}-", suffix=".log")
+            with open(fd, "w", encoding="utf-8") as out:
+                out.write(record.logs[forfeit.seat])
+            path = Path(name)
+        tail = lines[-TAIL_LINES:]
+        print(
+            f"seat {forfeit.seat} forfeited ({forfeit.reason}); the last {len(tail)} of the {len(lines)} lines of its "
+            f"stderr (the whole log is {path}):",
+            file=sys.stderr,
+        )
+        for line in tail:
+            print(f"  | {printable(line[:500], one_line=True)}", file=sys.stderr)
+
+
 def _print_result(record, args) -> None:
+    from cardroom.remote import printable
+
     replay = record.replay
     forfeits = {f.seat: f for f in record.forfeits}
     print(f"{replay['game']}, {replay['num_players']} players, seed {replay['seed']}, {len(replay['events'])} events")
@@ -83,7 +125,7 @@ def _print_result(record, args) -> None:
     print(f"{'seat':>4}  {'bot':<{width}}  {'score':>6}  {'rank':>4}  forfeit")
     for seat, player in enumerate(record.players):
         forfeit = forfeits.get(seat)
-        note = f"{forfeit.reason} at event {forfeit.event}: {forfeit.detail}" if forfeit else ""
+        note = f"{forfeit.reason} at event {forfeit.event}: {printable(forfeit.detail, one_line=True)}" if forfeit else ""
         print(f"{seat:>4}  {player['bot']:<{width}}  {record.result.scores[seat]:>6}  {record.result.ranks[seat]:>4}  {note}")
     if args.replay:
         print(f"replay written to {args.replay}")

@@ -47,6 +47,46 @@ def test_play_writes_each_seats_log(tmp_path):
     assert (tmp_path / "logs" / "seat-1.log").exists()
 
 
+CRASHER = """import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "start":
+        print(json.dumps({"type": "ready"}), flush=True)
+    elif message["type"] == "act":
+        for n in range(30):
+            sys.stderr.write(f"thinking, line {n}\\n")
+        sys.stderr.write("colour \\x1b[31mred\\x1b[0m and a bell \\x07\\n")
+        raise RuntimeError("deliberate crash")
+"""
+
+
+@pytest.mark.parametrize("with_logs", [False, True])
+def test_play_shows_the_end_of_a_crashed_bots_stderr(tmp_path, with_logs):
+    """Issue 25: a bot that crashed said only "crash" unless --logs was
+    given. Now its stderr's last lines are shown, control characters
+    escaped, with where the whole log is."""
+    bot = tmp_path / "crasher.py"
+    bot.write_text(CRASHER)
+    logs = ["--logs", str(tmp_path / "logs")] if with_logs else []
+    out = cardroom("play", "allegra", str(bot), "builtin:random", "--seed", "2", *logs)
+    assert out.returncode == 0, out.stderr
+    assert "crash at event" in out.stdout
+    err = out.stderr
+    assert "seat 0 forfeited (crash); the last 10 of the 35 lines of its stderr" in err, err
+    assert "  | RuntimeError: deliberate crash" in err
+    assert "  | colour \\x1b[31mred\\x1b[0m and a bell \\x07" in err and "\x1b" not in err and "\x07" not in err
+    assert "thinking, line 25" in err and "thinking, line 24" not in err  # only the tail (the traceback is 4 lines)
+    where = err.split("(the whole log is ")[1].split("):")[0]
+    if with_logs:
+        assert where == str(tmp_path / "logs" / "seat-0.log")
+    full = Path(where).read_text()
+    try:
+        assert "thinking, line 0\n" in full and "RuntimeError: deliberate crash" in full
+    finally:
+        if not with_logs:
+            Path(where).unlink()
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
