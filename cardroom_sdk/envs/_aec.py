@@ -20,16 +20,11 @@ import numpy as np
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from cardroom_sdk.envs._common import decision_step, rank_rewards, replay_document
 from engine import CHANCE, new_game
-from engine.replay import FORMAT, VERSION
 
 REWARDS = ("rank", "centred", "score")
-
-
-def rank_rewards(ranks: list[int]) -> list[float]:
-    """(n - rank) / (n - 1): 1 for first, 0 for last, as the ladder scores a match."""
-    n = len(ranks)
-    return [(n - r) / (n - 1) for r in ranks]
+__all__ = ["CardroomAEC", "rank_rewards", "wrap"]
 
 
 class CardroomAEC(AECEnv):
@@ -116,20 +111,8 @@ class CardroomAEC(AECEnv):
         """The protocol action ``index`` sends for ``agent`` now, or None when
         it is one chip of an Allegory distribute that is not yet complete."""
         seat = self.agent_name_mapping[agent]
-        obs = self._seat_obs(seat)
-        action = self.codec.action_to_protocol(obs, index)
-        if action["type"] != "distribute":
-            return action
-        (name,) = action["chips"]
-        pool = [slot["card"] for slot in obs["pool"]]
-        pending = list(self.pending or [0] * len(pool))
-        pending[pool.index(name)] += 1
-        total = self.state.legal_actions(seat)[0]["total"]
-        if sum(pending) < total:
-            self.pending = pending
-            return None
-        self.pending = None
-        return {"type": "distribute", "chips": {card: k for card, k in zip(pool, pending) if k}}
+        move, self.pending = decision_step(self.codec, self.state, seat, self._seat_obs(seat), index, self.pending)
+        return move
 
     def step(self, action) -> None:
         agent = self.agent_selection
@@ -171,18 +154,7 @@ class CardroomAEC(AECEnv):
     def replay(self) -> dict[str, Any]:
         """The game so far in replay format v1 (``engine.replay.verify``
         checks a finished one)."""
-        doc = {
-            "format": FORMAT,
-            "version": VERSION,
-            "game": self.game.id,
-            "options": dict(self.game.options),
-            "num_players": self.game.num_players,
-            "seed": self.seed_used if self.seed_used is not None else 0,
-            "players": [{"seat": s, "name": a, "bot": "pettingzoo"} for s, a in enumerate(self.possible_agents)],
-            "events": list(self.events),
-            "result": self.state.result().as_dict() if self.state.is_terminal() else None,
-        }
-        return doc
+        return replay_document(self.game, self.seed_used, self.possible_agents, "pettingzoo", self.events, self.state)
 
     def render(self) -> str | None:
         text = self.codec.render(self.state.observation(None))
