@@ -1,8 +1,9 @@
-"""Research interfaces (the ``research`` extra: pettingzoo, gymnasium, numpy).
+"""Research interfaces (the ``research`` extra: pettingzoo, gymnasium, numpy, open_spiel).
 
 ``from cardroom_sdk.envs import allegory_v1, allegra_v1`` gives the PettingZoo
 AEC environments; ``cardroom_sdk.envs.gym`` the single-agent Gymnasium
-wrapper. Nothing else in cardroom imports this package, so the platform does
+wrapper; ``import cardroom_sdk.envs.openspiel`` registers the OpenSpiel games
+``python_allegory`` and ``python_allegra``. Nothing else in cardroom imports this package, so the platform does
 not need these libraries.
 """
 

@@ -1,6 +1,6 @@
 """Conformance of the research interfaces, run by tests/sdk/test_research_envs.py
 inside a fresh venv holding the wheel with its ``research`` extra (pettingzoo,
-gymnasium and numpy are not in the dev extra). ``python research_conformance.py
+gymnasium, numpy and open_spiel are not in the dev extra). ``python research_conformance.py
 SECTION...``; exits non-zero at the first failure."""
 
 from __future__ import annotations
@@ -134,23 +134,27 @@ def agreement(games: int = 1000) -> None:
                 continue
             env.step(int(pick.choice(np.flatnonzero(obs["action_mask"]))))
         raw = env.unwrapped
-        rewards = [final[a] for a in raw.possible_agents]
-        doc = raw.replay()
-        # the engine alone: chance events drawn from the seed, the decisions the env sent
-        decisions = [e for e in doc["events"] if e["by"] != CHANCE]
-        rng = random.Random(k)
-        state = new_game(game, n).new_initial_state()
-        for event in decisions:
-            while state.is_chance_node():
-                state.apply_chance(state.sample_chance(rng))
-            state.apply(event["by"], event["action"])
-        assert state.is_terminal(), f"game {k}: the engine's game did not end"
-        result = state.result()
-        assert result.as_dict() == doc["result"], (k, result, doc["result"])
-        assert verify(doc).result == result
-        assert rewards == rank_rewards(result.ranks), (k, rewards, result.ranks)
+        engine_agrees(k, game, n, raw.replay(), [final[a] for a in raw.possible_agents])
         played += 1
     print(f"agreement: {played} games")
+
+
+def engine_agrees(k: int, game: str, n: int, doc: dict, rewards: list[float]) -> None:
+    """The engine alone, with chance drawn from random.Random(k) and the
+    decisions the interface sent, ends as the replay ``doc`` says; the
+    replay verifies and ``rewards`` are the ranks' rewards."""
+    decisions = [e for e in doc["events"] if e["by"] != CHANCE]
+    rng = random.Random(k)
+    state = new_game(game, n).new_initial_state()
+    for event in decisions:
+        while state.is_chance_node():
+            state.apply_chance(state.sample_chance(rng))
+        state.apply(event["by"], event["action"])
+    assert state.is_terminal(), f"game {k}: the engine's game did not end"
+    result = state.result()
+    assert result.as_dict() == doc["result"], (k, result, doc["result"])
+    assert verify(doc).result == result
+    assert rewards == rank_rewards(result.ranks), (k, rewards, result.ranks)
 
 
 def gymnasium_wrapper() -> None:
@@ -172,9 +176,171 @@ def gymnasium_wrapper() -> None:
             print(f"gymnasium check_env: {game} {n} players against {opponents}")
 
 
-SECTIONS = {f.__name__: f for f in (pettingzoo_api, no_hidden_cards, action_mapping, agreement, gymnasium_wrapper)}
+def _openspiel_game(game: str, n: int, **options):
+    import pyspiel
+
+    import cardroom_sdk.envs.openspiel  # noqa: F401 (registers the games)
+
+    return pyspiel.load_game(f"python_{game}", {"players": n, **options})
+
+
+def openspiel_games() -> None:
+    """pyspiel's own random simulation test (clones, serialization, legal
+    action masks, chance outcomes, observations and information states of
+    every seat at every node, returns in bounds) for both games at 2, 3, 4
+    and 6 players; the game parameters reach the engine; a bad one is refused
+    with the engine's message."""
+    import pyspiel
+
+    for game in ENVS:
+        for n in COUNTS:
+            os_game = _openspiel_game(game, n)
+            assert os_game.num_players() == n and os_game.get_type().short_name == f"python_{game}"
+            pyspiel.random_sim_test(os_game, num_sims=1, serialize=True, verbose=False)
+            state = os_game.new_initial_state()
+            while state.is_chance_node():  # the first engine event, dealt card by card
+                outcomes = state.chance_outcomes()
+                assert abs(sum(p for _a, p in outcomes) - 1) < 1e-9
+                state.apply_action(outcomes[-1][0])
+            copy = pyspiel.deserialize_game_and_state(pyspiel.serialize_game_and_state(os_game, state))[1]
+            assert str(copy) == str(state) and copy.information_state_string() == state.information_state_string()
+            assert state.engine_state.observation(None) == copy.engine_state.observation(None)
+            print(f"openspiel random_sim_test: {game} {n} players")
+    unique = _openspiel_game("allegory", 3, unique_morals=True)
+    assert unique.new_initial_state().engine_state.game.options == {"unique_morals": True}
+    for bad, message in (
+        ({"players": 7}, "2 to 6 players"),
+        ({"players": 2, "colour": True}, "Unknown parameter 'colour'"),
+    ):
+        try:
+            pyspiel.load_game("python_allegra", bad)
+        except Exception as exc:  # noqa: BLE001 (pyspiel wraps the engine's error)
+            assert message in str(exc), exc
+        else:
+            raise AssertionError(f"{bad} was accepted")
+    print("openspiel parameters: checked")
+
+
+def openspiel_resample() -> None:
+    """At decision nodes of random games, every seat's resampled state is
+    exactly ``sample_world`` of its observation and earlier observations
+    (same random numbers), has the same information state (string and
+    tensor) and the same player to act; the hidden cards do vary."""
+    import pyspiel
+
+    for game in ENVS:
+        for n in COUNTS:
+            os_game = _openspiel_game(game, n)
+            state = os_game.new_initial_state()
+            rng = np.random.default_rng(n)
+            seen: list[list[dict]] = [[] for _ in range(n)]
+            last_events = -1
+            checked = differed = 0
+            while not state.is_terminal():
+                if state.is_chance_node():
+                    actions, probs = zip(*state.chance_outcomes())
+                    state.apply_action(int(rng.choice(actions, p=probs)))
+                    continue
+                player = state.current_player()
+                events = len(state.replay()["events"])
+                if events != last_events:  # a new decision: the seat receives its observation
+                    seen[player].append(state.engine_state.observation(player))
+                    last_events = events
+                if rng.random() < 0.1:
+                    for seat in range(n):
+                        seed = int(rng.integers(1 << 30))
+                        world = state.resample_from_infostate(seat, pyspiel.UniformProbabilitySampler(seed, 0.0, 1.0))
+                        draw = pyspiel.UniformProbabilitySampler(seed, 0.0, 1.0)()
+                        obs = state.engine_state.observation(seat)
+                        history = [o for o in seen[seat] if o is not seen[seat][-1] or o != obs]
+                        assert state.seat_history(seat) == seen[seat]
+                        expected = sample_world(obs, random.Random(int(draw * 2**52)), history)
+                        assert world.engine_state.observation(None) == expected.observation(None)
+                        assert world.information_state_string(seat) == state.information_state_string(seat)
+                        assert world.information_state_tensor(seat) == state.information_state_tensor(seat)
+                        assert world.current_player() == state.current_player()
+                        differed += world.engine_state.observation(None) != state.engine_state.observation(None)
+                        checked += 1
+                state.apply_action(int(rng.choice(state.legal_actions())))
+            assert checked > 10 and differed > checked // 2, (game, n, checked, differed)
+            print(f"openspiel resample_from_infostate: {game} {n} players, {checked} resamples")
+
+
+def openspiel_bots() -> None:
+    """OpenSpiel's ISMCTS bot (random rollouts) plays whole games of both
+    games, and ``evaluate_bots`` plays its uniform random bots."""
+    import pyspiel
+    from open_spiel.python.algorithms import ismcts, mcts
+    from open_spiel.python.algorithms.evaluate_bots import evaluate_bots
+
+    for game, n, simulations in (("allegory", 2, 10), ("allegra", 2, 3), ("allegory", 3, 4)):
+        os_game = _openspiel_game(game, n)
+        rs = np.random.RandomState(n)
+        evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=rs)
+        bot = ismcts.ISMCTSBot(os_game, evaluator, uct_c=2.0, max_simulations=simulations, random_state=rs)
+        state = os_game.new_initial_state()
+        decisions = 0
+        while not state.is_terminal():
+            if state.is_chance_node():
+                actions, probs = zip(*state.chance_outcomes())
+                state.apply_action(rs.choice(actions, p=probs))
+            elif state.current_player() == 0:
+                state.apply_action(bot.step(state))
+                decisions += 1
+            else:
+                state.apply_action(rs.choice(state.legal_actions()))
+        assert decisions > 10 and verify(state.replay()).result.ranks == state.engine_state.result().ranks
+        print(f"openspiel ismcts: {game} {n} players, {decisions} decisions, returns {state.returns()}")
+        bots = [pyspiel.make_uniform_random_bot(seat, seat) for seat in range(n)]
+        returns = evaluate_bots(os_game.new_initial_state(), bots, rs)
+        assert sorted(returns)[-1] == 1.0, returns
+        print(f"openspiel evaluate_bots: {game} {n} players, returns {returns}")
+
+
+def openspiel_agreement(games: int = 1000, replays: str | None = None) -> None:
+    """Random games driven through OpenSpiel (each engine chance event drawn
+    from random.Random(seed) and dealt as its chance outcomes, decisions
+    uniform over the legal actions) end as the engine ends them on the same
+    seeds, and their replays verify; ``replays`` keeps a few for `cardroom verify`."""
+    import json
+    from pathlib import Path
+
+    played = 0
+    for k in range(games):
+        game = ("allegory", "allegra")[k % 2]
+        n = COUNTS[(k // 2) % len(COUNTS)]
+        state = _openspiel_game(game, n).new_initial_state()
+        rng = random.Random(k)
+        pick = np.random.default_rng(k)
+        while not state.is_terminal():
+            if state.is_chance_node():
+                for outcome in state.chance_actions(state.engine_state.sample_chance(rng)):
+                    assert outcome in dict(state.chance_outcomes()), (k, outcome)
+                    state.apply_action(outcome)
+                continue
+            state.apply_action(int(pick.choice(state.legal_actions())))
+        doc = state.replay(seed=k)
+        engine_agrees(k, game, n, doc, state.returns())
+        if replays and k < 8:
+            Path(replays, f"openspiel-{k}.json").write_text(json.dumps(doc))
+        played += 1
+    print(f"openspiel agreement: {played} games")
+
+
+SECTIONS = {
+    f.__name__: f
+    for f in (
+        pettingzoo_api, no_hidden_cards, action_mapping, agreement, gymnasium_wrapper,
+        openspiel_games, openspiel_resample, openspiel_bots, openspiel_agreement,
+    )
+}  # fmt: skip
 
 if __name__ == "__main__":
-    for name in sys.argv[1:] or SECTIONS:
-        SECTIONS[name]()
+    names = [a for a in sys.argv[1:] if not a.startswith("--replays=")]
+    kept = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--replays=")]
+    for name in names or SECTIONS:
+        if name == "openspiel_agreement" and kept:
+            openspiel_agreement(replays=kept[0])
+        else:
+            SECTIONS[name]()
     print("all passed")
