@@ -1,30 +1,45 @@
 #!/usr/bin/env python3
-"""A cardroom bot that searches: information-set Monte Carlo tree search
-(single-observer ISMCTS, Cowling, Powley & Whitehouse 2012) over worlds that
-``cardroom_sdk.sample_world`` draws, for both games.
+"""A cardroom bot that searches over worlds that ``cardroom_sdk.sample_world``
+draws, for both games: information-set Monte Carlo tree search
+(single-observer ISMCTS, Cowling, Powley & Whitehouse 2012) in Allegory, and
+its one-level, paired form in Allegra.
 
 Starter kit and the SDK's worked example: it uses only ``cardroom_sdk``'s
-public API. Each iteration of the search
+public API (a state's ``legal_actions``, ``apply``, ``clone``,
+``observation``, ``result``).
+
+**Allegory** (``Search``): each iteration
 
 1. draws a world consistent with everything this seat has seen
    (``sample_world(observation, rng, history)``): the determinization;
 2. walks down one tree shared by all worlds, whose edges are actions: at each
    node only the actions legal in *this* world are candidates (so a child's
    chances are counted in the iterations where it was available, and UCB
-   uses that count), and the seat to act there picks by its own reward;
-3. adds one node, then plays at random to the end of the game (chance events
-   drawn as they come);
-4. credits every node on the path with the reward of the seat that chose it:
-   ``(n - rank) / (n - 1)``, 1 for first and 0 for last, as the ladder ranks.
+   uses that count), and the seat to act there picks by its own value;
+3. adds one node and plays the world to its end, every seat following a
+   quick one-ply heuristic (take the card that raises its smoothed score
+   most, raise by one chip while the best card is worth the price, put the
+   chips it pays on the worst card);
+4. credits every node on the path with the value of the seat that chose it:
+   its rank, (n - rank) / (n - 1), with a tenth for its score margin.
 
-Allegory's ``distribute`` is a filling of a template; the tree offers a few
-fillings (everything on one card, for each card of the Pool, and an even
-spread), and random playouts fill it at random.
+The tree offers only the smallest raise, and for ``distribute`` the whole
+bid on each Pool card and an even spread.
+
+**Allegra** (``PairedSearch``): random play in Allegra tells nothing, and the
+luck of the deck is far larger than the difference between two moves. So
+every candidate move is tried in every sampled world (paired), played on by
+a quick heuristic until this seat is to begin its next turn (or the round
+ends), and scored there: each seat's total so far plus its area's sum (a
+face-down card at the mean of the cards this seat cannot see, an ender who
+is not the lowest doubled), as its margin over the others' mean squashed
+into [0, 1]. The move with the best mean is played.
 
 The budget is per decision: ``TIME_MS`` of thinking (150 ms, at most a
-quarter of the match time left), or a fixed number of ``ITERATIONS``, which
-makes the bot deterministic given its seed. A decision with one candidate
-takes no time at all.
+quarter of the match time left), or a fixed number of ``ITERATIONS`` (an
+Allegra iteration is one move tried in one world; its search always
+finishes the world it is in), which makes the bot deterministic given its
+seed. A decision with one candidate takes no time at all.
 """
 
 from __future__ import annotations
@@ -38,11 +53,29 @@ import cardroom_sdk
 
 TIME_MS = 150  # thinking per decision when no iteration budget is set
 ITERATIONS = None  # a fixed number of iterations instead (deterministic)
-EXPLORATION = 0.7  # UCB's constant, for rewards in [0, 1]
+EXPLORATION = 0.5  # UCB's constant (Allegory's tree), for values in [0, 1]
 
 
 def action_key(action: dict) -> str:
     return json.dumps(action, sort_keys=True, separators=(",", ":"))
+
+
+# -- Allegory -----------------------------------------------------------------
+
+# A card "theme:value" belongs to Tale (value index + theme index) mod 3 (the rules).
+THEMES = ("butterfly", "mask", "coin", "owl", "key", "crown", "feather", "flame", "shell")
+VALUES = (-2, -1, 1, 2, 3, 4, 5)
+TALE_NAMES = ("nature", "energy", "spirit")
+_CARDS: dict[str, tuple[str, int, int]] = {
+    f"{theme}:{value}": (theme, value, (v + t) % 3) for t, theme in enumerate(THEMES) for v, value in enumerate(VALUES)
+}
+# the playout heuristic's weights: a smoothed final score
+MIDDLE_TALE, TOP_TALE = 0.3, 0.1  # the lowest Tale counts fully, the others a little
+NO_CARD_IN_TALE = 6.0
+PAIR_OF_THEME = 0.8
+CHIP_WORTH = 0.12
+WORTH_RAISING = 0.5  # a raise must beat Resting by this much
+PLAYOUT_NOISE = 0.1  # chance of a random bid-phase move in a playout
 
 
 def distribute_choices(template: dict) -> list[dict]:
@@ -60,14 +93,274 @@ def distribute_choices(template: dict) -> list[dict]:
 
 
 def candidates(legal: list[dict]) -> list[dict]:
-    """Concrete actions for the tree: ``legal`` with templates filled."""
+    """Concrete actions for the tree: ``legal`` with templates filled and, of
+    Allegory's bids, only the smallest raise (a jump in the bidding only
+    tells the others more and costs more)."""
     out: list[dict] = []
+    raised = False
     for action in legal:
-        if action.get("type") == "distribute" and "total" in action:
+        kind = action.get("type")
+        if kind == "distribute" and "total" in action:
             out.extend(distribute_choices(action))
+        elif kind == "bid":
+            if not raised:
+                out.append(action)
+                raised = True
         else:
             out.append(action)
     return out
+
+
+def _sets(count: int) -> float:
+    """What ``count`` cards of one theme are worth to the heuristic."""
+    return 2 * (count // 3) + PAIR_OF_THEME * (count % 3 == 2)
+
+
+class Tableau:
+    """One Allegory seat's cards as the playout heuristic reads them."""
+
+    __slots__ = ("totals", "sizes", "themes", "sets", "moral", "moral_tales", "chips")
+
+    def __init__(self, player: dict, moral: str | None):
+        self.totals = [0, 0, 0]
+        self.sizes = [0, 0, 0]
+        self.themes: dict[str, int] = {}
+        self.sets = 0.0  # the sum of _sets over the themes
+        self.moral = moral
+        self.moral_tales: set[int] = set()
+        self.chips = player["chips"]
+        for name in (c for tale in TALE_NAMES for c in player["tales"][tale]):
+            self.add(name)
+
+    def add(self, name: str) -> None:
+        theme, value, tale = _CARDS[name]
+        self.totals[tale] += value
+        self.sizes[tale] += 1
+        count = self.themes.get(theme, 0)
+        self.themes[theme] = count + 1
+        self.sets += _sets(count + 1) - _sets(count)
+        if theme == self.moral:
+            self.moral_tales.add(tale)
+
+    def worth(self, extra: str | None = None, chips: int = 0) -> float:
+        """The smoothed score, with one more card ``extra`` and ``chips``."""
+        totals, sizes, morals, sets = self.totals, self.sizes, len(self.moral_tales), self.sets
+        if extra is not None:
+            theme, value, tale = _CARDS[extra]
+            totals, sizes = totals[:], sizes[:]
+            totals[tale] += value
+            sizes[tale] += 1
+            count = self.themes.get(theme, 0)
+            sets += _sets(count + 1) - _sets(count)
+            if theme == self.moral and tale not in self.moral_tales:
+                morals += 1
+        low, mid, top = sorted(totals)
+        return (
+            low + MIDDLE_TALE * mid + TOP_TALE * top - NO_CARD_IN_TALE * sizes.count(0)
+            + sets + morals + CHIP_WORTH * (self.chips + chips)
+        )  # fmt: skip
+
+
+class AllegoryPlayout:
+    """Plays a world to its end with the one-ply heuristic for every seat.
+    It reads the world's full view once, then keeps the Pool and the
+    tableaux itself from the actions it plays (each action still goes
+    through the engine, which alone decides what is legal)."""
+
+    def __init__(self, state, rng: random.Random):
+        view = state.observation(None)
+        self.pool = [[p["card"], p["chips"]] for p in view["pool"]]
+        self.deck = list(view["deck"])  # top first
+        morals = view["morals"]
+        self.seats = [Tableau(p, morals[s]) for s, p in enumerate(view["players"])]
+        self.rng = rng
+        self.cache: dict[int, dict[str, float]] = {}
+
+    def run(self, state) -> None:
+        while not state.is_terminal():
+            seat = state.to_act()[0]
+            legal = state.legal_actions(seat)
+            action = self.choose(seat, legal)
+            state.apply(seat, action)
+            self.played(seat, action)
+
+    def gains(self, seat: int) -> dict[str, float]:
+        """What each Pool card (with its chips) adds to ``seat``'s smoothed
+        score; kept until a card or chips move (bids and rests move none)."""
+        gains = self.cache.get(seat)
+        if gains is None:
+            me = self.seats[seat]
+            base = me.worth()
+            gains = self.cache[seat] = {card: me.worth(card, chips) - base for card, chips in self.pool}
+        return gains
+
+    def choose(self, seat: int, legal: list[dict]) -> dict:
+        gains = self.gains(seat)
+        kind = legal[0]["type"]
+        if kind == "take":
+            return max(legal, key=lambda a: gains[a["card"]])
+        if kind == "distribute":
+            cards = legal[0]["cards"]
+            worst = min(cards, key=lambda c: (_CARDS[c][1], c))
+            return {"type": "distribute", "chips": {worst: legal[0]["total"]}}
+        bid = next((a for a in legal if a["type"] == "bid"), None)
+        if self.rng.random() < PLAYOUT_NOISE:
+            return bid if bid is not None and self.rng.random() < 0.5 else legal[0]
+        rest, rest_gain = legal[0], 0.0
+        for action in legal:
+            if "claim" in action and gains[action["claim"]] > rest_gain:
+                rest, rest_gain = action, gains[action["claim"]]
+        if bid is not None and gains:
+            if max(gains.values()) - CHIP_WORTH * bid["amount"] > rest_gain + WORTH_RAISING:
+                return bid
+        return rest
+
+    def played(self, seat: int, action: dict) -> None:
+        kind = action["type"]
+        card = action.get("card") or action.get("claim")
+        if card is not None or kind == "distribute":
+            self.cache.clear()
+        if card is not None:  # a take or a claim: the card and its chips go to the seat
+            i = next(i for i, (c, _) in enumerate(self.pool) if c == card)
+            me = self.seats[seat]
+            me.add(card)
+            me.chips += self.pool[i][1]
+            if self.deck:
+                self.pool[i] = [self.deck.pop(0), 0]
+            else:
+                del self.pool[i]
+        elif kind == "distribute":
+            for c, k in action["chips"].items():
+                self.seats[seat].chips -= k
+                next(p for p in self.pool if p[0] == c)[1] += k
+
+
+def allegory_values(state, rng: random.Random) -> list[float]:
+    """A seat's value at the end of a heuristic playout: its rank, (n - rank)
+    / (n - 1), with a tenth for its score margin over the others' mean."""
+    AllegoryPlayout(state, rng).run(state)
+    result = state.result()
+    n = len(result.ranks)
+    total = sum(result.scores)
+    return [
+        0.9 * (n - rank) / (n - 1) + 0.1 * (0.5 + 0.5 * math.tanh((score - (total - score) / (n - 1)) / 5))
+        for rank, score in zip(result.ranks, result.scores)
+    ]
+
+
+# -- Allegra ------------------------------------------------------------------
+
+ROWS, COLS = 3, 4
+MARGIN_SCALE = 12.0  # points of margin that make a value of about 0.88
+
+
+def hidden_mean(world) -> float:
+    """The mean of the cards the searching seat cannot see: in a sampled
+    world, the deck and the face-down cards are exactly those cards."""
+    view = world.observation(None)
+    cards = list(view["deck"])
+    cards += [view["grids"][s][r][c] for s, r, c in view["face_down"]]
+    return sum(cards) / len(cards) if cards else 0.0
+
+
+def slot_worths(view: dict, mean: float) -> dict[tuple[int, int, int], float]:
+    """Every occupied slot's card value, a face-down one counted at ``mean``."""
+    down = {tuple(x) for x in view["face_down"]}
+    return {
+        (s, r, c): (mean if (s, r, c) in down else v)
+        for s, grid in enumerate(view["grids"]) for r, row in enumerate(grid) for c, v in enumerate(row)
+        if v is not None
+    }  # fmt: skip
+
+
+def allegra_values(view: dict, mean: float, round_over: bool = False) -> list[float]:
+    """Each seat's projected total in the full ``view`` (its score so far
+    and, unless the round is over, its area's sum, a face-down card worth
+    ``mean``, an ender not the lowest doubled), as a margin over the
+    others' mean squashed into [0, 1]."""
+    totals = view["scores"]
+    n = len(totals)
+    if round_over or view["phase"] == "over":
+        projected = [float(t) for t in totals]
+    else:
+        area = [0.0] * n
+        for (s, _r, c), worth in slot_worths(view, mean).items():
+            area[s] += worth
+            if c == COLS - 1:
+                area[(s - 1) % n] += worth  # the last column is in the right-hand neighbour's area too
+        ender = view["ender"]
+        if ender is not None and area[ender] > 0 and any(area[s] < area[ender] for s in range(n) if s != ender):
+            area[ender] *= 2
+        projected = [totals[s] + area[s] for s in range(n)]
+    whole = sum(projected)
+    return [0.5 + 0.5 * math.tanh(((whole - mine) / (n - 1) - mine) / MARGIN_SCALE) for mine in projected]
+
+
+def quick_allegra(state, seat: int, legal: list[dict], mean: float, rng: random.Random) -> dict:
+    """The playout's move: a discard or a drawn card goes where it lowers
+    the seat's area most (a face-down card counted at ``mean``), if
+    anywhere; otherwise draw, or discard and turn a card up. Never knocks
+    or gives; reveals, places and exchanges as simply as it can."""
+    kind = legal[0]["type"]
+    if kind == "reveal":
+        return legal[int(rng.random() * len(legal))]
+    if kind == "knock":
+        return legal[1]  # pass
+    view = state.observation(None)
+    worths = slot_worths(view, mean)
+    if kind == "place":
+        return max(legal, key=lambda a: worths[tuple(a["slot"])])
+    if kind == "exchange":  # the knocker's lowest card for the seat's highest
+        return max(legal, key=lambda a: worths[tuple(a["put"])] - worths[tuple(a["take"])])
+    card = view["discard"][-1] if view["drawn"] is None else view["drawn"]
+    # a last-column slot is in two areas: what it gains the seat, it gains
+    # a rival too, worth 1 / (n - 1) of the seat's own against the others' mean
+    shared = 1 - 1 / (view["num_players"] - 1)
+    best, gain = None, 0.0
+    for action in legal:
+        if action["type"] in ("take_discard", "swap"):
+            slot = tuple(action["slot"])
+            g = (worths[slot] - card) * (shared if slot[2] == COLS - 1 else 1)
+            if g > gain:
+                best, gain = action, g
+    if best is not None and (gain >= 2 or best["type"] == "swap" or card < mean - 2):
+        return best
+    if kind == "draw":
+        return legal[0]
+    rest = [a for a in legal if a["type"] == "discard"]
+    if rest:
+        return rest[int(rng.random() * len(rest))]
+    return best or legal[0]
+
+
+PLAYOUT_TURNS = 3  # Allegra: a playout's most turns per seat before it is scored anyway
+
+
+def allegra_playout(state, root: int, mean: float, rng: random.Random) -> list[float]:
+    """Plays on with ``quick_allegra`` until ``root`` is to begin a turn (or
+    the round or the game is over), then values the table there: every leaf
+    is valued at the same point of the turn cycle, so a move that takes one
+    decision is not compared with one whose turn is still half done."""
+    view = state.observation(None)
+    round_now = view["round"]
+    for _ in range(PLAYOUT_TURNS * 4 * state.num_players):
+        if state.is_terminal():
+            break
+        if state.is_chance_node():
+            view = state.observation(None)
+            if view["round"] != round_now:
+                return allegra_values(view, mean, round_over=True)
+            state.apply_chance(state.sample_chance(rng))
+            continue
+        seat = state.to_act()[0]
+        legal = state.legal_actions(seat)
+        if seat == root and legal[0]["type"] in ("draw", "take_discard"):
+            break
+        state.apply(seat, quick_allegra(state, seat, legal, mean, rng))
+    return allegra_values(state.observation(None), mean)
+
+
+# -- the search ---------------------------------------------------------------
 
 
 class Node:
@@ -81,74 +374,145 @@ class Node:
         self.children: dict[str, tuple[dict, Node]] = {}
 
 
-def rewards(state) -> list[float]:
-    ranks = state.result().ranks
-    n = len(ranks)
-    return [(n - r) / (n - 1) for r in ranks]
-
-
 def settle_chance(state, rng: random.Random) -> None:
     while state.is_chance_node():
         state.apply_chance(state.sample_chance(rng))
 
 
-def playout(state, rng: random.Random) -> None:
-    while not state.is_terminal():
-        if state.is_chance_node():
-            state.apply_chance(state.sample_chance(rng))
-            continue
-        seat = state.to_act()[0]
-        state.apply(seat, state.random_action(seat, rng))
-
-
 class Search:
-    """One ISMCTS search from one decision."""
+    """One ISMCTS search from one Allegory decision."""
 
     def __init__(self, observation: dict, history: list[dict], rng: random.Random):
         self.observation = observation
         self.history = history
         self.rng = rng
         self.root = Node(None)
+        self.keys: dict[int, tuple[dict, str]] = {}
+
+    def key(self, action: dict) -> str:
+        """The tree's key of an action. The engine hands out the same action
+        objects again (never changed), so keys are kept by object; the
+        object is kept with its key, so its id is not reused meanwhile."""
+        known = self.keys.get(id(action))
+        if known is None:
+            known = self.keys[id(action)] = (action, action_key(action))
+        return known[1]
+
+    def values(self, state) -> list[float]:
+        return allegory_values(state, self.rng)
 
     def iterate(self) -> None:
         rng = self.rng
         state = cardroom_sdk.sample_world(self.observation, rng, self.history)
         node, path = self.root, [self.root]
+        c = EXPLORATION
         while True:
             settle_chance(state, rng)
             if state.is_terminal():
                 break
             seat = state.to_act()[0]
-            moves = candidates(state.legal_actions(seat))
-            untried = [m for m in moves if action_key(m) not in node.children]
+            keyed = [(self.key(m), m) for m in candidates(state.legal_actions(seat))]
+            children = node.children
+            untried = [km for km in keyed if km[0] not in children]
             if untried:
-                move = untried[int(rng.random() * len(untried))]
+                key, move = untried[int(rng.random() * len(untried))]
                 child = Node(seat)
-                node.children[action_key(move)] = (move, child)
+                children[key] = (move, child)
                 child.available = 1
                 state.apply(seat, move)
                 path.append(child)
-                playout(state, rng)
+                settle_chance(state, rng)
                 break
             best, best_value = None, -1.0
-            for move in moves:
-                _, child = node.children[action_key(move)]
+            for key, _move in keyed:
+                move, child = children[key]
                 child.available += 1
-                value = child.reward / child.visits + EXPLORATION * math.sqrt(math.log(child.available) / child.visits)
+                value = child.reward / child.visits + c * math.sqrt(math.log(child.available) / child.visits)
                 if value > best_value:
                     best, best_value = (move, child), value
             move, node = best
             state.apply(seat, move)
             path.append(node)
-        payoff = rewards(state)
+        payoff = self.values(state)
         for visited in path:
             visited.visits += 1
             if visited.seat is not None:
                 visited.reward += payoff[visited.seat]
 
+    def complete(self) -> bool:
+        return bool(self.root.children)
+
     def best_action(self) -> dict:
         _, (move, _child) = max(self.root.children.items(), key=lambda kv: (kv[1][1].visits, kv[0]))
         return move
+
+
+class PairedSearch:
+    """Allegra's search: every candidate move is tried in every sampled
+    world and played on by ``allegra_playout``, so two moves are always
+    compared on the same deck and the same hidden cards (in Allegra that
+    luck is far larger than the difference between two moves, and a tree
+    whose every edge saw other worlds could not tell the moves apart).
+    An iteration is one move tried in one world; a world counts once every
+    candidate has been tried in it."""
+
+    def __init__(self, observation: dict, history: list[dict], rng: random.Random, legal: list[dict]):
+        self.observation = observation
+        self.history = history
+        self.rng = rng
+        self.legal = legal
+        self.moves: list[dict] = []
+        self.values: list[float] = []
+        self.trial: list[float] = []
+        self.world = None
+        self.worlds = 0
+        self.mean = 0.0
+
+    def iterate(self) -> None:
+        seat = self.observation["seat"]
+        if not self.trial:
+            self.world = cardroom_sdk.sample_world(self.observation, self.rng, self.history)
+            if not self.moves:
+                self.mean = hidden_mean(self.world)
+                self.moves = allegra_candidates(self.world, self.legal, self.mean)
+                self.values = [0.0] * len(self.moves)
+        state = self.world.clone()
+        state.apply(seat, self.moves[len(self.trial)])
+        settle_chance(state, self.rng)
+        self.trial.append(allegra_playout(state, seat, self.mean, self.rng)[seat])
+        if len(self.trial) == len(self.moves):
+            self.values = [a + b for a, b in zip(self.values, self.trial)]
+            self.trial = []
+            self.worlds += 1
+
+    def complete(self) -> bool:
+        return self.worlds > 0
+
+    def best_action(self) -> dict:
+        """The move of the highest mean (a tie: the earlier in ``legal``,
+        pass before knock)."""
+        order = sorted(range(len(self.moves)), key=lambda i: (-self.values[i], self.moves[i]["type"] == "knock", i))
+        return self.moves[order[0]]
+
+
+EXCHANGES = 12  # Allegra: the exchanges (of up to 14 x 13) a search tries, the best by their first effect
+
+
+def allegra_candidates(world, legal: list[dict], mean: float) -> list[dict]:
+    """The moves Allegra's search tries: ``legal``, with only the
+    ``EXCHANGES`` exchanges that gain most where they stand."""
+    if legal[0]["type"] != "exchange" or len(legal) <= EXCHANGES:
+        return list(legal)
+    worths = slot_worths(world.observation(None), mean)
+    ranked = sorted(legal, key=lambda a: worths[tuple(a["take"])] - worths[tuple(a["put"])])
+    return ranked[:EXCHANGES]
+
+
+def new_search(observation: dict, history: list[dict], rng: random.Random, moves: list[dict]) -> Search | PairedSearch:
+    """The game's search from this decision (``moves``: ``candidates(legal)``)."""
+    if observation["game"] == "allegra":
+        return PairedSearch(observation, history, rng, moves)
+    return Search(observation, history, rng)
 
 
 def decide(observation: dict, legal: list[dict], rng: random.Random, history: list[dict],
@@ -157,15 +521,15 @@ def decide(observation: dict, legal: list[dict], rng: random.Random, history: li
     moves = candidates(legal)
     if len(moves) == 1:
         return moves[0], 0
-    search = Search(observation, history, rng)
+    search = new_search(observation, history, rng, moves)
     done = 0
     if iterations is not None:
-        for _ in range(iterations):
+        while done < iterations or not search.complete():
             search.iterate()
-        done = iterations
+            done += 1
     else:
         deadline = time.perf_counter() + time_ms / 1000
-        while done < 1 or time.perf_counter() < deadline:
+        while not search.complete() or time.perf_counter() < deadline:
             search.iterate()
             done += 1
     return search.best_action(), done

@@ -59,12 +59,15 @@ def measure(game_id: str, players: int, seconds: float, seed: int = 1) -> tuple[
             return games, decisions, elapsed
 
 
-def positions(game_id: str, players: int, count: int = POSITIONS, seed: int = 1) -> list[tuple[dict, list[dict]]]:
+def positions(
+    game_id: str, players: int, count: int = POSITIONS, seed: int = 1
+) -> list[tuple[dict, list[dict], list[dict]]]:
     """``count`` decisions of seeded random games, spread over whole games:
-    (the observation of a seat to act, that seat's earlier observations)."""
+    (the observation of a seat to act, that seat's earlier observations,
+    its legal actions)."""
     rng = random.Random(seed)
     game = new_game(game_id, players)
-    found: list[tuple[dict, list[dict]]] = []
+    found: list[tuple[dict, list[dict], list[dict]]] = []
     while len(found) < count:
         state = game.new_initial_state()
         histories: list[list[dict]] = [[] for _ in range(players)]
@@ -75,7 +78,7 @@ def positions(game_id: str, players: int, count: int = POSITIONS, seed: int = 1)
             seat = state.to_act()[0]
             obs = state.observation(seat)
             if rng.random() < 0.03 and len(found) < count:
-                found.append((obs, list(histories[seat])))
+                found.append((obs, list(histories[seat]), state.legal_actions(seat)))
             histories[seat].append(obs)
             state.apply(seat, state.random_action(seat, rng))
     return found
@@ -94,7 +97,7 @@ def measure_sampled_playouts(game_id: str, players: int, seconds: float, seed: i
     rng = random.Random(seed)
     sampling = playing = 0.0
     playouts = 0
-    for obs, history in _cycle(positions(game_id, players, seed=seed)):
+    for obs, history, _legal in _cycle(positions(game_id, players, seed=seed)):
         t0 = time.perf_counter()
         world = sample_world(obs, rng, history)
         t1 = time.perf_counter()
@@ -115,14 +118,14 @@ def measure_sampled_playouts(game_id: str, players: int, seconds: float, seed: i
 def measure_search(game_id: str, players: int, seconds: float, seed: int = 1) -> dict:
     """``builtin:ismcts``'s iterations per second: a search from each of the
     ``positions`` in turn, for an equal share of ``seconds``."""
-    from bots.ismcts_bot import Search
+    from bots.ismcts_bot import candidates, new_search
 
     found = positions(game_id, players, seed=seed)
     share = seconds / len(found)
     iterations = 0
     elapsed = 0.0
-    for i, (obs, history) in enumerate(found):
-        search = Search(obs, history, random.Random(seed * 1000 + i))
+    for i, (obs, history, legal) in enumerate(found):
+        search = new_search(obs, history, random.Random(seed * 1000 + i), candidates(legal))
         start = time.perf_counter()
         while True:
             search.iterate()
