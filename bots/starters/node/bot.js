@@ -77,7 +77,7 @@ input.on("line", (line) => {
     case "start":
       random = seededRandom(`${message.match_id}:${message.seat}`);
       console.error(`${message.game}, seat ${message.seat} of ${message.num_players}, ` +
-        `${message.time.per_move_ms} ms a move`);
+        `${message.time?.per_move_ms} ms a move`);
       send({ type: "ready" });
       break;
     case "act": {
@@ -94,8 +94,8 @@ input.on("line", (line) => {
       break;
     }
     case "end":
-      console.error(`match over: scores ${JSON.stringify(message.result.scores)}, ` +
-        `ranks ${JSON.stringify(message.result.ranks)}`);
+      console.error(`match over: scores ${JSON.stringify(message.result?.scores)}, ` +
+        `ranks ${JSON.stringify(message.result?.ranks)}`);
       input.close();
       break;
     default:
