@@ -74,7 +74,8 @@ class _Table:
 
     def __init__(self, engine, n: int):
         self.engine = engine
-        self.events: list[dict[str, Any]] = []  # the replay's events so far
+        # the replay's events so far (None in a sampled world, whose past is not known)
+        self.events: list[dict[str, Any]] | None = []
         self.draws: list[int] | None = None  # chance outcomes of the engine event being dealt
         self.left: dict[int, int] | None = None  # chance outcome -> cards of it left to deal now
         self.pending: list[int] | None = None  # an Allegory distribute's chips so far
@@ -93,7 +94,7 @@ class _Table:
     def __deepcopy__(self, memo) -> _Table:
         other = _Table.__new__(_Table)
         other.engine = self.engine.clone()
-        other.events = list(self.events)
+        other.events = None if self.events is None else list(self.events)
         other.draws = None if self.draws is None else list(self.draws)
         other.left = None if self.left is None else dict(self.left)
         other.pending = None if self.pending is None else list(self.pending)
@@ -102,22 +103,26 @@ class _Table:
         other.views = dict(self.views)
         return other
 
-    # pickled (OpenSpiel's serialization) as its events, re-played on load
+    # pickled (OpenSpiel's serialization) as its events, re-played on load;
+    # a sampled world, which has no events, as its engine state
     def __getstate__(self):
         game = self.engine.game
         return {
             "game": (game.id, game.num_players, dict(game.options)),
             "events": self.events, "draws": self.draws, "pending": self.pending,
             "seen": self.seen, "digests": self.digests,
+            "engine": self.engine if self.events is None else None,
         }  # fmt: skip
 
     def __setstate__(self, data) -> None:
-        state = new_game(*data["game"]).new_initial_state()
-        for event in data["events"]:
-            if event["by"] == CHANCE:
-                state.apply_chance(event["action"])
-            else:
-                state.apply(event["by"], event["action"])
+        state = data["engine"]
+        if state is None:
+            state = new_game(*data["game"]).new_initial_state()
+            for event in data["events"]:
+                if event["by"] == CHANCE:
+                    state.apply_chance(event["action"])
+                else:
+                    state.apply(event["by"], event["action"])
         self.engine = state
         self.views = {}
         self.left = None
@@ -183,7 +188,8 @@ class CardroomState(pyspiel.State):
                 t.draws = t.left = None
                 t.views = {}
                 engine.apply_chance(event)
-                t.events.append({"by": CHANCE, "action": event})
+                if t.events is not None:
+                    t.events.append({"by": CHANCE, "action": event})
                 self._record()
             return
         seat = engine.to_act()[0]
@@ -193,7 +199,8 @@ class CardroomState(pyspiel.State):
         if move is not None:
             t.views = {}
             engine.apply(seat, move)
-            t.events.append({"by": seat, "action": move, "ms": 0})
+            if t.events is not None:
+                t.events.append({"by": seat, "action": move, "ms": 0})
             self._record()
 
     def _action_to_string(self, player: int, action: int) -> str:
@@ -294,6 +301,7 @@ class CardroomState(pyspiel.State):
             history = history[:-1]
         rng = random.Random(int(probability_sampler() * 2**52))
         world = _Table(sample_world(obs, rng, history), engine.num_players)
+        world.events = None
         world.seen = [list(s) if p == player_id else [] for p, s in enumerate(t.seen)]
         world.digests = [d if p == player_id else _UNKNOWN for p, d in enumerate(t.digests)]
         world.pending = self.seat_pending(player_id)
@@ -362,6 +370,8 @@ class CardroomState(pyspiel.State):
     def replay(self, seed: int | None = None) -> dict[str, Any]:
         """The game so far as a replay v1 (``cardroom verify`` checks a finished one)."""
         engine = self._t.engine
+        if self._t.events is None:
+            raise ValueError("a state from resample_from_infostate has no past to replay")
         names = [f"player_{s}" for s in range(engine.num_players)]
         return replay_document(engine.game, seed, names, "openspiel", self._t.events, engine)
 

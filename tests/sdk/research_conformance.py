@@ -260,6 +260,11 @@ def openspiel_resample() -> None:
                         assert world.information_state_tensor(seat) == state.information_state_tensor(seat)
                         assert world.current_player() == state.current_player()
                         differed += world.engine_state.observation(None) != state.engine_state.observation(None)
+                        if checked % 10 == 0:  # a world serializes too (it has no past to re-play)
+                            text = pyspiel.serialize_game_and_state(os_game, world)
+                            copy = pyspiel.deserialize_game_and_state(text)[1]
+                            assert str(copy) == str(world)
+                            assert copy.information_state_string(seat) == world.information_state_string(seat)
                         checked += 1
                 state.apply_action(int(rng.choice(state.legal_actions())))
             assert checked > 10 and differed > checked // 2, (game, n, checked, differed)
@@ -292,8 +297,9 @@ def openspiel_bots() -> None:
         assert decisions > 10 and verify(state.replay()).result.ranks == state.engine_state.result().ranks
         print(f"openspiel ismcts: {game} {n} players, {decisions} decisions, returns {state.returns()}")
         bots = [pyspiel.make_uniform_random_bot(seat, seat) for seat in range(n)]
-        returns = evaluate_bots(os_game.new_initial_state(), bots, rs)
-        assert sorted(returns)[-1] == 1.0, returns
+        state = os_game.new_initial_state()
+        returns = evaluate_bots(state, bots, rs)  # plays on ``state``
+        assert state.is_terminal() and returns == rank_rewards(verify(state.replay()).result.ranks), returns
         print(f"openspiel evaluate_bots: {game} {n} players, returns {returns}")
 
 
