@@ -101,6 +101,12 @@ class BotProcess(abc.ABC):
         """Thaw what ``pause`` froze (we are about to send a message the bot
         must answer)."""
 
+    def cpu_ns(self) -> int | None:
+        """CPU time used so far by the bot and everything it started, frozen
+        or not (nanoseconds); None where it cannot be counted (the plain
+        launcher, a sandbox without the cpuacct cgroup, a bot gone)."""
+        return None
+
 
 class Launcher(abc.ABC):
     """Starts bot programs. ``name`` is what ``CARDROOM_SANDBOX`` calls it."""

@@ -42,6 +42,19 @@ MAX_LOG_BYTES = 256 * 1024  # what is kept of a bot's stderr
 MAX_REPLY_DEPTH = 16
 MAX_REPLY_DIGITS = 32
 MAX_DETAIL_CHARS = 500  # of a forfeit's detail: it quotes what the bot sent
+# CPU used between moves (decision 115): read when the bot is thawed, at most
+# this often (a read costs a couple of microseconds; the count is cumulative,
+# so nothing is lost between reads) ...
+CPU_READ_INTERVAL_S = 0.005
+# ... and what a move may use beyond its wall time, per move: a thawed bot's
+# first cpu period carries a fifth of a period's quota more than one core's
+# worth (the cgroup's burst, decision 75), and its last instructions after
+# the answer run until the freeze lands.
+CPU_SLACK_MS = 2.0
+# The first window's own slack: the CPU a running task used since the last
+# scheduler tick is counted only at the next (4 ms at 250 Hz), so the count
+# read just after 'ready' may miss the end of the bot's start-up.
+CPU_START_SLACK_MS = 4.0
 
 
 def clip(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
@@ -302,6 +315,13 @@ class ProtocolPlayer(Player):
         self._time: TimeControl = TimeControl()
         self._used_ms = 0.0
         self._bank_ms = 0.0
+        # CPU accounting (None: not counted here): the cgroup's CPU time at
+        # the start of the window, what the window's moves could use, when
+        # it was read, and what was charged so far.
+        self._cpu_mark: int | None = None
+        self._cpu_allowed_ms = 0.0
+        self._cpu_read_at = 0.0
+        self.cpu_between_moves_ms = 0.0
 
     # -- wire --------------------------------------------------------------
     def _send(self, message: dict[str, Any], deadline: float, what: str) -> None:
@@ -423,11 +443,46 @@ class ProtocolPlayer(Player):
         left_ms = (deadline - time.monotonic()) * 1000
         self._parse(self._read_line(max(left_ms, 0), "ready reply", f"{info.time.startup_ms} ms (the start-up limit)"), "ready")
         self._proc.pause()  # frozen until its first move: no thinking on the others' time
+        self._cpu_mark, self._cpu_read_at = self._proc.cpu_ns(), time.monotonic()
+        self._cpu_allowed_ms = CPU_START_SLACK_MS
+
+    def _charge_cpu_between_moves(self, total_left: float) -> None:
+        """Charge the CPU the bot used while it was not its move to its
+        clock (bank and total), and forfeit it on time once that has spent
+        them. A freeze stops a process only when it returns to user space:
+        one long system call after the answer runs on, and takes CPU from
+        the others' moves. Read while the bot is (meant to be) frozen: the
+        window since the last read held its moves, each allowed its wall
+        time on its cores (plus CPU_SLACK_MS), and frozen time, allowed
+        nothing."""
+        assert self._proc is not None
+        now = time.monotonic()
+        if self._cpu_mark is None or now - self._cpu_read_at < CPU_READ_INTERVAL_S:
+            return
+        usage = self._proc.cpu_ns()
+        if usage is None:
+            return
+        extra_ms = (usage - self._cpu_mark) / 1e6 - self._cpu_allowed_ms
+        self._cpu_mark, self._cpu_allowed_ms, self._cpu_read_at = usage, 0.0, now
+        if extra_ms <= 0:
+            return
+        self.cpu_between_moves_ms += extra_ms
+        self._used_ms += extra_ms
+        self._bank_ms -= extra_ms
+        if self._bank_ms < 0 or extra_ms > total_left:
+            spent = "its overage bank" if extra_ms <= total_left else "its total thinking time"
+            raise BotFault(
+                TIMEOUT,
+                f"its processes used {self.cpu_between_moves_ms:.0f} ms of CPU between its moves, while frozen (a system "
+                f"call runs on after the freeze until it returns), which counts against its clock: that spent {spent} "
+                f"({self._time.overage_ms} ms of overage bank, {self._time.total_ms} ms in total)",
+            )
 
     def act(self, state: State, seat: int) -> Action:
+        assert self._proc is not None
+        self._charge_cpu_between_moves(self._time.total_ms - self._used_ms)
         total_left = self._time.total_ms - self._used_ms
         budget = min(self._time.per_move_ms + self._bank_ms, total_left)
-        assert self._proc is not None
         # The message is built, and put into the pipe as far as it goes, while
         # the bot is still frozen: that work is ours, not the bot's, and the
         # bot then wakes once, with its input already there.
@@ -447,6 +502,7 @@ class ProtocolPlayer(Player):
             used = (time.monotonic() - started) * 1000
             self._used_ms += used
             self._bank_ms -= max(0.0, used - self._time.per_move_ms)
+            self._cpu_allowed_ms += used * self._limits.cpu_cores + CPU_SLACK_MS
             self._proc.pause()  # answered (or out of time): frozen until its next move
         return action_of(line)
 

@@ -13,7 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # The cgroups a bot is held in: what each limits (the probe's report).
-CONTROLLERS = ("memory", "pids", "cpu", "freezer")
+# "cpuacct" counts the CPU time of all the bot's processes, frozen or not
+# (v1's cpuacct.usage; on v2 the core cpu.stat's usage_usec): a bot's kernel
+# work goes on after a freeze until it returns to user space, and the
+# runner charges that time to the bot's clock (decision 115).
+CONTROLLERS = ("memory", "pids", "cpu", "cpuacct", "freezer")
+# Controllers that are core files of every cgroup v2 (nothing to enable).
+_V2_CORE = ("freezer", "cpuacct")
 # The cpu quota's period: a bot gets quota/period of one core. Short, because
 # the quota is an average over a period: a bot frozen for most of one (while
 # the others move) starts its own move with the period's quota unspent and
@@ -33,9 +39,10 @@ CPU_BURST_FRACTION = 5
 
 @dataclass
 class _Controller:
-    """One cgroup controller (``memory``, ``pids``, ``cpu`` or ``freezer``)
-    we may create children in. (On cgroup v2, "freezer" is the core
-    ``cgroup.freeze`` file of the unified hierarchy, not a controller.)"""
+    """One cgroup controller (``memory``, ``pids``, ``cpu``, ``cpuacct`` or
+    ``freezer``) we may create children in. (On cgroup v2, "freezer" is the
+    core ``cgroup.freeze`` file of the unified hierarchy and "cpuacct" the
+    core ``cpu.stat``, not controllers.)"""
 
     name: str
     version: int
@@ -81,9 +88,23 @@ class _Controller:
                 _write(path / "cpu.max", f"{limit} {CPU_PERIOD_US}")
             if has_burst:
                 _write(burst, str(limit // CPU_BURST_FRACTION), quiet=True)
-        else:  # freezer: a cgroup left behind may still be frozen
+        elif self.name == "freezer":  # a cgroup left behind may still be frozen
             self.thaw(path)
-        return path
+        return path  # cpuacct: only counts
+
+    def cpu_usage_ns(self, path: Path) -> int | None:
+        """CPU time used by all the cgroup's processes so far (nanoseconds),
+        or None once it is gone (cpuacct only)."""
+        try:
+            if self.version == 1:
+                return int((path / "cpuacct.usage").read_bytes())
+            for line in (path / "cpu.stat").read_bytes().splitlines():
+                key, _, value = line.partition(b" ")
+                if key == b"usage_usec":
+                    return int(value) * 1000
+        except (OSError, ValueError):
+            pass
+        return None
 
     def freeze(self, path: Path) -> None:
         """Stop every process of the cgroup (the kernel finishes the job
@@ -246,7 +267,7 @@ def _detect_controller(name: str) -> tuple[_Controller | None, str]:
                 available = (here / "cgroup.controllers").read_text().split()
             except OSError:
                 available = []
-            if name != "freezer" and name not in available:
+            if name not in _V2_CORE and name not in available:
                 return None, f"cgroup v2: the {name} controller is not available in {here}"
             return _setup_base(name, 2, here)
     return None, f"no cgroup hierarchy with the {name} controller"
@@ -267,7 +288,7 @@ def _keep_freezer_active(base: Path) -> None:
 def _setup_base(name: str, version: int, here: Path) -> tuple[_Controller | None, str]:
     base = here / "cardroom-sandbox"
     try:
-        delegate = version == 2 and name != "freezer"  # cgroup.freeze needs no enabling
+        delegate = version == 2 and name not in _V2_CORE  # core files need no enabling
         if delegate:
             for parent in (here,):
                 enabled = (parent / "cgroup.subtree_control").read_text().split()
@@ -284,6 +305,10 @@ def _setup_base(name: str, version: int, here: Path) -> tuple[_Controller | None
         test = base / f"probe-{os.getpid()}-{threading.get_ident()}"
         test.mkdir(exist_ok=True)
         try:
+            if name == "cpuacct":  # nothing to set: it must count
+                if controller.cpu_usage_ns(test) is None:
+                    raise OSError(errno.ENOENT, f"no CPU usage in {test}")
+                return controller, f"cgroup v{version} cpuacct: per-bot CPU time under {base}"
             limit_file, value = {
                 "memory": ("memory.limit_in_bytes" if version == 1 else "memory.max", str(64 * 1024 * 1024)),
                 "pids": ("pids.max", "16"),

@@ -85,6 +85,7 @@ class BwrapProcess(BotProcess):
         self._lease = lease
         self._cgroups = cgroups
         self._freezer = [(c, path) for c, path in cgroups if c.name == "freezer"]
+        self._cpuacct = next(((c, path) for c, path in cgroups if c.name == "cpuacct"), None)
         # One pwrite to a file opened once (``freezer_file``: its descriptor
         # and the values that freeze and thaw), closed with this object.
         self._freeze_fd, self._freeze_value, self._thaw_value = freezer_file or (-1, b"", b"")  # -1: no freezer
@@ -126,6 +127,12 @@ class BwrapProcess(BotProcess):
             os.pwrite(self._freeze_fd, self._thaw_value, 0)
         except OSError:
             pass
+
+    def cpu_ns(self) -> int | None:
+        if self._killed or self._cpuacct is None:
+            return None
+        controller, path = self._cpuacct
+        return controller.cpu_usage_ns(path)
 
     def frozen(self) -> bool | None:
         """Is the bot frozen now? (None: no freezer here, the weak mode.)"""

@@ -261,6 +261,7 @@ LIMIT_TEXTS = {
     "memory": ("memory of all the bot's processes, cgroup", CGROUP_FIX),
     "pids": ("number of processes, cgroup", CGROUP_FIX),
     "cpu": ("one core for all the bot's processes, cgroup cpu quota", CGROUP_FIX),
+    "cpuacct": ("CPU time of all the bot's processes, frozen or not, charged to its clock, cgroup cpuacct", CGROUP_FIX),
     "freezer": ("frozen when not its move, cgroup freezer", CGROUP_FIX),
 }
 

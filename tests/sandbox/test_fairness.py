@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from cardroom.launch import BotLimits
+from cardroom.players import InProcessPlayer
 from cardroom.runner import TimeControl, run_match
 from cardroom.sandbox import probe
 from cardroom.sandbox.cgroups import CPU_PERIOD_US
@@ -388,3 +389,42 @@ def test_thinking_on_the_runners_own_core_is_on_the_bots_clock(bwrap_launcher, t
         player.close()
     short = [round(ms, 3) for ms in charged if ms < 2.0]
     assert short == [], f"{len(short)} of {len(charged)} moves of 2 ms were charged less: {short[:10]}"
+    # An honest bot uses no CPU between its moves, and is charged none.
+    assert player.cpu_between_moves_ms < 1.0, player.cpu_between_moves_ms
+
+
+def pondering_player(name: str, ms: float, moves: int) -> InProcessPlayer:
+    """A built-in-like seat that takes ``ms`` (asleep: no CPU) for each of
+    its first ``moves`` decisions, then answers at once."""
+    left = [moves]
+
+    def choose(observation, legal, rng):
+        if left[0] > 0:
+            left[0] -= 1
+            time.sleep(ms / 1000)
+        return rng.choice(legal)
+
+    return InProcessPlayer(name, choose)
+
+
+def test_cpu_used_while_frozen_counts_against_the_clock(recording: RecordingLauncher):
+    """Issue 25: a bot answered, then made one long system call; its cgroup
+    stayed half-frozen (a freeze lands when a task returns to user space)
+    and used 3-4 s of CPU a match on the others' time, which no clock
+    counted. freeze_dodge keeps a thread in 40 ms preadv calls of
+    /proc/self/pagemap, its answers instant; while the opponents think
+    (asleep, 25 ms each), its cgroup's CPU runs on. Counted against its
+    clock, that spends its 100 ms bank within a few moves: it forfeits on
+    time, saying why. (Before: no forfeit, or at most a plain timeout.)"""
+    if missing("cpuacct", "freezer"):
+        pytest.skip(f"not in force here (weak mode): {missing('cpuacct', 'freezer')}")
+    control = TimeControl(startup_ms=20_000, per_move_ms=300, overage_ms=100, total_ms=60_000, end_grace_ms=300)
+    opponents = [pondering_player("ponder-1", 25, 40), pondering_player("ponder-2", 25, 40)]
+    record = run_match("allegra", [str(HOSTILE / "freeze_dodge.py"), *opponents], seed=7, time=control, launcher=recording)
+    assert "freeze dodge:" in record.logs[0], record.logs[0][-2000:]
+    assert [f.seat for f in record.forfeits] == [0], record.replay["result"]["forfeits"]
+    forfeit = record.forfeits[0]
+    assert forfeit.reason == "timeout" and "of CPU between its moves" in forfeit.detail, forfeit.detail
+    charged = int(forfeit.detail.split("used ")[1].split(" ms")[0])
+    assert charged > 100, forfeit.detail  # more than its bank, all of it CPU while frozen
+    assert_host_clean(recording.procs)

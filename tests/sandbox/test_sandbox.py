@@ -847,7 +847,7 @@ def test_probe_report(bwrap_launcher):
     assert report.ok and report.error is None
     text = report.describe()
     assert "sandbox: bwrap works" in text
-    for name in ("memory", "pids", "cpu", "freezer", "tmpfs"):
+    for name in ("memory", "pids", "cpu", "cpuacct", "freezer", "tmpfs"):
         limit = next(limit for limit in report.limits if limit.name == name)
         assert f"    {name} (" in text
         if not report.weak_limits:
