@@ -1,45 +1,44 @@
 #!/usr/bin/env python3
 """A cardroom bot that searches over worlds that ``cardroom_sdk.sample_world``
-draws, for both games: information-set Monte Carlo tree search
-(single-observer ISMCTS, Cowling, Powley & Whitehouse 2012) in Allegory, and
-its one-level, paired form in Allegra.
+draws, for both games (``builtin:ismcts``).
 
 Starter kit and the SDK's worked example: it uses only ``cardroom_sdk``'s
 public API (a state's ``legal_actions``, ``apply``, ``clone``,
 ``observation``, ``result``).
 
-**Allegory** (``Search``): each iteration
+**The search** (``PairedSearch``, the default): each world drawn is
+consistent with everything this seat has seen (``sample_world(observation,
+rng, history)``: a determinization), and every candidate move is tried in
+it, each with the same random numbers for what follows. Two moves are so
+always compared on the same deck and the same hidden cards, and that luck,
+far larger than the difference between two moves, cancels out. The move
+with the best mean value is played. (A determinized Monte Carlo search one
+move deep; ``Search`` is the full information-set MCTS of Cowling, Powley
+& Whitehouse 2012 for Allegory, with ``TREE = True``: at this budget it is
+the weaker, decisions.md "The search bot".)
 
-1. draws a world consistent with everything this seat has seen
-   (``sample_world(observation, rng, history)``): the determinization;
-2. walks down one tree shared by all worlds, whose edges are actions: at each
-   node only the actions legal in *this* world are candidates (so a child's
-   chances are counted in the iterations where it was available, and UCB
-   uses that count), and the seat to act there picks by its own value;
-3. adds one node and plays the world to its end, every seat following a
-   quick one-ply heuristic (take the card that raises its smoothed score
-   most, raise by one chip while the best card is worth the price, put the
-   chips it pays on the worst card);
-4. credits every node on the path with the value of the seat that chose it:
-   its rank, (n - rank) / (n - 1), with a tenth for its score margin.
+**What follows a move** (the game's playout), and its value in [0, 1]:
 
-The tree offers only the smallest raise, and for ``distribute`` the whole
-bid on each Pool card and an even spread.
-
-**Allegra** (``PairedSearch``): random play in Allegra tells nothing, and the
-luck of the deck is far larger than the difference between two moves. So
-every candidate move is tried in every sampled world (paired), played on by
-a quick heuristic until this seat is to begin its next turn (or the round
-ends), and scored there: each seat's total so far plus its area's sum (a
-face-down card at the mean of the cards this seat cannot see, an ender who
-is not the lowest doubled), as its margin over the others' mean squashed
-into [0, 1]. The move with the best mean is played.
+* **Allegory**: the game is played to its end, every seat following a
+  quick one-ply heuristic (take the card that raises its smoothed score
+  most, raise by one chip while the best card is worth the price, put the
+  chips it pays on the worst card); the value is the seat's rank, (n - rank)
+  / (n - 1), with a tenth for its score margin. Of the bids only the
+  smallest raise is a candidate, and for ``distribute`` the whole bid on
+  each Pool card and an even spread.
+* **Allegra**: random play tells nothing, so a quick heuristic plays on
+  only until this seat is to begin its next turn (or the round ends): a
+  card goes where it lowers the area most, a shared last-column slot
+  counted for what it gives the neighbour too. There each seat's total so
+  far plus its area's sum (a face-down card at the mean of the cards this
+  seat cannot see, an ender who is not the lowest doubled) is its projected
+  score, and the value is its margin over the others' mean, squashed.
 
 The budget is per decision: ``TIME_MS`` of thinking (150 ms, at most a
 quarter of the match time left), or a fixed number of ``ITERATIONS`` (an
-Allegra iteration is one move tried in one world; its search always
-finishes the world it is in), which makes the bot deterministic given its
-seed. A decision with one candidate takes no time at all.
+iteration is one move tried in one world; the search always finishes the
+world it is in), which makes the bot deterministic given its seed. A
+decision with one candidate takes no time at all.
 """
 
 from __future__ import annotations
@@ -53,6 +52,7 @@ import cardroom_sdk
 
 TIME_MS = 150  # thinking per decision when no iteration budget is set
 ITERATIONS = None  # a fixed number of iterations instead (deterministic)
+TREE = False  # Allegory: search with the ISMCTS tree (Search) instead of PairedSearch
 EXPLORATION = 0.5  # UCB's constant (Allegory's tree), for values in [0, 1]
 
 
@@ -299,15 +299,21 @@ def allegra_values(view: dict, mean: float, round_over: bool = False) -> list[fl
 def quick_allegra(state, seat: int, legal: list[dict], mean: float, rng: random.Random) -> dict:
     """The playout's move: a discard or a drawn card goes where it lowers
     the seat's area most (a face-down card counted at ``mean``), if
-    anywhere; otherwise draw, or discard and turn a card up. Never knocks
-    or gives; reveals, places and exchanges as simply as it can."""
+    anywhere; otherwise draw, or discard and turn a card up. It knocks, and
+    gives, when the card would replace the knocker's lowest card to the
+    knocker's gain (to the giver's); reveals at random."""
     kind = legal[0]["type"]
     if kind == "reveal":
         return legal[int(rng.random() * len(legal))]
-    if kind == "knock":
-        return legal[1]  # pass
     view = state.observation(None)
     worths = slot_worths(view, mean)
+    n = view["num_players"]
+    if kind == "knock":  # given the card, a knocker ends up with it instead of its lowest card
+        return legal[0] if view["drawn"] < lowest(worths, seat, n) - 1 else legal[1]
+    if kind == "give":  # the knocker's lowest card beats the drawn one
+        k = min((a["to"] for a in legal if a["type"] == "give"), key=lambda k: lowest(worths, k, n))
+        if lowest(worths, k, n) < view["drawn"] - 1:
+            return {"type": "give", "to": k}
     if kind == "place":
         return max(legal, key=lambda a: worths[tuple(a["slot"])])
     if kind == "exchange":  # the knocker's lowest card for the seat's highest
@@ -315,7 +321,7 @@ def quick_allegra(state, seat: int, legal: list[dict], mean: float, rng: random.
     card = view["discard"][-1] if view["drawn"] is None else view["drawn"]
     # a last-column slot is in two areas: what it gains the seat, it gains
     # a rival too, worth 1 / (n - 1) of the seat's own against the others' mean
-    shared = 1 - 1 / (view["num_players"] - 1)
+    shared = 1 - 1 / (n - 1)
     best, gain = None, 0.0
     for action in legal:
         if action["type"] in ("take_discard", "swap"):
@@ -331,6 +337,12 @@ def quick_allegra(state, seat: int, legal: list[dict], mean: float, rng: random.
     if rest:
         return rest[int(rng.random() * len(rest))]
     return best or legal[0]
+
+
+def lowest(worths: dict, seat: int, n: int) -> float:
+    """The lowest card in ``seat``'s area (its grid and the next seat's last column)."""
+    right = (seat + 1) % n
+    return min((w for (s, _r, c), w in worths.items() if s == seat or (s == right and c == COLS - 1)), default=99.0)
 
 
 PLAYOUT_TURNS = 3  # Allegra: a playout's most turns per seat before it is scored anyway
@@ -448,13 +460,14 @@ class Search:
 
 
 class PairedSearch:
-    """Allegra's search: every candidate move is tried in every sampled
-    world and played on by ``allegra_playout``, so two moves are always
-    compared on the same deck and the same hidden cards (in Allegra that
-    luck is far larger than the difference between two moves, and a tree
-    whose every edge saw other worlds could not tell the moves apart).
-    An iteration is one move tried in one world; a world counts once every
-    candidate has been tried in it."""
+    """The default search: every candidate move is tried in every sampled
+    world, with the same random numbers for its playout, so two moves are
+    always compared on the same deck and the same hidden cards (that luck
+    is far larger than the difference between two moves: a tree whose
+    every edge saw other worlds needs many more iterations to tell them
+    apart). Allegra plays on with ``allegra_playout``, Allegory with the
+    heuristic playout to the end. An iteration is one move tried in one
+    world; a world counts once every candidate has been tried in it."""
 
     def __init__(self, observation: dict, history: list[dict], rng: random.Random, legal: list[dict]):
         self.observation = observation
@@ -465,6 +478,7 @@ class PairedSearch:
         self.values: list[float] = []
         self.trial: list[float] = []
         self.world = None
+        self.luck = 0.0
         self.worlds = 0
         self.mean = 0.0
 
@@ -472,14 +486,22 @@ class PairedSearch:
         seat = self.observation["seat"]
         if not self.trial:
             self.world = cardroom_sdk.sample_world(self.observation, self.rng, self.history)
+            self.luck = self.rng.random()  # every move's playout in this world draws the same numbers
             if not self.moves:
-                self.mean = hidden_mean(self.world)
-                self.moves = allegra_candidates(self.world, self.legal, self.mean)
+                if self.observation["game"] == "allegra":
+                    self.mean = hidden_mean(self.world)
+                    self.moves = allegra_candidates(self.world, self.legal, self.mean)
+                else:
+                    self.moves = list(self.legal)
                 self.values = [0.0] * len(self.moves)
         state = self.world.clone()
+        rng = random.Random(self.luck)
         state.apply(seat, self.moves[len(self.trial)])
-        settle_chance(state, self.rng)
-        self.trial.append(allegra_playout(state, seat, self.mean, self.rng)[seat])
+        settle_chance(state, rng)
+        if self.observation["game"] == "allegra":
+            self.trial.append(allegra_playout(state, seat, self.mean, rng)[seat])
+        else:
+            self.trial.append(allegory_values(state, rng)[seat])
         if len(self.trial) == len(self.moves):
             self.values = [a + b for a, b in zip(self.values, self.trial)]
             self.trial = []
@@ -510,9 +532,9 @@ def allegra_candidates(world, legal: list[dict], mean: float) -> list[dict]:
 
 def new_search(observation: dict, history: list[dict], rng: random.Random, moves: list[dict]) -> Search | PairedSearch:
     """The game's search from this decision (``moves``: ``candidates(legal)``)."""
-    if observation["game"] == "allegra":
-        return PairedSearch(observation, history, rng, moves)
-    return Search(observation, history, rng)
+    if TREE and observation["game"] == "allegory":
+        return Search(observation, history, rng)
+    return PairedSearch(observation, history, rng, moves)
 
 
 def decide(observation: dict, legal: list[dict], rng: random.Random, history: list[dict],

@@ -94,3 +94,9 @@ def test_builtin_and_sandboxed_program_play_full_matches(tmp_path, monkeypatch):
     assert not record.forfeits, record.logs
     assert verify(record.replay).result.ranks == record.result.ranks
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_the_ismcts_tree_plays_allegory_deterministically(monkeypatch):
+    monkeypatch.setattr(ismcts_bot, "TREE", True)
+    first = _play_with_search("allegory", 3, seed=5, iterations=6)
+    assert _play_with_search("allegory", 3, seed=5, iterations=6) == first
