@@ -35,6 +35,7 @@ class Demo:
         self.port = port
         self.base = f"http://127.0.0.1:{port}"
         self.logfile = tmp_path / f"demo-{run}.log"
+        self.var = tmp_path / "var"
         env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE", "CACHE_URL")}
         name, value = marker.split("=", 1)
         env.update(
@@ -64,7 +65,15 @@ class Demo:
         return get_json(f"{self.base}/api/ladders/", timeout=2)[0] == 200
 
     def log(self) -> str:
+        """What the demo printed, then what its processes logged (in var/logs)."""
+        return self.output() + "\n== var/logs/demo.log\n" + self.process_log()
+
+    def output(self) -> str:
         return self.logfile.read_text(errors="replace")
+
+    def process_log(self) -> str:
+        path = self.var / "logs" / "demo.log"
+        return path.read_text(errors="replace") if path.exists() else ""
 
     def get(self, path: str):
         status, body = get_json(self.base + path)
@@ -106,7 +115,7 @@ def test_demo_plays_stops_cleanly_and_resumes(tmp_path):
     first = Demo(tmp_path, marker, port, 1)
     try:
         first.start()
-        assert "cardroom is running: http://127.0.0.1:" in first.log()
+        assert "cardroom is running: http://127.0.0.1:" in first.output()
         # The worker, the scheduler and the web server are all up: more than one process carries the marker.
         assert len(marked_pids(marker)) >= 4, marked_pids(marker)
         def ladder_matches():
@@ -120,9 +129,16 @@ def test_demo_plays_stops_cleanly_and_resumes(tmp_path):
         games = standings_games(first)
         assert sum(games.values()) >= sum(len(m["participants"]) for m in done)  # the leaderboard moved
         # The sample uploads went through the real validation in the sandbox (or say why not).
-        log = first.log()
-        assert "uploaded sample bot" in log
-        assert '"logger": "cardroom.matches", "message": "match finished"' in log and '"match_id": ' in log
+        output = first.output()
+        assert "uploaded sample bot" in output
+        # Matches were played and logged, and the URL is still the last line
+        # on the screen: the processes' logs went to var/logs (issue 25).
+        lines = [line for line in output.splitlines() if line.strip()]
+        assert lines[-1].startswith(f"cardroom is running: http://127.0.0.1:{port}/"), lines[-5:]
+        assert "logs: var/logs/demo.log" in output or f"logs: {first.var / 'logs' / 'demo.log'}" in output, output
+        process_log = first.process_log()
+        assert '"logger": "cardroom.matches", "message": "match finished"' in process_log and '"match_id": ' in process_log
+        assert '"message": "match finished"' not in output
         code = first.interrupt()
     finally:
         first.kill()
@@ -137,7 +153,7 @@ def test_demo_plays_stops_cleanly_and_resumes(tmp_path):
     second = Demo(tmp_path, marker, port, 2)
     try:
         second.start()
-        assert "uploaded sample bot" not in second.log()  # the same bots, not uploaded twice
+        assert "uploaded sample bot" not in second.output()  # the same bots, not uploaded twice
         for match_id in ids_before:  # the same database
             assert second.get(f"/api/matches/{match_id}/")["status"] == "finished"
         total_before = sum(games.values())

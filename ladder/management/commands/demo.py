@@ -3,7 +3,9 @@
 Migrates the embedded SQLite database, installs the default ladders and
 built-in bots, uploads a few sample bots (validated by the real pipeline),
 then runs the web server (gunicorn), a Celery worker and the Celery scheduler
-on a broker that needs no server, and prints the URL. Ctrl-C stops all of it
+on a broker that needs no server, and prints the URL. Their logs go to
+``var/logs/demo.log`` (appended), so that the URL, printed last, stays on
+the screen instead of scrolling away under them. Ctrl-C stops all of it
 cleanly; running it again resumes the same ladder.
 
 Resuming: nothing of the demo runs between two runs, so at start-up a match
@@ -43,6 +45,21 @@ SAMPLES = [
 
 # How long the worker may take to finish its matches on Ctrl-C.
 STOP_GRACE_SECONDS = 30
+# Lines of the processes' log shown when one of them stops unexpectedly.
+TAIL_LINES = 20
+
+
+def demo_log_path() -> Path:
+    """Where the web server, the worker and the scheduler write their logs."""
+    return Path(settings.VAR_DIR) / "logs" / "demo.log"
+
+
+def _shown_path(path: Path) -> str:
+    """``path`` relative to the current folder when it lies under it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 class Command(BaseCommand):
@@ -161,22 +178,48 @@ class Command(BaseCommand):
 
         signal.signal(signal.SIGINT, stop)
         signal.signal(signal.SIGTERM, stop)
-        for name, argv in commands.items():
-            procs[name] = subprocess.Popen(argv, cwd=base, env=env, start_new_session=True)
-        self.stdout.write(self.style.SUCCESS(
-            f"\ncardroom is running: http://{opts['host']}:{opts['port']}/   (API: /api/, admin: /admin/, "
-            "status: /ops/status.json)\n"
+        log_path = demo_log_path()
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(log_path, "ab") as log:
+            log.write(f"\n== manage.py demo started {time.strftime('%Y-%m-%d %H:%M:%S')}: web, worker, scheduler\n".encode())
+            log.flush()
+            for name, argv in commands.items():
+                procs[name] = subprocess.Popen(
+                    argv, cwd=base, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                )
+        shown = _shown_path(log_path)
+        self.stdout.write(
+            f"\nThe web server's, the worker's and the scheduler's logs: {shown} (follow them with: tail -f {shown})\n"
             "Matches start within seconds. Press Ctrl-C to stop everything.\n"
+        )
+        # Last, so that it stays on the screen: nothing else writes here until Ctrl-C.
+        self.stdout.write(self.style.SUCCESS(
+            f"cardroom is running: http://{opts['host']}:{opts['port']}/   (API: /api/, admin: /admin/, "
+            "status: /ops/status.json)"
         ))
+        self.stdout.flush()
         try:
             while not stopping:
                 for name, proc in procs.items():
                     if proc.poll() is not None:
-                        self.stderr.write(f"{name} stopped unexpectedly (status {proc.returncode}); stopping the rest")
+                        self.stderr.write(
+                            f"{name} stopped unexpectedly (status {proc.returncode}); stopping the rest. "
+                            f"The end of {shown}:\n{self._log_tail(log_path)}"
+                        )
                         stopping = True
                 time.sleep(0.5)
         finally:
             self._stop_all(procs)
+
+    @staticmethod
+    def _log_tail(path: Path) -> str:
+        try:
+            with open(path, "rb") as log:
+                log.seek(max(0, log.seek(0, os.SEEK_END) - 64 * 1024))
+                lines = log.read().decode("utf-8", "replace").splitlines()
+        except OSError as exc:
+            return f"(cannot read it: {exc})"
+        return "\n".join(f"  {line}" for line in lines[-TAIL_LINES:])
 
     def _stop_all(self, procs: dict[str, subprocess.Popen]) -> None:
         """SIGTERM to each leader (gunicorn's master stops its workers;
