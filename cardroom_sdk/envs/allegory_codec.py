@@ -158,6 +158,36 @@ def action_mask(obs: dict[str, Any], legal: list[dict[str, Any]], pending: list[
     return mask
 
 
+def add_chip(obs: dict[str, Any], pending: list[int] | None, index: int, total: int):
+    """One step of a ``distribute`` of ``total`` chips: ``(pending, None)``
+    with the chip of ``CHIP`` index ``index`` added to ``pending`` (chips per
+    Pool position so far, None before the first), or ``(None, action)`` with
+    the whole protocol ``distribute`` once the last chip is placed."""
+    placed = list(pending or [0] * len(obs["pool"]))
+    placed[int(index) - CHIP] += 1
+    if sum(placed) < total:
+        return placed, None
+    return None, {"type": "distribute", "chips": {s["card"]: k for s, k in zip(obs["pool"], placed) if k}}
+
+
+def policy_action(obs: dict[str, Any], legal: list[dict[str, Any]], pick) -> dict[str, Any]:
+    """The protocol action an index policy plays in ``obs`` with ``legal``
+    (what a bot receives): ``pick(observation_array, action_mask)`` returns
+    an index and is asked exactly as the environment asks it, once a step
+    (a ``distribute``: once a chip, with the chips placed so far encoded)."""
+    pending = None
+    while True:
+        mask = action_mask(obs, legal, pending)
+        index = int(pick(encode(obs, pending), mask))
+        if not (0 <= index < NUM_ACTIONS and mask[index]):
+            raise ValueError(f"the policy picked action {index}, which is not legal here")
+        if not CHIP <= index < BID:
+            return action_to_protocol(obs, index)
+        pending, action = add_chip(obs, pending, index, legal[0]["total"])
+        if action is not None:
+            return action
+
+
 def render(obs: dict[str, Any]) -> str:
     """The table as text (a spectator's full view shows every Moral)."""
     lines = [f"Allegory round {obs['round']} ({obs['round_kind']}), phase {obs['phase']}, to act {obs['to_act']}"]

@@ -208,3 +208,14 @@ def render(obs: dict[str, Any]) -> str:
 def protocol_to_actions(obs: dict[str, Any], action: dict[str, Any]) -> list[int]:
     """``[protocol_to_action(obs, action)]``: every Allegra action is one step."""
     return [protocol_to_action(obs, action)]
+
+
+def policy_action(obs: dict[str, Any], legal: list[dict[str, Any]], pick) -> dict[str, Any]:
+    """The protocol action an index policy plays in ``obs`` with ``legal``
+    (what a bot receives): ``pick(observation_array, action_mask)`` returns
+    an index, asked exactly as the environment asks it."""
+    mask = action_mask(obs, legal)
+    index = int(pick(encode(obs), mask))
+    if not (0 <= index < NUM_ACTIONS and mask[index]):
+        raise ValueError(f"the policy picked action {index}, which is not legal here")
+    return action_to_protocol(obs, index)
