@@ -3,8 +3,12 @@ policies: a Gymnasium environment over the PettingZoo one.
 
 ``SingleSeatEnv("allegra", num_players=4, seat=0, opponents="greedy")``:
 ``opponents`` is a built-in bot's name ("random", "greedy", "ismcts"), one
-per other seat in a list, or a callable ``policy(observation, legal, rng)``
-returning a protocol action (the built-in bots' signature). Observations and
+per other seat in a list, a callable ``policy(observation, legal, rng)``
+returning a protocol action (the built-in bots' signature), or an object
+with a ``make_choose()`` that returns such a policy (as bot modules with a
+per-match state have). Built-in bots and ``make_choose`` opponents are made
+afresh at every ``reset``: a searching bot such as ismcts keeps the seat's
+observations of one game, which must not reach the next. Observations and
 actions are the AEC environment's; an illegal action ends the episode with
 reward -1 (as PettingZoo's TerminateIllegalWrapper does).
 """
@@ -41,12 +45,22 @@ class SingleSeatEnv(gymnasium.Env):
             policies = list(opponents)
         else:
             policies = [opponents] * len(others)
-        self.policies = {s: builtin_chooser(p, game) if isinstance(p, str) else p for s, p in zip(others, policies)}
+        self.game_id = game
+        self.opponents = dict(zip(others, policies))
+        self.policies = self._fresh_policies()  # (at once: an unknown bot's name fails here)
         self.render_mode = render_mode
         self.metadata = {"render_modes": ["ansi", "human"]}
         self.observation_space = self.aec.observation_space(self.agent)
         self.action_space = self.aec.action_space(self.agent)
         self._opponent_rng = random.Random()
+
+    def _fresh_policies(self) -> dict[int, Any]:
+        def make(spec):
+            if isinstance(spec, str):
+                return builtin_chooser(spec, self.game_id)
+            return spec.make_choose() if hasattr(spec, "make_choose") else spec
+
+        return {s: make(spec) for s, spec in self.opponents.items()}
 
     def _play_others(self) -> None:
         aec = self.aec
@@ -63,6 +77,7 @@ class SingleSeatEnv(gymnasium.Env):
             self._opponent_rng = random.Random(seed + 1)
             self.action_space.seed(seed)
         self.aec.reset(seed=seed)
+        self.policies = self._fresh_policies()
         self._play_others()
         return self.aec.observe(self.agent), {}
 
