@@ -24,13 +24,8 @@ def decision_step(codec: Any, state: Any, seat: int, obs: dict[str, Any], index:
     action = codec.action_to_protocol(obs, index)
     if action["type"] != "distribute":
         return action, None
-    (name,) = action["chips"]
-    pool = [slot["card"] for slot in obs["pool"]]
-    pending = list(pending or [0] * len(pool))
-    pending[pool.index(name)] += 1
-    if sum(pending) < state.legal_actions(seat)[0]["total"]:
-        return None, pending
-    return {"type": "distribute", "chips": {card: k for card, k in zip(pool, pending) if k}}, None
+    pending, whole = codec.add_chip(obs, pending, index, state.legal_actions(seat)[0]["total"])
+    return whole, pending
 
 
 def replay_document(game: Any, seed: int | None, names: list[str], bot: str, events: list[dict[str, Any]],
