@@ -41,6 +41,7 @@ DOCS = [
     Doc("protocol", "protocol.md", "The bot protocol", "The messages a bot reads and writes, the time limits, the actions."),
     Doc("runtimes", "runtimes.md", "Runtimes: Python, Node.js, native", "The languages a bot may be written in: exact versions, building a native bot, start-up time and memory."),
     Doc("sdk", "sdk.md", "The bot SDK", "cardroom_sdk: the protocol loop, the engine to simulate with, worlds sampled from what a seat knows."),
+    Doc("train", "train.md", "Train a bot", "From a training run with numpy on the Gymnasium environment to a bot on the ladder."),
     Doc("ladder", "ladder.md", "The ladder", "From upload to the leaderboard: validation, ratings, matchmaking, failures."),
     Doc("replay-format", "replay-format.md", "The replay format", "The JSON document every match leaves, and what cardroom verify checks."),
     Doc("tournaments", "tournaments.md", "Events and tournaments", "Round-robin, Swiss and duplicate events: seeds, standings, intervals, cardroom tournament."),
