@@ -319,14 +319,10 @@ def quick_allegra(state, seat: int, legal: list[dict], mean: float, rng: random.
     if kind == "exchange":  # the knocker's lowest card for the seat's highest
         return max(legal, key=lambda a: worths[tuple(a["put"])] - worths[tuple(a["take"])])
     card = view["discard"][-1] if view["drawn"] is None else view["drawn"]
-    # a last-column slot is in two areas: what it gains the seat, it gains
-    # a rival too, worth 1 / (n - 1) of the seat's own against the others' mean
-    shared = 1 - 1 / (n - 1)
     best, gain = None, 0.0
     for action in legal:
         if action["type"] in ("take_discard", "swap"):
-            slot = tuple(action["slot"])
-            g = (worths[slot] - card) * (shared if slot[2] == COLS - 1 else 1)
+            g = slot_gain(worths, action["slot"], card, n)
             if g > gain:
                 best, gain = action, g
     if best is not None and (gain >= 2 or best["type"] == "swap" or card < mean - 2):
@@ -339,22 +335,35 @@ def quick_allegra(state, seat: int, legal: list[dict], mean: float, rng: random.
     return best or legal[0]
 
 
+def slot_gain(worths: dict, slot: list[int], card: int, n: int) -> float:
+    """What putting ``card`` into ``slot`` gains the seat against the others'
+    mean: a last-column slot is in two areas, so what it gains the seat it
+    gains a rival too, who counts 1 / (n - 1) of the seat's own."""
+    gain = worths[tuple(slot)] - card
+    return gain * (1 - 1 / (n - 1)) if slot[2] == COLS - 1 else gain
+
+
 def lowest(worths: dict, seat: int, n: int) -> float:
     """The lowest card in ``seat``'s area (its grid and the next seat's last column)."""
     right = (seat + 1) % n
     return min((w for (s, _r, c), w in worths.items() if s == seat or (s == right and c == COLS - 1)), default=99.0)
 
 
-PLAYOUT_TURNS = 3  # Allegra: a playout's most turns per seat before it is scored anyway
+PLAYOUT_TURNS = 3  # Allegra: a playout's most turns per seat (a safety bound)
+
+
+REPLIES = 1  # Allegra: the other seats' turns a playout plays before it is scored
 
 
 def allegra_playout(state, root: int, mean: float, rng: random.Random) -> list[float]:
-    """Plays on with ``quick_allegra`` until ``root`` is to begin a turn (or
-    the round or the game is over), then values the table there: every leaf
-    is valued at the same point of the turn cycle, so a move that takes one
-    decision is not compared with one whose turn is still half done."""
+    """Plays on with ``quick_allegra`` to the end of ``root``'s turn and
+    ``REPLIES`` turns of others (or the round or the game is over), then
+    values the table there: every move is valued at the same point of the
+    turn cycle, so a move that takes one decision is not compared with one
+    whose turn is still half done."""
     view = state.observation(None)
     round_now = view["round"]
+    replied: set[int] = set()
     for _ in range(PLAYOUT_TURNS * 4 * state.num_players):
         if state.is_terminal():
             break
@@ -366,8 +375,10 @@ def allegra_playout(state, root: int, mean: float, rng: random.Random) -> list[f
             continue
         seat = state.to_act()[0]
         legal = state.legal_actions(seat)
-        if seat == root and legal[0]["type"] in ("draw", "take_discard"):
-            break
+        if legal[0]["type"] in ("draw", "take_discard"):  # a turn begins
+            if seat == root or (seat not in replied and len(replied) == REPLIES):
+                break
+            replied.add(seat)
         state.apply(seat, quick_allegra(state, seat, legal, mean, rng))
     return allegra_values(state.observation(None), mean)
 
@@ -518,16 +529,29 @@ class PairedSearch:
 
 
 EXCHANGES = 12  # Allegra: the exchanges (of up to 14 x 13) a search tries, the best by their first effect
+SLOTS = 5  # Allegra: the slots a search tries for the discard or the drawn card, the best where they stand
+FLIPS = 4  # Allegra: the face-down slots a search tries turning up (or revealing), in area order
 
 
 def allegra_candidates(world, legal: list[dict], mean: float) -> list[dict]:
-    """The moves Allegra's search tries: ``legal``, with only the
-    ``EXCHANGES`` exchanges that gain most where they stand."""
-    if legal[0]["type"] != "exchange" or len(legal) <= EXCHANGES:
+    """The moves Allegra's search tries, of ``legal``: drawing and every
+    give; the ``SLOTS`` slots where the discard or the drawn card gains
+    most where it stands (a shared slot for what it gives a rival too);
+    ``FLIPS`` flips or reveals; the ``EXCHANGES`` best exchanges."""
+    kind = legal[0]["type"]
+    if kind in ("knock", "place") or len(legal) <= SLOTS:
         return list(legal)
-    worths = slot_worths(world.observation(None), mean)
-    ranked = sorted(legal, key=lambda a: worths[tuple(a["take"])] - worths[tuple(a["put"])])
-    return ranked[:EXCHANGES]
+    view = world.observation(None)
+    worths = slot_worths(view, mean)
+    if kind == "exchange":
+        return sorted(legal, key=lambda a: worths[tuple(a["take"])] - worths[tuple(a["put"])])[:EXCHANGES]
+    if kind == "reveal":
+        return legal[:FLIPS]
+    card = view["discard"][-1] if view["drawn"] is None else view["drawn"]
+    slots = [a for a in legal if a["type"] in ("take_discard", "swap")]
+    slots.sort(key=lambda a: -slot_gain(worths, a["slot"], card, view["num_players"]))
+    flips = [a for a in legal if a["type"] == "discard"][:FLIPS]
+    return [a for a in legal if a["type"] in ("draw", "give")] + slots[:SLOTS] + flips
 
 
 def new_search(observation: dict, history: list[dict], rng: random.Random, moves: list[dict]) -> Search | PairedSearch:
