@@ -45,9 +45,11 @@ FROM debian:bookworm-slim
 # python3: the app's interpreter and the bots'; bubblewrap, libseccomp2 (the bots'
 # seccomp filter, through pyseccomp) and util-linux
 # (prlimit): the sandbox; tini: pid 1, so signals reach the Python processes
-# (Python as pid 1 ignores SIGTERM) and orphans are reaped.
+# (Python as pid 1 ignores SIGTERM) and orphans are reaped; nodejs and
+# python3-numpy: the bots' node runtime and numpy (Debian's, under /usr,
+# which is what the sandbox shows; cardroom/runtimes.py).
 RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 bubblewrap libseccomp2 util-linux tini \
+ && apt-get install -y --no-install-recommends python3 bubblewrap libseccomp2 util-linux tini nodejs python3-numpy \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log \
  && useradd --system --user-group --uid 990 --home-dir /data --no-create-home --shell /usr/sbin/nologin cardroom \
  && mkdir -p /data/var /data/media \

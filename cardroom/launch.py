@@ -56,6 +56,13 @@ class BotLimits:
     tmp_inodes: int = 4096  # files and folders in /tmp
     shm_inodes: int = 256
     cpu_cores: float = 1.0  # all of the bot's processes together
+    # RLIMIT_AS at memory_bytes too (False for runtimes that reserve far more
+    # address space than they use, V8's: the memory cgroup alone holds them).
+    limit_address_space: bool = True
+
+
+# Threads of numpy's BLAS (and OpenMP): one, not one per core of the host.
+ONE_THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 class BotProcess(abc.ABC):
@@ -117,7 +124,8 @@ class Launcher(abc.ABC):
     @abc.abstractmethod
     def spawn(self, root: Path, argv: list[str], limits: BotLimits) -> BotProcess:
         """Start ``argv`` with working directory ``root`` (the bot's own
-        files); argv[0] is the interpreter, the rest relative to root."""
+        files); argv[0] is the interpreter (under /usr), or ``./ENTRY``, a
+        native program of root's; the rest relative to root."""
 
 
 class PlainProcess(BotProcess):
@@ -162,7 +170,7 @@ class PlainLauncher(Launcher):
     isolated = False
 
     def spawn(self, root: Path, argv: list[str], limits: BotLimits) -> BotProcess:
-        env = {"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", "LANG": "C.UTF-8"}
+        env = {"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", "LANG": "C.UTF-8", **ONE_THREAD_ENV}
         # cardroom_sdk where it is installed (unsandboxed, nothing hides the rest of that folder).
         env["PYTHONPATH"] = ":".join(dict.fromkeys(str(folder.parent) for folder in sdk_packages().values()))
 
@@ -170,7 +178,8 @@ class PlainLauncher(Launcher):
             import resource
 
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-            resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+            if limits.limit_address_space:
+                resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
             resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
 
         popen = subprocess.Popen(

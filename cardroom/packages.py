@@ -2,7 +2,8 @@
 
 A package is one of
 
-* a single ``.py`` file: it is the entry point (no manifest needed);
+* a single ``.py`` file (a ``python`` bot) or ``.js`` file (a ``node``
+  bot): it is the entry point (no manifest needed);
 * a folder, a ``.zip`` or a ``.tar.gz`` (``.tgz``) holding a manifest
   (``cardroom.toml`` or ``bot.json``) and the bot's files.
 
@@ -11,6 +12,12 @@ The manifest has exactly these keys::
     entry = "main.py"      # required: the program to run, a path inside the package
     protocol = 1           # required: the bot protocol version (only 1 exists)
     name = "my-bot"        # optional: a display name
+    runtime = "python"     # optional: python (the default), node or native
+
+A ``native`` entry must be an x86-64 Linux ELF program (``cardroom.runtimes``
+reads its header and names what else it is); archives keep their files'
+executable bits, and a native entry without one gets it, with a note for the
+author (``BotPackage.notes``).
 
 An archive may also hold everything under one top-level folder (what zipping a
 folder usually gives); the manifest then lives in that folder.
@@ -47,7 +54,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from cardroom.launch import bot_python
+from cardroom.launch import BotLimits
+from cardroom.runtimes import DEFAULT_RUNTIME, RUNTIMES, EntryRefused, check_native_entry, runtime_argv
 
 __all__ = [
     "MANIFEST_NAMES",
@@ -56,7 +64,9 @@ __all__ = [
     "PackageError",
     "PackageLimits",
     "PackageTooLarge",
+    "UploadCheck",
     "check_upload",
+    "inspect_upload",
     "load_bot_package",
     "package_argv",
     "upload_name",
@@ -64,7 +74,9 @@ __all__ = [
 
 PROTOCOL_VERSION = 1
 MANIFEST_NAMES = ("cardroom.toml", "bot.json")
-MANIFEST_KEYS = {"entry": str, "protocol": int, "name": str}
+MANIFEST_KEYS = {"entry": str, "protocol": int, "name": str, "runtime": str}
+# A single file is a bot of the runtime its suffix names.
+SINGLE_FILE_RUNTIMES = {".py": "python", ".js": "node"}
 REQUIRED_KEYS = ("entry", "protocol")
 MAX_NAME_CHARS = 64
 MiB = 1024 * 1024
@@ -101,6 +113,8 @@ class BotPackage:
     archive; for a folder, the hash of its sorted listing of
     ``<path>\\0<sha256 of the content>\\n`` lines. ``size`` is the size in bytes
     of what was given: the file or archive, or a folder's files together.
+    ``runtime``: python, node or native. ``notes``: what the platform did
+    for the author (set the entry's executable bit), one line each.
     """
 
     root: Path
@@ -109,11 +123,13 @@ class BotPackage:
     sha256: str
     size: int
     protocol: int
+    runtime: str = DEFAULT_RUNTIME
+    notes: tuple[str, ...] = ()
 
 
-def package_argv(pkg: BotPackage) -> list[str]:
+def package_argv(pkg: BotPackage, limits: BotLimits | None = None) -> list[str]:
     """The command that runs the package (relative to ``pkg.root``)."""
-    return [bot_python(), pkg.entry]
+    return runtime_argv(pkg.runtime, pkg.entry, limits or BotLimits())
 
 
 def load_bot_package(path: Path, workdir: Path, limits: PackageLimits = DEFAULT_LIMITS) -> BotPackage:
@@ -135,8 +151,8 @@ def load_bot_package(path: Path, workdir: Path, limits: PackageLimits = DEFAULT_
     workdir.mkdir(parents=True, exist_ok=True)
     dest = Path(tempfile.mkdtemp(prefix="bot-", dir=workdir)).resolve()
     try:
-        if kind == "py":
-            return _load_single_file(path, label, dest, limits)
+        if kind in SINGLE_FILE_RUNTIMES:
+            return _load_single_file(path, label, dest, limits, SINGLE_FILE_RUNTIMES[kind])
         if kind == "folder":
             digest, size = _copy_folder(path, label, dest, limits)
         else:
@@ -152,7 +168,12 @@ def load_bot_package(path: Path, workdir: Path, limits: PackageLimits = DEFAULT_
                 _extract_tar_gz(path, label, dest, limits)
         root, manifest_name, manifest = _read_manifest(dest, label)
         entry = _check_entry(root, label, manifest_name, manifest["entry"])
-        _check_no_shadowing(root, entry, label)
+        runtime = manifest.get("runtime", DEFAULT_RUNTIME)
+        notes: tuple[str, ...] = ()
+        if runtime == "python":
+            _check_no_shadowing(root, entry, label)
+        elif runtime == "native":
+            notes = _check_native(root, entry, label, manifest_name)
         return BotPackage(
             root=root,
             entry=entry,
@@ -160,6 +181,8 @@ def load_bot_package(path: Path, workdir: Path, limits: PackageLimits = DEFAULT_
             sha256=digest,
             size=size,
             protocol=manifest["protocol"],
+            runtime=runtime,
+            notes=notes,
         )
     except BaseException:
         shutil.rmtree(dest, ignore_errors=True)
@@ -170,7 +193,7 @@ def load_bot_package(path: Path, workdir: Path, limits: PackageLimits = DEFAULT_
 # What the server checks of an uploaded file (ladder.services.bots), and
 # `cardroom submit` before it sends anything: the same rules, the same words.
 
-UPLOAD_SUFFIXES = (".py", ".zip", ".tar.gz", ".tgz")
+UPLOAD_SUFFIXES = (".py", ".js", ".zip", ".tar.gz", ".tgz")
 MAX_UPLOAD_NAME_CHARS = 200  # BotVersion.filename
 # File systems count bytes (255 for a name): 100 x "中" is 300. The stored
 # name also has the game, bot name and version before it.
@@ -199,12 +222,27 @@ def upload_name(filename: str, data: bytes, max_bytes: int = DEFAULT_LIMITS.comp
     return safe_name
 
 
+@dataclass(frozen=True)
+class UploadCheck:
+    """What the checks of an upload found: its sha256, its runtime and the
+    notes for its author (``BotPackage``)."""
+
+    sha256: str
+    runtime: str
+    notes: tuple[str, ...]
+
+
 def check_upload(filename: str, data: bytes) -> str:
     """Check an uploaded file's bytes as the sandbox will load them (in a
     temporary folder, removed after); returns the package's sha256."""
+    return inspect_upload(filename, data).sha256
+
+
+def inspect_upload(filename: str, data: bytes) -> UploadCheck:
+    """``check_upload``, saying also the package's runtime and notes."""
     lower = filename.lower()
     if not lower.endswith(UPLOAD_SUFFIXES):
-        raise PackageError(f"{filename!r} is not a bot package: upload a .py file, a .zip or a .tar.gz")
+        raise PackageError(f"{filename!r} is not a bot package: upload a .py or .js file, a .zip or a .tar.gz")
     if any(ord(c) < 32 or c in "/\\" for c in filename):
         raise PackageError(f"{filename!r}: the file name must not contain control characters or slashes")
     with tempfile.TemporaryDirectory(prefix="cardroom-upload-") as tmp:
@@ -215,7 +253,8 @@ def check_upload(filename: str, data: bytes) -> str:
             path.write_bytes(data)
         except (OSError, UnicodeEncodeError) as exc:  # a name this file system refuses
             raise PackageError(f"the file name {filename!r} cannot be stored: {getattr(exc, 'strerror', None) or exc}") from None
-        return load_bot_package(path, Path(tmp) / "unpacked").sha256
+        package = load_bot_package(path, Path(tmp) / "unpacked")
+        return UploadCheck(sha256=package.sha256, runtime=package.runtime, notes=package.notes)
 
 
 # -- kinds -------------------------------------------------------------------
@@ -223,8 +262,9 @@ def check_upload(filename: str, data: bytes) -> str:
 
 def _file_kind(path: Path, label: str) -> str:
     lower = path.name.lower()
-    if lower.endswith(".py"):
-        return "py"
+    for suffix in SINGLE_FILE_RUNTIMES:
+        if lower.endswith(suffix):
+            return suffix
     if lower.endswith(".zip"):
         return "zip"
     if lower.endswith((".tar.gz", ".tgz")):
@@ -235,16 +275,16 @@ def _file_kind(path: Path, label: str) -> str:
         return "zip"
     if magic[:2] == b"\x1f\x8b":
         return "tar.gz"
-    raise PackageError(f"{label}: not a bot package: give a .py file, a folder, a .zip or a .tar.gz")
+    raise PackageError(f"{label}: not a bot package: give a .py or .js file, a folder, a .zip or a .tar.gz")
 
 
-def _load_single_file(path: Path, label: str, dest: Path, limits: PackageLimits) -> BotPackage:
+def _load_single_file(path: Path, label: str, dest: Path, limits: PackageLimits, runtime: str) -> BotPackage:
     size = path.stat().st_size
     if size > limits.compressed_bytes:
         raise PackageError(f"{label}: the file is {_fmt(size)}, over the {_fmt(limits.compressed_bytes)} limit for an uploaded package")
     name = path.name
     _check_member_name(name, label)
-    if path.stem in sys.stdlib_module_names:
+    if runtime == "python" and path.stem in sys.stdlib_module_names:
         raise _shadowing_error(label, None, path.stem)
     digest = hashlib.sha256()
     written = 0
@@ -255,7 +295,9 @@ def _load_single_file(path: Path, label: str, dest: Path, limits: PackageLimits)
                 raise PackageError(f"{label}: the file is over the {_fmt(limits.compressed_bytes)} limit for an uploaded package")
             digest.update(chunk)
             out.write(chunk)
-    return BotPackage(root=dest, entry=name, name=path.stem, sha256=digest.hexdigest(), size=written, protocol=PROTOCOL_VERSION)
+    return BotPackage(
+        root=dest, entry=name, name=path.stem, sha256=digest.hexdigest(), size=written, protocol=PROTOCOL_VERSION, runtime=runtime
+    )
 
 
 # -- names -------------------------------------------------------------------
@@ -319,7 +361,7 @@ class _Tree:
         (self.dest / rel).mkdir(mode=0o755)
         self.kinds[rel] = "dir"
 
-    def add_file(self, rel: str, stream: IO[bytes], declared: int | None = None) -> None:
+    def add_file(self, rel: str, stream: IO[bytes], declared: int | None = None, executable: bool = False) -> None:
         if not rel:
             raise PackageError(f"{self.label}: a file entry has an empty name")
         if rel in self.kinds:
@@ -328,7 +370,7 @@ class _Tree:
         self._parents(rel)
         self.kinds[rel] = "file"
         written = 0
-        with _create(self.dest / rel) as out:
+        with _create(self.dest / rel, 0o755 if executable else 0o644) as out:
             while True:
                 chunk = stream.read(_CHUNK)
                 if not chunk:
@@ -348,8 +390,9 @@ class _Tree:
             raise PackageError(f"{self.label}: {rel!r}: unpacks to {written} bytes, not the {declared} its header declares")
 
 
-def _create(path: Path) -> IO[bytes]:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+def _create(path: Path, mode: int = 0o644) -> IO[bytes]:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    os.fchmod(fd, mode)  # whatever the umask
     return os.fdopen(fd, "wb")
 
 
@@ -367,7 +410,7 @@ def _extract_zip(path: Path, label: str, dest: Path, limits: PackageLimits) -> N
             raise PackageError(
                 f"{label}: has more than {limits.max_files} files and folders (the limit is {limits.max_files})"
             )
-        plan: list[tuple[zipfile.ZipInfo, str, bool]] = []
+        plan: list[tuple[zipfile.ZipInfo, str, bool, bool]] = []
         declared_total = 0
         for info in infos:
             rel = _check_member_name(info.filename, label)
@@ -388,13 +431,13 @@ def _extract_zip(path: Path, label: str, dest: Path, limits: PackageLimits) -> N
                 raise PackageError(f"{label}: {info.filename!r}: unsupported compression method {info.compress_type}")
             if not is_dir:
                 declared_total += info.file_size
-            plan.append((info, rel, is_dir))
+            plan.append((info, rel, is_dir, bool(mode & 0o100)))
         if declared_total > limits.unpacked_bytes:
             raise PackageError(
                 f"{label}: declares {_fmt(declared_total)} of unpacked files, over the {_fmt(limits.unpacked_bytes)} limit"
             )
         tree = _Tree(label, dest, limits)
-        for info, rel, is_dir in plan:
+        for info, rel, is_dir, executable in plan:
             tree.count(rel)
             if is_dir:
                 tree.add_dir(rel)
@@ -409,7 +452,7 @@ def _extract_zip(path: Path, label: str, dest: Path, limits: PackageLimits) -> N
             try:
                 with zf.open(probe) as stream:
                     crc = _CrcReader(stream)
-                    tree.add_file(rel, crc, declared=info.file_size)
+                    tree.add_file(rel, crc, declared=info.file_size, executable=executable)
                 if crc.crc != info.CRC:
                     raise PackageError(f"{label}: {info.filename!r}: corrupt entry (its CRC-32 does not match)")
             except PackageError:
@@ -492,7 +535,7 @@ def _extract_tar_gz(path: Path, label: str, dest: Path, limits: PackageLimits) -
                         )
                     stream = tf.extractfile(member)
                     assert stream is not None
-                    tree.add_file(rel, stream, declared=member.size)
+                    tree.add_file(rel, stream, declared=member.size, executable=bool(member.mode & 0o100))
     except PackageError:
         raise
     except (tarfile.TarError, gzip.BadGzipFile, zlib.error, EOFError, OSError, ValueError) as exc:
@@ -531,7 +574,7 @@ def _copy_folder(src: Path, label: str, dest: Path, limits: PackageLimits) -> tu
             elif stat.S_ISREG(st.st_mode):
                 digest = hashlib.sha256()
                 with open(full, "rb") as f:
-                    tree.add_file(rel, _HashingReader(f, digest))
+                    tree.add_file(rel, _HashingReader(f, digest), executable=bool(st.st_mode & 0o100))
                 listing.append(f"{rel}\0{digest.hexdigest()}\n")
             else:
                 raise PackageError(f"{label}: {rel!r}: only regular files and folders are allowed")
@@ -619,6 +662,10 @@ def _check_manifest(data: dict[str, Any], label: str, manifest_name: str) -> dic
             raise PackageError(f"{where}: 'name' must not contain control characters")
     if not data["entry"]:
         raise PackageError(f"{where}: 'entry' must not be empty")
+    runtime = data.get("runtime", DEFAULT_RUNTIME)
+    if runtime not in RUNTIMES:
+        known = ", ".join(repr(r) for r in RUNTIMES)
+        raise PackageError(f"{where}: unknown runtime {runtime!r}: the runtimes are {known} (python when left out)")
     return dict(data)
 
 
@@ -634,6 +681,24 @@ def _check_entry(root: Path, label: str, manifest_name: str, entry: str) -> str:
     if not stat.S_ISREG(st.st_mode):
         raise PackageError(f"{label}: entry point {entry!r} (from {manifest_name}) is not a regular file")
     return rel
+
+
+def _check_native(root: Path, entry: str, label: str, manifest_name: str) -> tuple[str, ...]:
+    """A native entry: an x86-64 Linux program (its header read), made
+    executable if the package lost its bit (then a note says so)."""
+    path = root / entry
+    try:
+        check_native_entry(path, f"{label}: entry point {entry!r} (runtime native, from {manifest_name})")
+    except EntryRefused as exc:
+        raise PackageError(str(exc)) from None
+    if os.stat(path).st_mode & 0o100:
+        return ()
+    # Safe: a program we just read, in the package's own fresh folder.
+    os.chmod(path, 0o755)
+    return (
+        f"the entry point {entry!r} was not executable (the package did not keep its executable bit); the platform set it: "
+        "chmod +x it before packing (zip and tar keep the bit)",
+    )
 
 
 def _check_no_shadowing(root: Path, entry: str, label: str) -> None:

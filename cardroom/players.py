@@ -300,13 +300,25 @@ def _encode(message: dict[str, Any]) -> bytes:
 class ProtocolPlayer(Player):
     """A bot program speaking protocol v1 over its stdin/stdout."""
 
-    def __init__(self, name: str, spec: str, root, argv: list[str], launcher: Launcher, limits: BotLimits):
+    def __init__(
+        self,
+        name: str,
+        spec: str,
+        root,
+        argv: list[str],
+        launcher: Launcher,
+        limits: BotLimits,
+        explain_exit: Callable[[int], str | None] | None = None,
+    ):
+        """``explain_exit``: given the exit status of a bot that died, what
+        to add to the forfeit's detail (a native bot's missing libraries)."""
         self.name = name
         self.spec = spec
         self._root = root
         self._argv = argv
         self._launcher = launcher
         self._limits = limits
+        self._explain_exit = explain_exit
         self._proc: BotProcess | None = None
         self._drain: _LogDrain | None = None
         self._buffer = bytearray()
@@ -374,7 +386,9 @@ class ProtocolPlayer(Player):
             return BotFault(EXIT, f"the bot {what}: it exited with status 0")
         if status < 0:
             return BotFault(CRASH, f"the bot {what}: it was killed by signal {-status}")
-        return BotFault(CRASH, f"the bot {what}: it exited with status {status}")
+        detail = f"the bot {what}: it exited with status {status}"
+        explained = self._explain_exit(status) if self._explain_exit is not None else None
+        return BotFault(CRASH, f"{detail}: {explained}" if explained else detail)
 
     def _read_line(self, timeout_ms: float, what: str, limit: str | None = None) -> bytes:
         """The next line, within ``timeout_ms``; a timeout names ``limit``

@@ -383,7 +383,7 @@ def _server_and_token(args) -> tuple[str, str]:
 
 
 def read_package(spec: str, limit: int = packages.DEFAULT_LIMITS.compressed_bytes) -> tuple[str, bytes]:
-    """The upload: a .py file, a .zip or .tar.gz as it is, or a folder zipped
+    """The upload: a .py or .js file, a .zip or .tar.gz as it is, or a folder zipped
     (its files, relative to it, without caches or hidden files); never more
     than ``limit`` + 1 bytes read (the size check then refuses it)."""
     path = Path(spec)
@@ -409,7 +409,7 @@ def read_package(spec: str, limit: int = packages.DEFAULT_LIMITS.compressed_byte
     if not path.is_file():
         raise RemoteError(f"{spec}: no such file or folder")
     if not path.name.lower().endswith(packages.UPLOAD_SUFFIXES):
-        raise RemoteError(f"{spec}: a bot is a .py file, a .zip or .tar.gz package, or a folder")
+        raise RemoteError(f"{spec}: a bot is a .py or .js file, a .zip or .tar.gz package, or a folder")
     try:
         with path.open("rb") as f:
             return path.name, f.read(limit + 1)
@@ -562,7 +562,7 @@ def add_parsers(sub) -> None:
         "with it). The token: run `cardroom login` once, or set CARDROOM_TOKEN; --token shows in `ps` to "
         "every user of the machine.",
     )
-    submit.add_argument("bot", metavar="BOT", help="a .py file, a .zip / .tar.gz package, or a folder")
+    submit.add_argument("bot", metavar="BOT", help="a .py or .js file, a .zip / .tar.gz package, or a folder")
     submit.add_argument("--game", required=True, choices=["allegory", "allegra"])
     submit.add_argument("--name", required=True, help="your bot's name (created if you have none of that name)")
     submit.add_argument("--server", metavar="URL", help="the server (default: CARDROOM_SERVER, then the one you logged in to)")

@@ -80,6 +80,7 @@ def make_player(spec: str, game_id: str, workdir: Path, launcher_factory: Callab
             raise BotSpecError(str(exc)) from None
         return InProcessPlayer(name, None if name == "random" else chooser)
     from cardroom.packages import PackageError, load_bot_package, package_argv
+    from cardroom.runtimes import explain_native_exit, runtime_limits
 
     path = Path(spec)
     if not path.exists():
@@ -89,7 +90,11 @@ def make_player(spec: str, game_id: str, workdir: Path, launcher_factory: Callab
     except PackageError as exc:
         raise BotSpecError(f"bot {spec!r}: {exc}") from None
     name = package.name or path.stem
-    return ProtocolPlayer(name, f"{path.name} sha256:{package.sha256[:12]}", package.root, package_argv(package), launcher_factory(), limits)
+    launcher = launcher_factory()
+    limits = runtime_limits(package.runtime, limits)
+    explain = explain_native_exit(launcher, package.root, package.entry) if package.runtime == "native" else None
+    spec_shown = f"{path.name} sha256:{package.sha256[:12]}"
+    return ProtocolPlayer(name, spec_shown, package.root, package_argv(package, limits), launcher, limits, explain)
 
 
 def check_bot_spec(spec: str, game_id: str) -> None:

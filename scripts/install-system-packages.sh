@@ -4,6 +4,11 @@
 #   bubblewrap  - the bot sandbox (CARDROOM_SANDBOX=bwrap, the default)
 #   util-linux  - prlimit(1), with which the sandbox sets a bot's rlimits
 #   libseccomp2 - builds the bots' seccomp filter (through the pyseccomp binding)
+#   nodejs      - the node runtime of bots (only if no node is installed: a
+#                 machine may have its own, e.g. nodesource's, under /usr/bin)
+#   python3-numpy - numpy for python bots (Debian's, under /usr like python3)
+#   g++, libc6-dev - the tests build native (C) bots; g++ brings libstdc++'s
+#                 static library, for starters built with -static
 #   chromium, fonts-liberation - headless browser (and a font) for tests/web
 #   docker-compose - validates docker-compose.yml in CI (tests/ops)
 #   docker.io, containerd, runc, tini, debootstrap - `containers` mode only:
@@ -33,6 +38,9 @@ command -v prlimit >/dev/null 2>&1 || [ -x /usr/bin/prlimit ] || missing="$missi
 if command -v ldconfig >/dev/null 2>&1 && ! ldconfig -p | grep -q 'libseccomp\.so\.2'; then
     missing="$missing libseccomp2"
 fi
+# The bots' runtimes: node (any, if one is there already) and Debian's numpy.
+[ -x /usr/bin/node ] || missing="$missing nodejs"
+[ -d /usr/lib/python3/dist-packages/numpy ] || missing="$missing python3-numpy"
 if [ "${1:-all}" != "sandbox" ]; then
 # The web suite (tests/web) drives a real headless Chromium (Playwright with
 # executable_path=/usr/bin/chromium; no browser download), and its screenshots
@@ -51,6 +59,10 @@ command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$missing 
 # python3-venv: the author's-install tests put the wheel into a fresh venv of
 # Debian's python3, as an author would (tests/web/test_author_install.py).
 /usr/bin/python3 -c 'import ensurepip' >/dev/null 2>&1 || missing="$missing python3-venv"
+# The runtime tests compile native bots (C, and the C++ starter, static).
+command -v gcc >/dev/null 2>&1 || missing="$missing gcc"
+command -v g++ >/dev/null 2>&1 || missing="$missing g++"
+[ -e /usr/include/stdio.h ] || missing="$missing libc6-dev"
 fi
 fi
 

@@ -90,7 +90,7 @@ def test_log_paths_become_links_on_the_server():
         (["submit", "{bot}", "--game", "allegra", "--name", "x"], "which server?"),
         (["submit", "{bot}", "--game", "allegra", "--name", "x", "--server", "http://127.0.0.1:9"], "no token for http://127.0.0.1:9"),
         (["submit", "{bot}", "--game", "allegra", "--name", "x", "--server", "http://127.0.0.1:9", "--token", "k"], "cannot reach"),
-        (["submit", "{notes}", "--game", "allegra", "--name", "x", "--server", "http://127.0.0.1:9", "--token", "k"], "a bot is a .py file"),
+        (["submit", "{notes}", "--game", "allegra", "--name", "x", "--server", "http://127.0.0.1:9", "--token", "k"], "a bot is a .py or .js file"),
     ],
 )
 def test_submit_failures_are_one_line_and_exit_2(argv, message, xdg, tmp_path, monkeypatch, capsys):

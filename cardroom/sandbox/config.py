@@ -7,6 +7,8 @@ import re
 import stat
 from pathlib import Path
 
+from cardroom.launch import ONE_THREAD_ENV
+
 MODES = ("bwrap", "none")
 NONE_WARNING = "cardroom: WARNING: CARDROOM_SANDBOX=none runs bots without any isolation"
 BOT_DIR = "/bot"  # where the bot's files appear inside the sandbox
@@ -26,6 +28,7 @@ BOT_ENV = {
     "PYTHONDONTWRITEBYTECODE": "1",
     "PYTHONUNBUFFERED": "1",
     "PYTHONNOUSERSITE": "1",  # no ~/.local (HOME is the bot's writable /tmp) on sys.path
+    **ONE_THREAD_ENV,  # numpy's BLAS: one thread, not one per core of the host
 }
 START_TIMEOUT_S = 10.0
 MIN_BWRAP = (0, 6)  # --size (tmpfs size limits) appeared in bubblewrap 0.6

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import shutil
 import socket
@@ -27,6 +28,7 @@ from .config import (
     SDK_DIR,
     START_TIMEOUT_S,
     SandboxError,
+    _ensure_dir,
     runs_dir,
     state_dir,
     uid_range,
@@ -45,6 +47,19 @@ from .seccomp import SeccompFilter, filter_fd
 from .shim import SHIM_DIR, SHIM_ENV, _install_shim
 from .tmpfs import check_tmpfs_mounts, mount_bot_tmpfs
 from .uids import UidLease, lease_uid
+
+# Where Debian's python3-numpy lives (the only package of dist-packages a bot sees).
+NUMPY_DIR = Path("/usr/lib/python3/dist-packages/numpy")
+NO_CGROUP_ADDRESS_FACTOR = 8
+
+
+def _mount_points_dir() -> Path:
+    """Empty, root-owned folders to bind over dist-packages (see
+    ``_python_dist_binds``)."""
+    folder = state_dir() / "python-dist"
+    _ensure_dir(folder, 0o755)
+    return folder
+
 
 # -- the process -----------------------------------------------------------------------
 
@@ -235,16 +250,39 @@ def _copy_bot_files(src: Path, dest: Path, gid: int) -> None:
             if not stat.S_ISREG(os.lstat(source).st_mode):
                 continue
             shutil.copyfile(source, target / name, follow_symlinks=False)
-            os.chmod(target / name, 0o644)
+            # Executable where the package says so (a native bot's program).
+            os.chmod(target / name, 0o755 if os.stat(source).st_mode & 0o100 else 0o644)
 
 
 def _etc_binds() -> list[str]:
-    """The few /etc files the interpreter (and libc) read."""
+    """The few /etc files the interpreter (and libc) read, and the
+    alternatives links through which numpy finds its BLAS and LAPACK."""
     args: list[str] = []
     for name in ("ld.so.cache", "localtime", "python3.11"):
         path = Path("/etc") / name
         if path.exists():
             args += ["--ro-bind", str(path), str(path)]
+    if NUMPY_DIR.is_dir():
+        for path in sorted(Path("/etc/alternatives").glob("lib*.so*-*-linux-gnu")):
+            if path.name.startswith(("libblas", "liblapack", "libopenblas")) and path.exists():
+                args += ["--ro-bind", str(path), str(path)]
+    return args
+
+
+def _python_dist_binds(mount_points: Path) -> list[str]:
+    """/usr/lib/python3/dist-packages as the bot sees it: numpy (Debian's
+    python3-numpy) and its metadata, read-only, nothing else of the
+    distribution's Python packages. ``mount_points``: a root-owned folder
+    holding an empty folder for each, bound over dist-packages first."""
+    dist = NUMPY_DIR.parent
+    if not dist.is_dir():
+        return []
+    shown = [p for p in sorted(dist.iterdir()) if p.is_dir() and not p.is_symlink() and re.fullmatch(r"numpy(-[^/]+\.(egg|dist)-info)?", p.name)]
+    for path in shown:
+        (mount_points / path.name).mkdir(mode=0o555, exist_ok=True)
+    args = ["--ro-bind", str(mount_points), str(dist)]
+    for path in shown:
+        args += ["--ro-bind", str(path), str(dist / path.name)]
     return args
 
 
@@ -271,12 +309,9 @@ def _sdk_binds() -> list[str]:
 
 
 def _hidden_dirs() -> list[str]:
-    """Folders under /usr a bot should not rely on (not the standard library)."""
-    found = []
-    for path in ("/usr/local", "/usr/lib/python3/dist-packages"):
-        if os.path.isdir(path):
-            found.append(path)
-    return found
+    """Folders under /usr a bot should not rely on (not the standard library;
+    of dist-packages, only numpy shows: ``_python_dist_binds``)."""
+    return [path for path in ("/usr/local",) if os.path.isdir(path)]
 
 
 def _bwrap_supports(bwrap: str, option: str) -> bool:
@@ -319,9 +354,9 @@ class BwrapLauncher(Launcher):
         # /tmp and /dev/shm mounted by us, with an inode limit (else bwrap's
         # own tmpfs, size-limited only: the weak mode).
         self.tmpfs_mounts = tmpfs_mounts
-        self._static = _root_links() + _etc_binds() + _sdk_binds()
-        self._hidden = _hidden_dirs()
         self._empty = state_dir() / "empty"
+        self._static = _root_links() + _etc_binds() + _sdk_binds() + _python_dist_binds(_mount_points_dir())
+        self._hidden = _hidden_dirs()
         self.shim = _install_shim()
 
     def argv(
@@ -405,7 +440,7 @@ class BwrapLauncher(Launcher):
 
     def spawn(self, root: Path, argv: list[str], limits: BotLimits) -> BotProcess:
         interpreter = argv[0]
-        if not interpreter.startswith(("/usr/", "/bin/")):
+        if not interpreter.startswith(("/usr/", "/bin/", "./")):  # ./ENTRY: a native bot, in /bot
             raise SandboxError(f"the bot interpreter {interpreter!r} is not under /usr: the sandbox only shows /usr")
         lease = lease_uid()
         uid = lease.uid
@@ -479,7 +514,8 @@ class BwrapLauncher(Launcher):
                 if _is_python(argv[0]):
                     env["PYTHONPATH"] = SDK_DIR
             command = self.argv(argv, limits, run_dir, info_w, block_r if use_block else None, tmpfs, seccomp_fd)
-            command = _prlimit_prefix(self.prlimit, limits) + command
+            memory_cgroup = any(controller.name == "memory" for controller, _ in cgroups)
+            command = _prlimit_prefix(self.prlimit, limits, memory_cgroup) + command
             forking = True  # from here on a launcher of ours may run, even if Popen never returns
             popen = subprocess.Popen(
                 command,
@@ -585,14 +621,24 @@ def _is_python(program: str) -> bool:
     return os.path.basename(program).startswith("python")
 
 
-def _prlimit_prefix(prlimit: str, limits: BotLimits) -> list[str]:
+def _address_space(limits: BotLimits, memory_cgroup: bool) -> int | None:
+    """RLIMIT_AS: the bot's memory, or for a runtime whose reservations dwarf
+    what it uses (V8) none, the memory cgroup holding it to the same memory;
+    without that cgroup (the weak mode) eight times the memory, a backstop."""
+    if limits.limit_address_space:
+        return limits.memory_bytes
+    return None if memory_cgroup else NO_CGROUP_ADDRESS_FACTOR * limits.memory_bytes
+
+
+def _prlimit_prefix(prlimit: str, limits: BotLimits, memory_cgroup: bool = True) -> list[str]:
     """``prlimit --as=… -- `` : the rlimits, set by the (already unprivileged)
     child on itself just before it becomes bwrap (decision 74). (Setting them
     from outside with prlimit(2) would need CAP_SYS_RESOURCE, which root does
     not always have: the VMs this was developed on drop it from the bounding
     set.)"""
+    address_space = _address_space(limits, memory_cgroup)
     rlimits = [
-        ("as", limits.memory_bytes, limits.memory_bytes),
+        ("as", address_space or "unlimited", address_space or "unlimited"),
         ("cpu", limits.cpu_seconds, limits.cpu_seconds + 1),
         ("nproc", limits.max_processes, limits.max_processes),
         ("fsize", limits.file_size_bytes, limits.file_size_bytes),

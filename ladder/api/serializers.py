@@ -167,7 +167,7 @@ class VersionInput(serializers.Serializer):
     file = serializers.FileField(
         max_length=200,
         allow_empty_file=True,  # the service says "the file is empty", naming the file
-        help_text="a .py file, or a .zip / .tar.gz with a manifest (cardroom.toml or bot.json)",
+        help_text="a .py or .js file, or a .zip / .tar.gz with a manifest (cardroom.toml or bot.json)",
     )
 
 
@@ -229,7 +229,7 @@ class BotWithPackageInput(BotInput):
         max_length=200,
         required=False,
         allow_empty_file=True,
-        help_text="the first version: a .py file, or a .zip / .tar.gz with a manifest. With it the bot is created "
+        help_text="the first version: a .py or .js file, or a .zip / .tar.gz with a manifest. With it the bot is created "
         "only if the package is accepted",
     )
 

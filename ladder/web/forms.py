@@ -40,6 +40,6 @@ class BotForm(forms.Form):
 
 class UploadForm(forms.Form):
     file = forms.FileField(
-        help_text="A single .py file, or a .zip / .tar.gz holding your bot (see /docs/bot-authors/#packaging).",
+        help_text="A single .py or .js file, or a .zip / .tar.gz holding your bot (see /docs/bot-authors/#packaging).",
         widget=forms.ClearableFileInput(attrs={"accept": ".py,.zip,.tar.gz,.tgz"}),
     )

@@ -482,7 +482,7 @@ def test_corrupt_tar_gz(tmp_path, workdir):
 def test_not_a_package(tmp_path, workdir):
     other = tmp_path / "notes.txt"
     other.write_text("hello")
-    assert error_of(other, workdir) == "notes.txt: not a bot package: give a .py file, a folder, a .zip or a .tar.gz"
+    assert error_of(other, workdir) == "notes.txt: not a bot package: give a .py or .js file, a folder, a .zip or a .tar.gz"
 
 
 def test_missing_path(tmp_path, workdir):
@@ -503,7 +503,7 @@ def test_missing_manifest(tmp_path, workdir):
 @pytest.mark.parametrize(
     ("manifest", "message"),
     [
-        ('entry = "main.py"\nprotocol = 1\ncolour = "red"\n', "cardroom.toml: unknown key 'colour' (allowed keys: entry, name, protocol)"),
+        ('entry = "main.py"\nprotocol = 1\ncolour = "red"\n', "cardroom.toml: unknown key 'colour' (allowed keys: entry, name, protocol, runtime)"),
         ('protocol = 1\n', "cardroom.toml: missing required key 'entry'"),
         ('entry = "main.py"\n', "cardroom.toml: missing required key 'protocol'"),
         ('entry = "main.py"\nprotocol = "1"\n', "cardroom.toml: 'protocol' must be an integer, not a string"),
@@ -534,7 +534,7 @@ def test_invalid_toml(tmp_path, workdir):
         ('{"entry": "main.py", "protocol": 1', "bot.json: invalid JSON: "),
         ('["main.py", 1]', "bot.json: must be a JSON object, not a list"),
         ('{"entry": "main.py", "protocol": 1.0}', "bot.json: 'protocol' must be an integer, not a number"),
-        ('{"entry": "main.py", "protocol": 1, "version": 3}', "bot.json: unknown key 'version' (allowed keys: entry, name, protocol)"),
+        ('{"entry": "main.py", "protocol": 1, "version": 3}', "bot.json: unknown key 'version' (allowed keys: entry, name, protocol, runtime)"),
         ('{"entry": null, "protocol": 1}', "bot.json: 'entry' must be a string, not null"),
     ],
 )
