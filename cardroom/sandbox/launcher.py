@@ -442,6 +442,9 @@ class BwrapLauncher(Launcher):
         interpreter = argv[0]
         if not interpreter.startswith(("/usr/", "/bin/", "./")):  # ./ENTRY: a native bot, in /bot
             raise SandboxError(f"the bot interpreter {interpreter!r} is not under /usr: the sandbox only shows /usr")
+        if interpreter.startswith("/") and not os.access(interpreter, os.X_OK):
+            # The platform's to fix (a runtime not installed), never the bot's forfeit.
+            raise SandboxError(f"the bot interpreter {interpreter} is not installed (scripts/install-system-packages.sh installs the runtimes)")
         lease = lease_uid()
         uid = lease.uid
         popen: subprocess.Popen | None = None

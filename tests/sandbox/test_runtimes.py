@@ -199,3 +199,12 @@ def test_a_missing_library_is_named(clean_host, tmp_path):
         "exited with status 127: the program needs libcardroomtest.so.1, which the native runtime lacks (ldd in the sandbox)"
         in forfeit.detail
     ), forfeit
+
+
+def test_a_runtime_not_installed_is_the_platforms_problem(bwrap_launcher, tmp_path):
+    """A worker without node: a SandboxError (the match is retried), never a
+    forfeit of the bot."""
+    from cardroom.sandbox import SandboxError
+
+    with pytest.raises(SandboxError, match="the bot interpreter /usr/bin/cardroom-no-such-node is not installed"):
+        bwrap_launcher.spawn(tmp_path, ["/usr/bin/cardroom-no-such-node", "main.js"], BotLimits())
