@@ -335,6 +335,47 @@ def test_the_cgroup_v2_freezer_stops_a_process_and_kill_reaches_it():
     assert not leaf.exists()
 
 
+def test_cpu_time_is_counted_per_cgroup_on_v1_and_v2():
+    """What the runner charges between moves: the CPU time of everything in
+    the bot's cgroup, read from the v1 cpuacct hierarchy or v2's core
+    cpu.stat (this hybrid host has both), frozen or not."""
+    import subprocess
+    import sys
+
+    from cardroom.sandbox.cgroups import _cgroup_mounts, _detect_controller, _own_cgroups, _setup_base, _under
+
+    if os.geteuid() != 0:
+        pytest.skip("not root")
+    controllers = []
+    v1, note = _detect_controller("cpuacct")
+    if v1 is not None:
+        controllers.append(v1)
+    own = _own_cgroups().get("")
+    here = next((_under(mp, root, own) for mp, root, fstype, _ in _cgroup_mounts() if fstype == "cgroup2" and own is not None), None)
+    if here is not None:
+        v2, _ = _setup_base("cpuacct", 2, here)
+        if v2 is not None and v2.version == 2:
+            controllers.append(v2)
+    if not controllers:
+        pytest.skip(f"no cgroup counts CPU here: {note}")
+    for controller in controllers:
+        leaf = controller.prepare(1920099971, 0)
+        spinner = subprocess.Popen([sys.executable, "-c", "import time\nend = time.process_time() + 0.2\nwhile time.process_time() < end: pass"])
+        try:
+            before = controller.cpu_usage_ns(leaf)
+            controller.join(leaf, spinner.pid)
+            assert spinner.wait(timeout=30) == 0
+            used_ms = (controller.cpu_usage_ns(leaf) - before) / 1e6
+        finally:
+            if spinner.poll() is None:
+                spinner.kill()
+                spinner.wait()
+            controller.remove(leaf)
+        # The spinner's 200 ms (less what it used before it joined).
+        assert 100 <= used_ms <= 400, (controller.version, used_ms)
+        assert controller.cpu_usage_ns(leaf) is None  # gone: nothing to read
+
+
 THINKER_2MS = """\
 import json, sys, time
 for line in sys.stdin:
