@@ -87,6 +87,8 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # (run as a script, sys.path holds benchmarks/, not the project)
+    sys.path.insert(0, str(ROOT))
 BIN = Path(sys.executable).parent
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/cardroom_load"
 

@@ -39,6 +39,7 @@ ask, at the price of being up to that long behind a write.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import logging
 import time
@@ -49,7 +50,7 @@ from django.core.exceptions import DisallowedHost
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
-from django.utils.cache import get_conditional_response
+from django.utils.cache import get_conditional_response, patch_vary_headers
 from django.utils.http import http_date
 
 log = logging.getLogger(__name__)
@@ -84,6 +85,22 @@ PUBLIC_READS: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {
 _UNSTORED_HEADERS = {"set-cookie", "date", "etag", "last-modified", "cache-control"}
 # Shared caches may keep a page, but must ask again each time (ETag makes that cheap).
 PUBLIC_CACHE_CONTROL = "public, max-age=0, must-revalidate"
+# An entry this long or longer is kept gzipped too (nginx's gzip_min_length):
+# compressed once when it is stored, not by the proxy for every client.
+GZIP_MIN_BYTES = 1024
+
+
+def accepts_gzip(request: HttpRequest) -> bool:
+    """Does the client take ``Content-Encoding: gzip``? (``gzip;q=0`` says no.)"""
+    for coding in request.headers.get("Accept-Encoding", "").split(","):
+        name, _, params = coding.partition(";")
+        if name.strip().lower() in ("gzip", "x-gzip"):
+            q = params.strip().lower()
+            try:
+                return not q.startswith("q=") or float(q[2:]) > 0
+            except ValueError:
+                return True
+    return False
 
 
 def _gen_key(scope: str) -> str:
@@ -150,7 +167,7 @@ def _entry_key(request: HttpRequest, url_name: str, host: str) -> str:
     # middleware's answer, an HTTPS redirect or HSTS, depends on them).
     parts = [request.scheme, host, request.path, request.META.get("QUERY_STRING", "")]
     if not PUBLIC_READS[url_name][1]:  # an immutable read: the encoding it is sent in
-        parts.append("gzip" if "gzip" in request.headers.get("Accept-Encoding", "") else "identity")
+        parts.append("gzip" if accepts_gzip(request) else "identity")
     raw = "\n".join(parts)
     return f"public:page:{url_name}:{hashlib.blake2b(raw.encode(), digest_size=16).hexdigest()}"
 
@@ -223,9 +240,12 @@ class PublicReadCacheMiddleware:
             response.render()
         content = response.content
         unstored = {"set-cookie", "date"} if immutable else _UNSTORED_HEADERS
+        compress = not immutable and len(content) >= GZIP_MIN_BYTES and not response.has_header("Content-Encoding")
         return {
             "gens": gens,
             "content": content,
+            # (mtime=0: the same page compresses to the same bytes, whichever process stores it)
+            "gz": gzip.compress(content, compresslevel=6, mtime=0) if compress else None,
             "headers": [(k, v) for k, v in response.items() if k.lower() not in unstored],
             "etag": response["ETag"] if immutable else '"' + hashlib.blake2b(content, digest_size=16).hexdigest() + '"',
             "modified": None if immutable else time.time(),
@@ -233,12 +253,22 @@ class PublicReadCacheMiddleware:
 
     @staticmethod
     def _respond(request: HttpRequest, entry: dict) -> HttpResponse:
-        response = HttpResponse(entry["content"])
+        gz = entry.get("gz")
+        gzipped = gz is not None and accepts_gzip(request)
+        response = HttpResponse(gz if gzipped else entry["content"])
         for name, value in entry["headers"]:
             response[name] = value
         if entry["modified"] is None:  # immutable: the view's own cache headers
             return get_conditional_response(request, etag=entry["etag"], response=response)
-        response["ETag"] = entry["etag"]
+        etag = entry["etag"]
+        if gz is not None:
+            # Both representations say they vary, so that no shared cache (nginx's
+            # microcache keeps one copy per Accept-Encoding) hands one to the wrong client.
+            patch_vary_headers(response, ("Accept-Encoding",))
+        if gzipped:
+            response["Content-Encoding"] = "gzip"
+            etag = etag[:-1] + '-gz"'  # one ETag per representation
+        response["ETag"] = etag
         response["Last-Modified"] = http_date(entry["modified"])
         if settings.CARDROOM_PROXY_CACHE_SECONDS > 0:
             # For nginx alone (it keeps the page this long and never passes
@@ -247,9 +277,7 @@ class PublicReadCacheMiddleware:
             # max-age=0 read first makes the response one it never keeps.
             response["X-Accel-Expires"] = str(settings.CARDROOM_PROXY_CACHE_SECONDS)
         response["Cache-Control"] = PUBLIC_CACHE_CONTROL
-        return get_conditional_response(
-            request, etag=entry["etag"], last_modified=int(entry["modified"]), response=response
-        )
+        return get_conditional_response(request, etag=etag, last_modified=int(entry["modified"]), response=response)
 
 
 # -- replays: immutable once written ----------------------------------------------------

@@ -364,6 +364,20 @@ class TournamentStandings(models.Model):
     not_before = models.DateTimeField(null=True, blank=True)
 
 
+class TournamentStandingsPage(models.Model):
+    """One page of the API's standings answer, rendered as JSON when the
+    standings are stored (ladder.selectors.standings_pages): all of the
+    answer but the event's id and its live progress, which the view puts in
+    front of these bytes. A request serializes nothing big."""
+
+    standings = models.ForeignKey(TournamentStandings, on_delete=models.CASCADE, related_name="pages")
+    number = models.PositiveIntegerField()
+    body = models.BinaryField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["standings", "number"], name="one_standings_page_per_number")]
+
+
 class TournamentMatch(models.Model):
     """Where a match sits in its event's schedule (cardroom.tournament.MatchPlan)."""
 

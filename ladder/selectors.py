@@ -322,6 +322,39 @@ def tournament_standings(t) -> dict:
     return {**stored["document"], "results_counted": stored["results"], "computed": stored["computed"]}
 
 
+# Rows of the crosstable per page of the API's standings (a field of 64: 4 pages).
+CROSSTABLE_ROWS = 16
+
+
+def standings_pages(doc: dict) -> list[bytes]:
+    """The API's standings answer for each page of the crosstable, as JSON
+    bytes, from a stored document (with its ``results_counted`` and
+    ``computed``): everything but ``tournament`` and ``progress``. Rendered
+    when the standings are stored, with DRF's renderer, as a view would."""
+    from rest_framework.renderers import JSONRenderer
+
+    renderer = JSONRenderer()
+    pages = max(1, crosstable_page(doc, 1, CROSSTABLE_ROWS)["pages"])
+    return [renderer.render({**doc, "crosstable": crosstable_page(doc, n, CROSSTABLE_ROWS)}) for n in range(1, pages + 1)]
+
+
+def tournament_standings_page(t, page: int) -> tuple[bytes | None, int]:
+    """(The stored bytes of the standings answer's page ``page``, or None
+    past the last page; the number of pages)."""
+    from ladder.models import TournamentStandingsPage
+
+    stored = TournamentStandingsPage.objects.filter(standings_id=t.pk)
+    body = stored.filter(number=page).values_list("body", flat=True).first()
+    if body is not None:
+        return bytes(body), page  # (at least this many: the count is only wanted past the last)
+    pages = stored.count()
+    if pages:
+        return None, pages
+    # None stored (an event older than the stored pages): rendered from its document.
+    rendered = standings_pages(tournament_standings(t))
+    return (rendered[page - 1] if page <= len(rendered) else None), len(rendered)
+
+
 def crosstable_page(doc: dict, page: int, rows_per_page: int) -> dict:
     """One page of the crosstable's rows (entries in standings order), each
     row every cell of its entry: a field of 64 has 4,096 cells."""

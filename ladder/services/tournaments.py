@@ -46,7 +46,7 @@ from cardroom.tournament.schedule import EventSpec, ScheduleError
 from cardroom.tournament.standings import Outcome
 from engine import get_game_class
 from engine.core import EngineError
-from ladder import caching
+from ladder import caching, selectors
 from ladder.models import (
     Bot,
     BotVersion,
@@ -56,6 +56,7 @@ from ladder.models import (
     TournamentEntry,
     TournamentMatch,
     TournamentStandings,
+    TournamentStandingsPage,
 )
 from ladder.services import enqueue
 from ladder.services.bots import ServiceError
@@ -216,6 +217,7 @@ def create_tournament(
             _draw(t, spec)
         else:
             TournamentStandings.objects.create(tournament=t, document=EMPTY_STANDINGS, computed=None)
+            _store_pages(t.pk, EMPTY_STANDINGS, 0, None)
         caching.bump(caching.MATCHES)
     log.info("event created", extra={"tournament": t.pk, "matches": t.total_matches, "format": format, "starts": starts and starts.isoformat()})
     return t
@@ -225,7 +227,8 @@ def _draw(t: Tournament, spec: EventSpec) -> None:
     """Schedule the event's first batch and store its (empty) standings, in
     the caller's transaction; its matches are sent once that commits."""
     _schedule_batch(t, spec, 0, [])
-    TournamentStandings.objects.update_or_create(tournament=t, defaults={"document": standings_document(t), "computed": timezone.now()})
+    stored, _ = TournamentStandings.objects.update_or_create(tournament=t, defaults={"document": standings_document(t), "computed": timezone.now()})
+    _store_pages(t.pk, stored.document, stored.results, stored.computed)
     transaction.on_commit(lambda: feed(t.pk))
 
 
@@ -470,14 +473,28 @@ def refresh_standings(tournament_id: int, force: bool = False) -> bool:
     doc = standings_document(t)  # counts at least t.results_recorded results (read first)
     spent = time.monotonic() - started
     spacing = max(float(settings.CARDROOM_STANDINGS_REFRESH_SECONDS), 10 * spent)
-    stored = TournamentStandings.objects.filter(pk=tournament_id, results__lt=t.results_recorded).update(
-        document=doc, results=t.results_recorded, computed=timezone.now(), compute_ms=round(spent * 1000),
-        not_before=timezone.now() + timedelta(seconds=spacing),
-    )  # fmt: skip
+    computed = timezone.now()
+    with transaction.atomic():  # the document and its rendered pages together
+        stored = TournamentStandings.objects.filter(pk=tournament_id, results__lt=t.results_recorded).update(
+            document=doc, results=t.results_recorded, computed=computed, compute_ms=round(spent * 1000),
+            not_before=computed + timedelta(seconds=spacing),
+        )  # fmt: skip
+        if stored:
+            _store_pages(tournament_id, doc, t.results_recorded, computed)
     if stored:
         caching.bump(caching.MATCHES)  # (an UPDATE: no post_save) the cached event pages
         log.info("event standings stored", extra={"tournament": tournament_id, "results": t.results_recorded, "ms": round(spent * 1000)})
     return bool(stored)
+
+
+def _store_pages(tournament_id: int, doc: dict, results: int, computed) -> None:
+    """The API's answer, page by page, rendered once here rather than on
+    every request that misses the caches."""
+    bodies = selectors.standings_pages({**doc, "results_counted": results, "computed": computed})
+    TournamentStandingsPage.objects.filter(standings_id=tournament_id).delete()
+    TournamentStandingsPage.objects.bulk_create(
+        TournamentStandingsPage(standings_id=tournament_id, number=n, body=body) for n, body in enumerate(bodies, 1)
+    )
 
 
 def refresh_stale_standings() -> list[int]:

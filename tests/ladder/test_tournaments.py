@@ -312,3 +312,44 @@ def test_the_crosstable_comes_in_pages_and_a_bad_page_is_a_400():
     assert [len(p["rows"]) for p in pages] == [16, 16, 8] and {p["pages"] for p in pages} == {3}
     assert sum((p["rows"] for p in pages), []) == [r["entry"] for r in big["standings"]]
     assert all(p["cells"][i] == big["crosstable"]["cells"][a] for p in pages for i, a in enumerate(p["rows"]))
+
+
+def test_anonymous_standings_come_gzipped_as_stored_with_an_etag_per_encoding(settings, django_capture_on_commit_callbacks, monkeypatch):
+    """The answer is rendered when the standings are stored and compressed
+    once when it is cached: a client that takes gzip gets those bytes, which
+    decode to the plain answer; each representation has its own ETag and
+    304; a result that lands changes both; a variant chosen with Accept
+    parameters is that client's alone."""
+    import gzip
+    import json
+
+    from ladder import caching
+
+    settings.CARDROOM_STANDINGS_REFRESH_SECONDS = 0
+    monkeypatch.setattr(caching, "GZIP_MIN_BYTES", 256)  # (a field of two answers in about 1 KB: compress it all the same)
+    factories.clear_caches()
+    field = [builtin("allegory", "greedy"), builtin("allegory", "random")]
+    t = tournaments.create_tournament(user=staff(), name="gzip cup", game="allegory", format="round-robin", bots=field, table_size=2, deals=3, seed=5)
+    ids = list(Match.objects.filter(tournament_slot__tournament=t).order_by("id").values_list("pk", flat=True))
+    with django_capture_on_commit_callbacks(execute=True):
+        match_services.run_queued_match(ids[0], "w")
+    anyone, url = factories.client(), f"/api/tournaments/{t.pk}/standings/"
+    packed = anyone.get(url, HTTP_ACCEPT_ENCODING="gzip, deflate, br")
+    plain = anyone.get(url)
+    assert packed["Content-Encoding"] == "gzip" and "Content-Encoding" not in plain
+    assert all("Accept-Encoding" in r["Vary"] for r in (packed, plain))
+    assert json.loads(gzip.decompress(packed.content)) == plain.json() and plain.json()["results_counted"] == 1
+    assert "Content-Encoding" not in anyone.get(url, HTTP_ACCEPT_ENCODING="gzip;q=0, identity")
+    assert packed["ETag"] != plain["ETag"]
+    for response, encoding in ((packed, "gzip"), (plain, "identity")):
+        assert anyone.get(url, HTTP_IF_NONE_MATCH=response["ETag"], HTTP_ACCEPT_ENCODING=encoding).status_code == 304
+    indented = anyone.get(url, HTTP_ACCEPT="application/json; indent=4")
+    assert b'\n    "tournament"' in indented.content and indented.json() == plain.json()
+    assert b"\n " not in gzip.decompress(anyone.get(url, HTTP_ACCEPT_ENCODING="gzip").content)
+    # a result lands: the stored answer is replaced, and the old ETag no longer matches
+    with django_capture_on_commit_callbacks(execute=True):
+        match_services.run_queued_match(ids[1], "w")
+    fresh = anyone.get(url, HTTP_IF_NONE_MATCH=packed["ETag"], HTTP_ACCEPT_ENCODING="gzip")
+    assert fresh.status_code == 200 and fresh["ETag"] != packed["ETag"], fresh
+    body = json.loads(gzip.decompress(fresh.content))
+    assert body["results_counted"] == 2 == body["progress"]["played"]

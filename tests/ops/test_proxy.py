@@ -306,3 +306,22 @@ def test_absolute_links_keep_the_public_host_and_port(stack):
     _get_with(port, path, {"Host": f"localhost:{port}"})
     assert _get_with(port, path, {"Host": f"localhost:{port}"}).getheader("X-Cache") == "HIT"
     assert _get_with(port, path, {"Host": "localhost:1"}).getheader("X-Cache") == "MISS"
+
+
+def test_the_proxy_passes_the_apps_gzip_on_as_it_is_and_keeps_each_encoding_apart(stack):
+    """A shared page is compressed once, by the app, when it caches it:
+    nginx keeps the gzip and the plain copy apart (the app's Vary) and never
+    compresses a page again (its own gzip would also weaken the ETag)."""
+    import gzip
+
+    port, path = stack["proxy"], "/matches/"
+    html = {"Accept": "text/html"}
+    plain = _get_with(port, path, html)
+    assert plain.status == 200 and plain.getheader("Content-Encoding") is None and len(plain.body) > 1024
+    _get_with(port, path, {**html, "Accept-Encoding": "gzip"})
+    packed = _get_with(port, path, {**html, "Accept-Encoding": "gzip"})
+    assert packed.getheader("X-Cache") == "HIT" and packed.getheader("Content-Encoding") == "gzip"
+    assert gzip.decompress(packed.body) == plain.body  # compressed once, by the app
+    assert packed.getheader("ETag").endswith('-gz"') and not packed.getheader("ETag").startswith("W/")
+    again = _get_with(port, path, html)
+    assert again.getheader("X-Cache") == "HIT" and again.getheader("Content-Encoding") is None and again.body == plain.body
