@@ -82,7 +82,7 @@ PUBLIC_READS: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {
 # client). Everything else is kept, the security headers the inner
 # middleware added included (CSP, nosniff, Referrer-Policy, X-Frame-Options,
 # HSTS on HTTPS): a hit is answered before that middleware runs.
-_UNSTORED_HEADERS = {"set-cookie", "date", "etag", "last-modified", "cache-control"}
+_UNSTORED_HEADERS = {"set-cookie", "date", "etag", "last-modified", "cache-control", "content-length"}
 # Shared caches may keep a page, but must ask again each time (ETag makes that cheap).
 PUBLIC_CACHE_CONTROL = "public, max-age=0, must-revalidate"
 # An entry this long or longer is kept gzipped too (nginx's gzip_min_length):
@@ -239,7 +239,7 @@ class PublicReadCacheMiddleware:
         if hasattr(response, "render") and not response.is_rendered:
             response.render()
         content = response.content
-        unstored = {"set-cookie", "date"} if immutable else _UNSTORED_HEADERS
+        unstored = {"set-cookie", "date", "content-length"} if immutable else _UNSTORED_HEADERS
         compress = not immutable and len(content) >= GZIP_MIN_BYTES and not response.has_header("Content-Encoding")
         return {
             "gens": gens,
@@ -255,9 +255,11 @@ class PublicReadCacheMiddleware:
     def _respond(request: HttpRequest, entry: dict) -> HttpResponse:
         gz = entry.get("gz")
         gzipped = gz is not None and accepts_gzip(request)
-        response = HttpResponse(gz if gzipped else entry["content"])
+        body = gz if gzipped else entry["content"]
+        response = HttpResponse(body)
         for name, value in entry["headers"]:
             response[name] = value
+        response["Content-Length"] = str(len(body))  # (of the representation sent)
         if entry["modified"] is None:  # immutable: the view's own cache headers
             return get_conditional_response(request, etag=entry["etag"], response=response)
         etag = entry["etag"]

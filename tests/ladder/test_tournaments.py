@@ -337,6 +337,7 @@ def test_anonymous_standings_come_gzipped_as_stored_with_an_etag_per_encoding(se
     packed = anyone.get(url, HTTP_ACCEPT_ENCODING="gzip, deflate, br")
     plain = anyone.get(url)
     assert packed["Content-Encoding"] == "gzip" and "Content-Encoding" not in plain
+    assert [int(r["Content-Length"]) for r in (packed, plain)] == [len(packed.content), len(plain.content)]
     assert all("Accept-Encoding" in r["Vary"] for r in (packed, plain))
     assert json.loads(gzip.decompress(packed.content)) == plain.json() and plain.json()["results_counted"] == 1
     assert "Content-Encoding" not in anyone.get(url, HTTP_ACCEPT_ENCODING="gzip;q=0, identity")
