@@ -186,7 +186,7 @@ class VersionOutput(serializers.ModelSerializer):
     class Meta:
         model = BotVersion
         fields = [
-            "id", "number", "status", "filename", "sha256", "size", "created", "activated", "validation_log",
+            "id", "number", "status", "filename", "sha256", "size", "runtime", "created", "activated", "validation_log",
             "queue_position", "validation_step", "validation_steps", "validation_match", "progress",
         ]  # fmt: skip
 

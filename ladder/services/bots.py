@@ -43,10 +43,10 @@ def create_bot_with_version(*, owner, game: str, name: str, description: str = "
     that is refused leaves no empty bot behind (nor a public page)."""
     _check_new_bot(game, name)
     quotas.check_new_bot(owner)  # before the package check's work; again under the owner's lock
-    safe_name, sha256 = _checked_upload(owner, game, filename, data)
+    safe_name, check = _checked_upload(owner, game, filename, data)
     with transaction.atomic():
         bot = _insert_bot(owner, game, name, description)
-        return bot, _store_version(bot, safe_name, sha256, data)
+        return bot, _store_version(bot, safe_name, check, data)
 
 
 def _check_new_bot(game: str, name: str) -> None:
@@ -79,23 +79,24 @@ def _insert_bot(owner, game: str, name: str, description: str) -> Bot:
         ) from None
 
 
-def check_package(filename: str, data: bytes) -> str:
-    """Check an upload as the sandbox will load it; returns its sha256."""
+def check_package(filename: str, data: bytes) -> packages.UploadCheck:
+    """Check an upload as the sandbox will load it: its sha256, runtime and
+    the notes for its author."""
     try:
-        return packages.check_upload(filename, data)
+        return packages.inspect_upload(filename, data)
     except packages.PackageError as exc:
         raise ServiceError(str(exc), "file") from None
 
 
 def upload_version(*, bot: Bot, filename: str, data: bytes) -> BotVersion:
     """Store a new version (status pending) and queue its validation."""
-    safe_name, sha256 = _checked_upload(bot.owner, bot.game, filename, data)
-    return _store_version(bot, safe_name, sha256, data)
+    safe_name, check = _checked_upload(bot.owner, bot.game, filename, data)
+    return _store_version(bot, safe_name, check, data)
 
 
-def _checked_upload(owner, game: str, filename: str, data: bytes) -> tuple[str, str]:
+def _checked_upload(owner, game: str, filename: str, data: bytes) -> tuple[str, packages.UploadCheck]:
     """The upload's checks (cardroom.packages', which `cardroom submit` runs
-    too) and the owner's quotas: the stored name and the sha256."""
+    too) and the owner's quotas: the stored name and what the checks found."""
     try:
         safe_name = packages.upload_name(filename, data, settings.CARDROOM_MAX_UPLOAD_BYTES)
     except packages.PackageTooLarge as exc:
@@ -106,7 +107,8 @@ def _checked_upload(owner, game: str, filename: str, data: bytes) -> tuple[str, 
     return safe_name, check_package(safe_name, data)
 
 
-def _store_version(bot: Bot, safe_name: str, sha256: str, data: bytes) -> BotVersion:
+def _store_version(bot: Bot, safe_name: str, check: packages.UploadCheck, data: bytes) -> BotVersion:
+    sha256 = check.sha256
     with transaction.atomic():
         quotas.lock_owner(bot.owner)
         quotas.check_upload(bot.owner, bot.game, len(data))  # again, under the owner's lock
@@ -119,7 +121,11 @@ def _store_version(bot: Bot, safe_name: str, sha256: str, data: bytes) -> BotVer
                 409,
             )
         number = (bot.versions.aggregate(n=Max("number"))["n"] or 0) + 1
-        version = BotVersion(bot=bot, number=number, filename=safe_name, sha256=sha256, size=len(data))
+        notes = "\n".join(f"note: {note}" for note in check.notes)
+        version = BotVersion(
+            bot=bot, number=number, filename=safe_name, sha256=sha256, size=len(data), runtime=check.runtime,
+            upload_notes=notes, validation_log=notes,
+        )  # fmt: skip
         version.package.save(f"{bot.game}-{bot.name}-v{number}-{safe_name}", ContentFile(data), save=False)
         version.save()
         transaction.on_commit(lambda: _queue_validation(version.pk))

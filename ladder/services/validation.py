@@ -65,6 +65,12 @@ HINTS = {
 FORFEIT_DOCS = "/docs/bot-authors/#forfeits"
 
 
+def _noted(version: BotVersion) -> str:
+    """The notes of the upload's checks (the entry's executable bit set),
+    at the head of every validation log of the version."""
+    return f"{version.upload_notes}\n" if version.upload_notes else ""
+
+
 class ValidationRetry(Exception):
     """A platform problem interrupted validation; try again later."""
 
@@ -166,7 +172,7 @@ def validate_version(version_id: int, worker: str | None = None, resume: bool = 
                 live[n] = _create_validation_match(version, n)
         if version.status == BotVersion.Status.PENDING:
             version.status = BotVersion.Status.VALIDATING
-            version.validation_log = "validating: " + ", ".join(
+            version.validation_log = _noted(version) + "validating: " + ", ".join(
                 f"{n}-player match {live[n].pk} (/matches/{live[n].pk}/)" for n in counts
             )
             version.save(update_fields=["status", "validation_log"])
@@ -189,7 +195,7 @@ def conclude(version_id: int, counts: list[int] | None = None) -> str:
             Match.objects.filter(pk__in=[m.pk for m in failed_for_good]).update(status=Match.Status.CANCELLED)
             errors = "; ".join(f"match {m.pk}: {m.error}" for m in failed_for_good)
             version.status = BotVersion.Status.PENDING
-            version.validation_log = (
+            version.validation_log = _noted(version) + (
                 "validation could not be completed because of a platform problem (not your bot's fault); "
                 f"it will be tried again automatically. ({errors})"
             )
@@ -211,21 +217,21 @@ def conclude(version_id: int, counts: list[int] | None = None) -> str:
             if failed:
                 lines.insert(0, f"version {version.number} of {version.bot.name} failed validation; fix the problem below and upload a new version.")
                 version.status = BotVersion.Status.FAILED
-                version.validation_log = "\n".join(lines)
+                version.validation_log = _noted(version) + "\n".join(lines)
                 version.save(update_fields=["status", "validation_log"])
             else:
                 newer = version.bot.versions.filter(status=BotVersion.Status.ACTIVE, number__gt=version.number).first()
                 if newer is not None:
                     lines.append(f"passed, but version {newer.number} is already active: this version is retired.")
                     version.status = BotVersion.Status.RETIRED
-                    version.validation_log = "\n".join(lines)
+                    version.validation_log = _noted(version) + "\n".join(lines)
                     version.save(update_fields=["status", "validation_log"])
                 else:
                     lines.append(
                         f"version {version.number} is now active on the {game_label(version.bot.game)} ladders."
                         + (" The bot is withdrawn: re-enter it to play." if version.bot.withdrawn else "")
                     )
-                    version.validation_log = "\n".join(lines)
+                    version.validation_log = _noted(version) + "\n".join(lines)
                     version.save(update_fields=["validation_log"])
                     activate_version(version)
             status = BotVersion.objects.values_list("status", flat=True).get(pk=version_id)
