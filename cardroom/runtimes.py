@@ -26,7 +26,6 @@ import re
 import select
 import shutil
 import struct
-import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -44,7 +43,6 @@ __all__ = [
     "missing_libraries",
     "runtime_argv",
     "runtime_limits",
-    "runtime_versions",
 ]
 
 RUNTIMES = ("python", "node", "native")
@@ -283,26 +281,3 @@ def missing_libraries(launcher: Launcher, root: Path, entry: str, limits: BotLim
             lib = line.split(":")[1].strip() if line.count(":") >= 2 else ""
             found.append(f"{m.group(1)} (of {os.path.basename(lib)})" if lib else m.group(1))
     return list(dict.fromkeys(found))
-
-
-# -- versions --------------------------------------------------------------------------------
-
-
-def runtime_versions() -> dict[str, str]:
-    """Each runtime's version as this machine runs it (read, never written
-    down): python's and numpy's, node's, and glibc's for native bots."""
-    versions: dict[str, str] = {}
-    versions["python"] = _output([bot_python(), "-c", "import sys; print(sys.version.split()[0])"])
-    versions["numpy"] = _output([bot_python(), "-c", "import numpy; print(numpy.__version__)"], path="/usr/lib/python3/dist-packages")
-    versions["node"] = _output([bot_node(), "--version"]).lstrip("v")
-    versions["glibc"] = os.confstr("CS_GNU_LIBC_VERSION").split()[-1] if hasattr(os, "confstr") else ""
-    return versions
-
-
-def _output(argv: list[str], path: str | None = None) -> str:
-    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"} | ({"PYTHONPATH": path} if path else {})
-    try:
-        result = subprocess.run(argv, capture_output=True, text=True, timeout=20, env=env)
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-    return result.stdout.strip() if result.returncode == 0 else ""
