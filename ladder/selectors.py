@@ -304,6 +304,26 @@ def tournament_entries(t) -> list[dict]:
     return [tournament_entry_row(e) for e in t.entries.select_related("bot__owner", "version").order_by("index")]
 
 
+def entry_choices(t, user) -> dict:
+    """What the user may do on an open event's page: their entries (each
+    with the bot's current version, to swap to) and the bots they may enter."""
+    from ladder.models import Bot, BotVersion
+
+    mine = [e for e in t.entries.select_related("bot__current_version", "version").order_by("index") if e.bot.owner_id == user.pk]
+    entered = {e.bot_id for e in mine}
+    rows = []
+    for e in mine:
+        current = e.bot.current_version
+        newer = current if current and current.status == BotVersion.Status.ACTIVE and current.pk != e.version_id else None
+        rows.append({"bot": e.bot_id, "name": e.bot.name, "version_number": e.version.number, "newer": newer and newer.number})
+    eligible = [
+        b for b in Bot.objects.filter(owner=user, game=t.game, withdrawn__isnull=True, current_version__status=BotVersion.Status.ACTIVE)
+        .select_related("current_version").order_by("name")
+        if b.pk not in entered
+    ]  # fmt: skip
+    return {"my_entries": rows, "my_bots": eligible, "at_limit": len(mine) >= t.entries_per_user}
+
+
 def tournament_entry(t, bot_id: int):
     from ladder.models import TournamentEntry
 

@@ -46,8 +46,13 @@ def entry_names(bots: Sequence[str]) -> list[Entry]:
 
 
 def replay_name(plan: MatchPlan, total: int) -> str:
+    return replay_file(plan.number, total)
+
+
+def replay_file(number: int, total: int) -> str:
+    """The replay's file name in an event's folder (or the site's archive of it)."""
     width = max(4, len(str(total - 1)))
-    return f"match-{plan.number:0{width}d}.json"
+    return f"match-{number:0{width}d}.json"
 
 
 def dump_json(doc: Any) -> str:

@@ -96,7 +96,7 @@ EMPTY_STANDINGS = {"standings": [], "crosstable": {"entries": [], "cells": None}
 ENDED = (Tournament.Status.FINISHED, Tournament.Status.CANCELLED)
 
 
-def _frozen_versions(bots: list[Bot], game: str) -> list[BotVersion]:
+def _frozen_versions(bots, game: str) -> list[BotVersion]:
     """Each bot's current (active) version, refused by name if it has none
     or plays another game."""
     ids = [b.pk for b in bots]
@@ -128,7 +128,7 @@ def create_tournament(
     name: str,
     game: str,
     format: str,
-    bots: list[Bot],
+    bots: list[Bot] | tuple[Bot, ...] = (),
     table_size: int,
     deals: int = 1,
     rounds: int | None = None,
@@ -177,6 +177,8 @@ def create_tournament(
             raise TournamentError(
                 f"starts must be from {lead} s to a year from now ({now.isoformat(timespec='seconds')}), not {starts.isoformat()}", "starts"
             )
+    if starts is None and len(bots) < 2:
+        raise TournamentError("an event without a start time needs a field of at least 2 bots", "bots")
     versions = _frozen_versions(bots, game)
     seed = secrets.randbelow(2**62) if seed is None else seed
     try:
@@ -236,10 +238,11 @@ def _draw(t: Tournament, spec: EventSpec) -> None:
 
 
 def _taking_entries(t: Tournament, now) -> None:
-    if t.status != Tournament.Status.OPEN or t.starts is None:
-        raise TournamentError(f"{t.name} takes no entries: it is {t.status}, its field fixed", "tournament", 409)
-    if now >= t.starts:
+    if t.status == Tournament.Status.OPEN and t.starts is not None and now < t.starts:
+        return
+    if t.starts is not None and now >= t.starts:  # (the same words whether or not the start has been drawn yet)
         raise TournamentError(f"entries to {t.name} closed at its start, {t.starts.isoformat(timespec='seconds')}", "tournament", 409)
+    raise TournamentError(f"{t.name} takes no entries: it is {t.status}, its field fixed", "tournament", 409)
 
 
 def enter(t: Tournament, user, bot: Bot) -> tuple[TournamentEntry, bool]:

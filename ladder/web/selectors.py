@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from ladder import caching
 from ladder import selectors as core_selectors
-from ladder.models import Bot, BotVersion, Ladder, Match, Participant, Rating, RatingChange
+from ladder.models import Bot, BotVersion, Ladder, Match, Participant, Rating, RatingChange, TournamentEntry
 
 PAGE_SIZE = 50
 TREND_GAMES = 10
@@ -447,3 +447,21 @@ def my_recent_logs(user, limit: int = 30) -> list[Participant]:
         .select_related("bot", "version", "match", "match__ladder")
         .order_by("-match_id")[:limit]
     )
+
+
+def bot_events(bot, limit: int = 20) -> list[dict]:
+    """The events the bot entered, newest first, with its place in each
+    (from the stored standings; none before an event starts)."""
+    rows = []
+    for e in (
+        TournamentEntry.objects.filter(bot=bot).select_related("tournament__stored_standings", "version").order_by("-tournament_id")[:limit]
+    ):
+        t = e.tournament
+        stored = getattr(t, "stored_standings", None)
+        standings = (stored.document if stored else {}).get("standings", [])
+        row = next((r for r in standings if r["bot"] == bot.pk), None)
+        rows.append({
+            "t": t, "version_number": e.version.number, "place": row and row["place"], "of": len(standings),
+            "points_per_match": row and row["points_per_match"], "matches": row and row["matches"],
+        })  # fmt: skip
+    return rows

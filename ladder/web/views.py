@@ -237,6 +237,7 @@ def bot_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "versions": selectors.bot_versions(bot),
             "recent": selectors.recent_matches(bot),
             "h2h": selectors.head_to_head(bot),
+            "events": selectors.bot_events(bot),
             "game": GAMES.get(bot.game),
         },
     )

@@ -7,10 +7,14 @@ on the events' queue, and its stored standings are the field's, final."""
 
 from __future__ import annotations
 
+import io
+import json
 import subprocess
+import zipfile
 from datetime import timedelta
 
 import pytest
+from django.test import Client
 from django.utils import timezone
 
 from ladder import selectors
@@ -23,6 +27,7 @@ from tests.ladder.worker_fixtures import (  # noqa: F401 (the fixture celery_wor
     CELERY,
     ROOT,
     _die_with_parent,
+    cardroom_verify,
     celery_workers_fixture,
     wait_until,
     worker_env,
@@ -56,7 +61,7 @@ def beat(tmp_path):
                 proc.wait()
 
 
-def test_an_open_event_takes_entries_until_its_start_then_plays_to_the_end(celery_workers, beat, settings):
+def test_an_open_event_takes_entries_until_its_start_then_plays_to_the_end(celery_workers, beat, settings, tmp_path):
     settings.CARDROOM_EVENT_MIN_LEAD_SECONDS = 1
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     boss = factories.user()
@@ -116,6 +121,20 @@ def test_an_open_event_takes_entries_until_its_start_then_plays_to_the_end(celer
     assert {k: v for k, v in doc.items() if k != "computed"} == {
         **tournaments.standings_document(t), "results_counted": 2
     }  # what the finished matches say
+    # the archive: the final table and every replay, each of which verifies
+    response = Client().get(f"/tournaments/{t.pk}/archive.zip")
+    assert response.status_code == 200 and response.streaming and response["Content-Type"] == "application/zip"
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
+    assert sorted(archive.namelist()) == ["replays/match-0000.json", "replays/match-0001.json", "standings.json"]
+    saved = json.loads(archive.read("standings.json"))
+    assert saved["standings"] == doc["standings"] and saved["event"]["seed"] == t.seed
+    assert [(e["bot"], e["version"]) for e in saved["entries"]] == [(b.pk, swapped.pk), (c.pk, c.current_version_id)]
+    for row in saved["matches"]:
+        path = tmp_path / row["replay"].replace("/", "-")
+        path.write_bytes(archive.read(row["replay"]))
+        checked = cardroom_verify(path)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert json.loads(path.read_bytes())["seed"] == row["seed"] == Match.objects.get(pk=row["match"]).seed
     # final: the sweeps leave it as it ended
     computed = doc["computed"]
     Tournament.objects.filter(pk=t.pk).update(results_recorded=3)  # as a straggling result would

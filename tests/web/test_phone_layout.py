@@ -5,7 +5,10 @@ only by scrolling the whole page sideways."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from ladder.models import Match
 from ladder.services import matches as match_services
@@ -52,6 +55,11 @@ def test_every_page_fits_a_phone_screen(browser, live_server):
     for match_id in Match.objects.filter(tournament_slot__tournament=event).values_list("pk", flat=True):
         assert match_services.run_queued_match(match_id, "web-test") == "finished"
     bot = next(b for b in data["bots"] if not b.builtin)
+    # an open event the owner's bot entered (its page: the entries and the entry forms)
+    opened = tournaments.create_tournament(
+        user=owner, name="Phone open", game="allegra", format="swiss", table_size=2, starts=timezone.now() + timedelta(hours=3),
+    )  # fmt: skip
+    tournaments.enter(opened, owner, bot)
 
     context = browser.new_context(viewport=PHONE, base_url=live_server.url, locale="en-GB", timezone_id="UTC")
     context.set_default_timeout(15_000)
@@ -68,7 +76,7 @@ def test_every_page_fits_a_phone_screen(browser, live_server):
         paths = list(dict.fromkeys([
             *nav, *docs,
             f"/ladders/{data['ladder'].pk}/", f"/bots/{bot.pk}/", f"/my/bots/{bot.pk}/",
-            f"/tournaments/{event.pk}/", "/tournaments/new/",
+            f"/tournaments/{event.pk}/", f"/tournaments/{opened.pk}/", "/tournaments/new/",
         ]))  # fmt: skip
         for path in paths:
             seen.append(_width(page, path))

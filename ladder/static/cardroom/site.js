@@ -8,6 +8,8 @@
  *    with its mask (data-mask).
  *  - form[data-confirm]: asks before the form is sent.
  *  - select[data-autosubmit]: sends its form when the choice changes.
+ *  - time[data-local-time]: a UTC time (its datetime attribute, ISO 8601)
+ *    shown in the reader's own time zone; the UTC text stays as its title.
  * (Handlers live here, never in on* attributes: the Content-Security-Policy
  * runs no inline script.)
  */
@@ -107,7 +109,21 @@
     });
   }
 
+  function localTimes(root) {
+    root.querySelectorAll("time[data-local-time]").forEach(function (el) {
+      var when = new Date(el.getAttribute("datetime"));
+      if (isNaN(when.getTime())) return;
+      if (!el.title) el.title = el.textContent;
+      el.textContent = when.toLocaleString(undefined, {
+        year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short"
+      });
+    });
+  }
+
+  document.addEventListener("cardroom:refreshed", function (e) { localTimes(e.target.parentNode || document); });
+
   document.addEventListener("DOMContentLoaded", function () {
+    localTimes(document);
     document.querySelectorAll("[data-refresh-url]").forEach(setupRefresh);
     document.querySelectorAll("[data-dropzone]").forEach(setupDropzone);
     document.querySelectorAll("[data-copy]").forEach(setupCopy);
