@@ -143,3 +143,28 @@ def test_an_event_without_enough_entries_is_cancelled_at_its_start_saying_why():
     assert t.status == "cancelled" and t.cancelled_reason == "not started: the field must be between 2 and 1000, not 1"
     assert factories.client().get(f"/api/tournaments/{t.pk}/").json()["cancelled_reason"] == t.cancelled_reason
     assert not Match.objects.filter(kind="tournament").exists()
+
+
+def test_the_site_forms_open_an_event_in_utc_and_refuse_a_late_entry_with_a_page_that_says_why(client):
+    boss = staff()
+    client.force_login(boss)
+    when = (timezone.now() + timedelta(days=1)).replace(second=0, microsecond=0)
+    form = {
+        "name": "form open", "game": "allegra", "format": "round-robin", "table_size": 2, "deals": 1,
+        "per_move_ms": 1000, "total_ms": 300000, "entries_per_user": 2, "starts": when.strftime("%Y-%m-%dT%H:%M"),
+    }  # fmt: skip
+    response = client.post("/tournaments/new/", form)
+    assert response.status_code == 302, response.content.decode()[-2000:]
+    t = Tournament.objects.get(name="form open")
+    assert (t.status, t.starts, t.entries_per_user) == ("open", when, 2)
+
+    author = factories.user()
+    bot = factories.active_bot(author)
+    client.force_login(author)
+    page = client.get(f"/tournaments/{t.pk}/").content.decode()
+    assert 'data-testid="entry-form"' in page and f'datetime="{when.strftime("%Y-%m-%dT%H:%M:%SZ")}"' in page
+    assert client.post(f"/tournaments/{t.pk}/entries/", {"bot": bot.pk}).status_code == 302
+    close_window(t)
+    late = client.post(f"/tournaments/{t.pk}/entries/", {"bot": bot.pk, "action": "withdraw"})
+    assert late.status_code == 409 and "closed at its start" in late.content.decode()
+    assert client.get(f"/tournaments/{t.pk}/archive.zip").status_code == 409  # not ended: no archive yet
