@@ -14,3 +14,19 @@ def _fresh_shared_cache():
 
     cache.clear()
     yield
+
+
+@pytest.fixture(scope="session")
+def cpp_starter(tmp_path_factory):
+    """bots/starters/cpp copied and built with its own Makefile, as its
+    README tells an author to (never built inside the repository): the
+    folder, with the static binary `bot` in it. Built once per session."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    folder = tmp_path_factory.mktemp("starter") / "cpp"
+    source = Path(__file__).resolve().parents[1] / "bots" / "starters" / "cpp"
+    shutil.copytree(source, folder, ignore=shutil.ignore_patterns("bot"))
+    subprocess.run(["make", "-s"], cwd=folder, check=True, capture_output=True, timeout=120)
+    return folder

@@ -1,82 +1,48 @@
-"""The starter kits of bots/starters/: each is a complete bot that reads
-every message of protocol v1 and plays both games to the end without a
-forfeit, and its replays verify.
-
-The C++ starter is built with its own Makefile (as its README tells an
-author to) into a copy of its folder, never into the repository."""
+"""The starter kits of bots/starters/ as programs: each reads every kind of
+line protocol v1 may send it (and a few it must skip) and answers correctly,
+run as its manifest says (the package checks' own command). Whole matches
+of both games in the real sandbox: tests/sandbox/test_starters_sandbox.py."""
 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from cardroom.launch import BotLimits, PlainLauncher
-from cardroom.players import ProtocolPlayer
-from cardroom.runner import run_match
-from engine.replay import verify
+from cardroom.packages import BotPackage, load_bot_package, package_argv
 
 ROOT = Path(__file__).resolve().parents[1]
 STARTERS = ROOT / "bots" / "starters"
-# The runtimes' commands, until the package checks know `runtime` (the
-# manifests already say it): what each starter's manifest asks for.
-ARGV = {"python-numpy": ["/usr/bin/python3", "bot.py"], "node": ["/usr/bin/node", "bot.js"], "cpp": ["./bot"]}
-# V8 reserves far more address space than it uses: unsandboxed, only RLIMIT_AS limits memory.
-LIMITS = BotLimits(memory_bytes=16 << 30)
+KITS = {"python-numpy": ("python", "bot.py"), "node": ("node", "bot.js"), "cpp": ("native", "bot")}
 
 
 @pytest.fixture(scope="module")
-def starter_dirs(tmp_path_factory) -> dict[str, Path]:
-    """Each starter's folder, as an author has it once built: the C++ one
-    copied and built with `make`."""
-    dirs = {name: STARTERS / name for name in ARGV}
-    cpp = tmp_path_factory.mktemp("starters") / "cpp"
-    shutil.copytree(STARTERS / "cpp", cpp, ignore=shutil.ignore_patterns("bot"))
-    subprocess.run(["make", "-s"], cwd=cpp, check=True, capture_output=True, timeout=120)
-    dirs["cpp"] = cpp
-    return dirs
+def packages(cpp_starter, tmp_path_factory) -> dict[str, BotPackage]:
+    """Each starter as the package checks load it (the C++ one built)."""
+    work = tmp_path_factory.mktemp("unpacked")
+    folders = {name: STARTERS / name for name in KITS} | {"cpp": cpp_starter}
+    return {name: load_bot_package(folder, work) for name, folder in folders.items()}
 
 
-def test_every_starter_has_a_manifest_a_readme_and_its_entry():
-    for name in ARGV:
-        folder = STARTERS / name
-        manifest = (folder / "cardroom.toml").read_text()
-        assert "protocol = 1" in manifest
-        entry = next(line.split('"')[1] for line in manifest.splitlines() if line.startswith("entry"))
-        assert entry == ARGV[name][-1].removeprefix("./")
-        assert (folder / entry).exists() or name == "cpp"  # the C++ entry is built
-        assert "cardroom play" in (folder / "README.md").read_text()
-        assert "cardroom submit" in (folder / "README.md").read_text()
+def test_every_starter_has_its_runtime_entry_and_a_readme(packages):
+    for name, (runtime, entry) in KITS.items():
+        assert (packages[name].runtime, packages[name].entry, packages[name].protocol) == (runtime, entry, 1)
+        readme = (STARTERS / name / "README.md").read_text()
+        assert "cardroom play" in readme and "cardroom submit" in readme
 
 
-def test_the_cpp_starter_builds_a_static_binary(starter_dirs):
-    binary = starter_dirs["cpp"] / "bot"
+def test_the_cpp_starter_builds_a_static_binary(packages):
+    binary = packages["cpp"].root / "bot"
     described = subprocess.run(["file", "-b", str(binary)], capture_output=True, text=True, check=True).stdout
     assert "ELF 64-bit" in described and "x86-64" in described and "statically linked" in described
 
 
-@pytest.mark.parametrize("name", list(ARGV))
-@pytest.mark.parametrize("game", ["allegory", "allegra"])
-def test_starter_plays_whole_matches_of_both_games_and_the_replays_verify(starter_dirs, name, game):
-    for n, seed in ((2, 21), (4, 22)):
-        player = ProtocolPlayer(name, name, starter_dirs[name], ARGV[name], PlainLauncher(), LIMITS)
-        others = ["builtin:random", "builtin:greedy", "builtin:random"][: n - 1]
-        record = run_match(game, [player, *others], seed=seed)
-        assert record.forfeits == [], record.forfeits
-        assert "Traceback" not in record.logs[0] and "failed" not in record.logs[0], record.logs[0]
-        verified = verify(json.loads(json.dumps(record.replay)))
-        assert verified.result.ranks == record.result.ranks
-        decisions = [e for e in record.replay["events"] if e["by"] == 0]
-        assert decisions and not any(e.get("forfeit") for e in decisions)
-
-
-def _talk(starter_dirs, name: str, lines: list[str]) -> list[dict]:
+def _talk(package: BotPackage, lines: list[str]) -> list[dict]:
     out = subprocess.run(
-        ARGV[name],
-        cwd=starter_dirs[name],
+        package_argv(package),
+        cwd=package.root,
         input="".join(lines),
         capture_output=True,
         text=True,
@@ -113,14 +79,14 @@ SLOTS = (
 END = '{"type": "end", "observation": {}, "result": {"scores": [3, 8], "ranks": [2, 1], "forfeits": []}}\n'
 
 
-@pytest.mark.parametrize("name", list(ARGV))
-def test_starter_reads_escapes_whitespace_and_field_order_and_fills_the_template(starter_dirs, name):
+@pytest.mark.parametrize("name", list(KITS))
+def test_starter_reads_escapes_whitespace_and_field_order_and_fills_the_template(packages, name):
     """Lines a bot must read like any other: unicode and surrogate escapes,
     whitespace around the object, keys in another order, keys it does not
     know, a message type it does not know and a line that is not JSON (both
     skipped), numbers of every form."""
     unknown = '{"type": "news", "text": "ignored"}\n'
-    replies = _talk(starter_dirs, name, [START, unknown, DISTRIBUTE, "{not json\n", SLOTS, END])
+    replies = _talk(packages[name], [START, unknown, DISTRIBUTE, "{not json\n", SLOTS, END])
     assert replies[0] == {"type": "ready"}
     assert len(replies) == 3, replies
     distribute = replies[1]["action"]

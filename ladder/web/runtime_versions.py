@@ -4,7 +4,7 @@
 The web server and the workers run the same image (docker-compose.yml), so
 what this process finds is what a bot gets in the sandbox: the sandbox binds
 the host's /usr read-only. Each probe runs the program a bot would run (the
-interpreter bots run on, ``node`` on the bots' PATH) or reads the library
+interpreter bots run on, their ``node``) or reads the library
 file itself; anything missing is said in words, never an error page. The
 result is kept for a few minutes: a probe starts Python with numpy."""
 
@@ -14,7 +14,6 @@ import glob
 import os
 import platform
 import re
-import shutil
 import subprocess
 import time
 from dataclasses import dataclass
@@ -88,8 +87,10 @@ def _python() -> tuple[str, str]:
 
 
 def _node() -> str:
-    node = shutil.which("node", path=BOT_PATH)
-    if node is None:
+    from cardroom.runtimes import bot_node
+
+    node = bot_node()
+    if not os.access(node, os.X_OK):
         return "Node.js is not installed here"
     found = _run([node, "-p", "process.version + ' ' + process.versions.v8"])
     if not found or " " not in found:

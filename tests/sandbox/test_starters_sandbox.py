@@ -1,0 +1,48 @@
+"""Every starter kit of bots/starters/ plays whole matches of both games, at
+2 and 4 players, in the real bwrap sandbox, as an author's folder is given
+to `cardroom play` (the C++ kit built with its own Makefile first), and
+`cardroom verify` accepts every replay."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cardroom.runner import run_match
+
+REPO = Path(__file__).resolve().parents[2]
+STARTERS = REPO / "bots" / "starters"
+KITS = ("python-numpy", "node", "cpp")
+
+
+@pytest.fixture(scope="module")
+def kit_folders(cpp_starter) -> dict[str, Path]:
+    """Each kit as an author has it: the C++ one built with `make`."""
+    return {name: STARTERS / name for name in KITS} | {"cpp": cpp_starter}
+
+
+@pytest.mark.parametrize("kit", KITS)
+def test_starter_kit_plays_both_games_in_the_sandbox_and_its_replays_verify(bwrap_launcher, kit_folders, kit, tmp_path):
+    replays = []
+    for game in ("allegory", "allegra"):
+        for n, seed in ((2, 31), (4, 32)):
+            others = ["builtin:greedy", "builtin:random", "builtin:greedy"][: n - 1]
+            record = run_match(game, [str(kit_folders[kit]), *others], seed=seed, launcher=bwrap_launcher)
+            where = f"{kit}, {game}, {n} players"
+            assert record.forfeits == [], (where, record.forfeits, record.logs[0])
+            log = record.logs[0]
+            assert "Traceback" not in log and "failed" not in log and "skipped" not in log, (where, log)
+            decisions = [e for e in record.replay["events"] if e["by"] == 0]
+            assert len(decisions) >= 5 and not any(e.get("forfeit") for e in decisions), where
+            path = tmp_path / f"{game}-{n}.json"
+            path.write_text(json.dumps(record.replay))
+            replays.append(str(path))
+    check = subprocess.run(
+        [sys.executable, "-m", "cardroom", "verify", *replays], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert check.stdout.count(": OK:") == 4
