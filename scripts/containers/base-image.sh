@@ -2,8 +2,10 @@
 # The base image, debian:bookworm-slim, made from Debian's own packages where
 # no image registry is reachable: `debootstrap --variant=minbase bookworm`
 # from the Debian mirror this machine's apt uses, then `docker import`.
-# The root file system's tar is kept in var/base/ and imported again when the
-# daemon lacks the image (about a minute saved).
+# The root file system's tar is kept (in /var/cache/cardroom/base as root,
+# for every checkout; else var/base/) and imported again when the daemon
+# lacks the image (about a minute saved); a tar older than a week is made
+# again, so the base follows Debian's point releases and security fixes.
 #
 #   DOCKER_HOST=unix://... scripts/containers/base-image.sh
 #   DEBIAN_MIRROR=http://... to choose another mirror
@@ -11,8 +13,13 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 DOCKER=${DOCKER:-/usr/bin/docker}
 TAG=debian:bookworm-slim
-CACHE=$ROOT/var/base
+if [ "$(id -u)" -eq 0 ]; then CACHE=${CARDROOM_BASE_CACHE:-/var/cache/cardroom/base}; else CACHE=${CARDROOM_BASE_CACHE:-$ROOT/var/base}; fi
 TAR=$CACHE/debian-bookworm-minbase.tar
+if [ -e "$TAR" ] && [ -n "$(find "$TAR" -mtime +7)" ]; then
+  echo "base-image: $TAR is over a week old: making it again"
+  rm -f "$TAR"
+  "$DOCKER" image rm "$TAG" >/dev/null 2>&1 || true
+fi
 
 if "$DOCKER" image inspect "$TAG" >/dev/null 2>&1; then
   echo "base-image: $TAG is there"
