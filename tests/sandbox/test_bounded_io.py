@@ -64,13 +64,15 @@ def test_cardroom_play_returns_against_a_staller(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "CARDROOM_SANDBOX"}  # the real sandbox (the default)
     out = subprocess.run(
         [sys.executable, "-m", "cardroom", "play", "allegra", str(bot), "builtin:random", "--seed", "4",
-         "--per-move-ms", "300", "--overage-ms", "200", "--replay", str(tmp_path / "replay.json")],
+         "--per-move-ms", "300", "--overage-ms", "200", "--replay", str(tmp_path / "replay.json"),
+         "--logs", str(tmp_path / "logs")],  # else the forfeiting seat's log is left in /tmp
         cwd=REPO, capture_output=True, text=True, timeout=180, env=env,
     )
     if "SandboxUnavailable" in out.stderr:
         pytest.skip(f"the bwrap sandbox is unavailable here: {out.stderr.strip()[-300:]}")
     assert out.returncode == 0, out.stderr[-2000:]
     assert "timeout at event" in out.stdout and "did not take its act message in time" in out.stdout, out.stdout
+    assert f"(the whole log is {tmp_path / 'logs' / 'seat-0.log'}):" in out.stderr, out.stderr[-2000:]
     replay = json.loads((tmp_path / "replay.json").read_text())
     assert [(f["seat"], f["reason"]) for f in replay["result"]["forfeits"]] == [(0, TIMEOUT)]
 
