@@ -168,3 +168,38 @@ def test_the_site_forms_open_an_event_in_utc_and_refuse_a_late_entry_with_a_page
     late = client.post(f"/tournaments/{t.pk}/entries/", {"bot": bot.pk, "action": "withdraw"})
     assert late.status_code == 409 and "closed at its start" in late.content.decode()
     assert client.get(f"/tournaments/{t.pk}/archive.zip").status_code == 409  # not ended: no archive yet
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_sweeps_racing_to_start_an_event_draw_it_once():
+    """Two processes' sweeps (the beat task and the reaper's) at the same
+    moment: the event's row lock lets one draw the schedule; the other finds
+    it running and does nothing."""
+    import threading
+
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the row lock under test is PostgreSQL's (SQLite has none; its writers take turns at the database lock)")
+    t = open_event()
+    for _ in range(3):
+        owner = factories.user()
+        tournaments.enter(t, owner, factories.active_bot(owner))
+    close_window(t)
+    barrier, results = threading.Barrier(2), []
+
+    def sweep():
+        try:
+            barrier.wait()
+            results.append(tournaments.start_due())
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=sweep) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert sorted(results) == [[], [t.pk]]
+    assert TournamentMatch.objects.filter(tournament=t).count() == 3  # one schedule, not two
+    assert Match.objects.filter(kind="tournament").count() == 3
