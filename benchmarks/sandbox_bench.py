@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 """What the sandbox costs: plain launcher vs bwrap launcher, side by side.
 
-    python benchmarks/sandbox_bench.py [--starts 20] [--round-trips 2000]
+    python benchmarks/sandbox_bench.py [--starts 20] [--round-trips 2000] [--runtimes python,node,native]
+
+Every figure is taken for each runtime (contract 1.1) with the same trivial
+bot in its language (Python, JavaScript, and C built here with gcc), each
+against the same program started plainly; and the resident memory of the
+bot's process once it has answered ``ready``.
 
 * start: from ``Launcher.spawn`` to the bot's first reply (``ready`` to the
   ``start`` message) for a trivial protocol-v1 bot; median over N starts
@@ -22,9 +27,10 @@
   compared with the other at the same placement;
 * fairness: an honest bot needing a fixed amount of CPU per move, in
   Allegory matches through the sandbox, against a random bot, against a
-  one-core thinker (one thread spinning 0.15 s a move) and against a CPU hog
-  (the same plus busy children that each call setsid()); its median ms per
-  move in each (``--fairness-rounds`` matches each, taking turns).
+  one-core thinker (one thread spinning 0.15 s a move), against a CPU hog
+  (the same plus busy children that each call setsid()) and against the
+  same hog as a native program (cpu_hog.c); its median ms per move in each
+  (``--fairness-rounds`` matches each, taking turns).
 
 Both columns are measured in turns (start, start, …), so that a busy moment
 of the machine weighs on both alike.
@@ -50,7 +56,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from dataclasses import dataclass  # noqa: E402
+
 from cardroom.launch import BotLimits, BotProcess, Launcher, PlainLauncher, bot_python  # noqa: E402
+from cardroom.runtimes import runtime_argv, runtime_limits  # noqa: E402
 
 TRIVIAL_BOT = """import json, sys
 for line in sys.stdin:
@@ -64,6 +73,69 @@ for line in sys.stdin:
     sys.stdout.write(json.dumps(reply) + "\\n")
     sys.stdout.flush()
 """
+
+TRIVIAL_JS = """const rl = require("readline").createInterface({ input: process.stdin });
+rl.on("line", (line) => {
+  const message = JSON.parse(line);
+  if (message.type === "start") process.stdout.write(JSON.stringify({ type: "ready" }) + "\\n");
+  else if (message.type === "act") process.stdout.write(JSON.stringify({ type: "action", action: message.legal[0] }) + "\\n");
+  else rl.close();
+});
+"""
+RUNTIMES = ("python", "node", "native")
+NATIVE_SOURCES = Path(__file__).resolve().parent.parent / "tests" / "sandbox"
+
+
+@dataclass(frozen=True)
+class BenchBot:
+    """The trivial bot of one runtime: its folder, command line and limits."""
+
+    runtime: str
+    root: Path
+    argv: list[str]
+    limits: BotLimits
+
+
+def bench_bot(runtime: str, folder: Path) -> BenchBot:
+    """Write (or, for native, build with gcc) the trivial bot of ``runtime``."""
+    import subprocess
+
+    folder.mkdir()
+    os.chmod(folder, 0o755)
+    if runtime == "python":
+        entry = "bot.py"
+        (folder / entry).write_text(TRIVIAL_BOT)
+    elif runtime == "node":
+        entry = "bot.js"
+        (folder / entry).write_text(TRIVIAL_JS)
+    else:
+        entry = "bot"
+        source = NATIVE_SOURCES / "runtimes" / "first_legal.c"
+        subprocess.run(["gcc", "-O2", "-o", str(folder / entry), str(source)], check=True, capture_output=True)
+    limits = runtime_limits(runtime, BotLimits())
+    return BenchBot(runtime, folder, runtime_argv(runtime, entry, limits), limits)
+
+
+def build_native(name: str, folder: Path) -> Path:
+    """A native package of tests/sandbox/hostile/NAME.c, built with gcc."""
+    import subprocess
+
+    package = folder / name
+    package.mkdir()
+    os.chmod(package, 0o755)
+    subprocess.run(["gcc", "-O2", "-o", str(package / "bot"), str(NATIVE_SOURCES / "hostile" / f"{name}.c")], check=True, capture_output=True)
+    (package / "cardroom.toml").write_text(f'entry = "bot"\nprotocol = 1\nruntime = "native"\nname = "{name}-c"\n')
+    return package
+
+
+def resident_kib(proc: BotProcess) -> int:
+    """VmRSS of the bot's own process (in the sandbox: pid 1 of its namespace)."""
+    pid = getattr(proc, "inner_pid", proc.pid)
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
 
 START = {
     "type": "start",
@@ -122,7 +194,7 @@ class Placement:
         os.sched_setaffinity(0, self.saved)
 
 
-def bench_player_decisions(launchers: list[tuple[str, Launcher]], root: Path, n: int, place: Placement) -> dict[str, float]:
+def bench_player_decisions(launchers: list[tuple[str, Launcher]], bot: BenchBot, n: int, place: Placement) -> dict[str, float]:
     """Microseconds per decision as a match makes it: ``ProtocolPlayer.act``
     (thaw, build and send the observation and legal list, read and parse the
     answer, freeze), the bots taking turns in blocks of 20; the median of the
@@ -134,7 +206,7 @@ def bench_player_decisions(launchers: list[tuple[str, Launcher]], root: Path, n:
     place.spawning()
     try:
         for name, launcher in launchers:
-            player = ProtocolPlayer(name, name, root, [bot_python(), "bot.py"], launcher, BotLimits())
+            player = ProtocolPlayer(name, name, bot.root, bot.argv, launcher, bot.limits)
             players[name] = player
             player.start(StartInfo("allegra", 0, 4, "bench", {}, TimeControl(total_ms=3_600_000), 1))
         place.measuring()
@@ -189,32 +261,32 @@ class Wire:
         return line
 
 
-def start_once(launcher: Launcher, root: Path) -> tuple[float, float]:
-    """(ms from spawn to the ready reply, ms to kill and clean up)."""
+def start_once(launcher: Launcher, bot: BenchBot) -> tuple[float, float, float]:
+    """(ms from spawn to the ready reply, ms to kill and clean up, MiB
+    resident after ready)."""
     start_line = (json.dumps(START) + "\n").encode()
     t0 = time.perf_counter()
-    proc = launcher.spawn(root, [bot_python(), "bot.py"], BotLimits())
+    proc = launcher.spawn(bot.root, bot.argv, bot.limits)
     wire = Wire(proc)
     wire.send(start_line)
     assert json.loads(wire.line())["type"] == "ready"
     t1 = time.perf_counter()
     proc.pause()  # as the players do after the ready reply
+    rss = resident_kib(proc) / 1024
+    t_kill = time.perf_counter()
     proc.kill()
     t2 = time.perf_counter()
-    return (t1 - t0) * 1000, (t2 - t1) * 1000
+    return (t1 - t0) * 1000, (t2 - t_kill) * 1000, rss
 
 
-def bench_starts(launchers: list[tuple[str, Launcher]], root: Path, runs: int) -> dict[str, tuple[float, float]]:
+def bench_starts(launchers: list[tuple[str, Launcher]], bot: BenchBot, runs: int) -> dict[str, tuple[float, float, float]]:
     """Medians; the launchers take turns, so that a slow moment of the
     machine hits both columns alike."""
-    samples: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in launchers}
+    samples: dict[str, list[tuple[float, float, float]]] = {name: [] for name, _ in launchers}
     for _ in range(runs):
         for name, launcher in launchers:
-            samples[name].append(start_once(launcher, root))
-    return {
-        name: (statistics.median(s for s, _ in runs_), statistics.median(k for _, k in runs_))
-        for name, runs_ in samples.items()
-    }
+            samples[name].append(start_once(launcher, bot))
+    return {name: tuple(statistics.median(run[i] for run in runs_) for i in range(3)) for name, runs_ in samples.items()}  # type: ignore[misc]
 
 
 FREEZE = True  # --no-freeze: measure the round trip without it, for comparison
@@ -243,11 +315,12 @@ def one_core_thinker(folder: Path) -> Path:
     return path
 
 
-def bench_fairness(launcher: Launcher, rounds: int) -> dict[str, float]:
+def bench_fairness(launcher: Launcher, rounds: int, native: bool) -> dict[str, float]:
     """The honest bot's median ms per move against a random bot, against a
-    one-core thinker (spinning one thread 0.15 s a move: fair use of CPU)
-    and against the CPU hog (the same, plus six busy setsid() children), in
-    Allegory matches through ``launcher`` (taking turns)."""
+    one-core thinker (spinning one thread 0.15 s a move: fair use of CPU),
+    against the CPU hog (the same, plus six busy setsid() children) and,
+    with ``native``, against that hog in C, in Allegory matches through
+    ``launcher`` (taking turns)."""
     from cardroom.runner import TimeControl, run_match
 
     honest = str(HOSTILE / "honest_thinker.py")
@@ -255,6 +328,8 @@ def bench_fairness(launcher: Launcher, rounds: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="cardroom-bench-") as tmp:
         os.chmod(tmp, 0o755)
         opponents = {"random": "builtin:random", "one core": str(one_core_thinker(Path(tmp))), "hog": str(HOSTILE / "cpu_hog.py")}
+        if native:
+            opponents["native hog"] = str(build_native("cpu_hog", Path(tmp)))
         times: dict[str, list[int]] = {label: [] for label in opponents}
         for i in range(rounds):
             for label, opponent in opponents.items():
@@ -264,7 +339,7 @@ def bench_fairness(launcher: Launcher, rounds: int) -> dict[str, float]:
 
 
 def bench_round_trips(
-    launchers: list[tuple[str, Launcher]], root: Path, n: int, act: bytes, place: Placement
+    launchers: list[tuple[str, Launcher]], bot: BenchBot, n: int, act: bytes, place: Placement
 ) -> dict[str, float]:
     """Microseconds per act/action round trip: all the bots run at once and
     take turns in blocks of 20 decisions (so that the machine's slow moments
@@ -274,7 +349,7 @@ def bench_round_trips(
     place.spawning()
     try:
         for name, launcher in launchers:
-            proc = launcher.spawn(root, [bot_python(), "bot.py"], BotLimits())
+            proc = launcher.spawn(bot.root, bot.argv, bot.limits)
             procs.append(proc)
             wire = Wire(proc)
             wire.send((json.dumps(START) + "\n").encode())
@@ -335,7 +410,7 @@ def breakdown(launcher: Launcher, root: Path, runs: int) -> None:
         for _ in range(runs):
             start_line = (json.dumps(START) + "\n").encode()
             t0 = time.perf_counter()
-            proc = launcher.spawn(root, [bot_python(), "bot.py"], BotLimits())
+            proc = launcher.spawn(root, [bot_python(), "bot.py"], BotLimits())  # the python bot's folder
             t1 = time.perf_counter()
             wire = Wire(proc)
             wire.send(start_line)
@@ -361,6 +436,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--breakdown", action="store_true", help="also time the steps of a sandboxed start")
     parser.add_argument("--no-freeze", action="store_true", help="round trips without freezing and thawing (comparison)")
     parser.add_argument("--fairness-rounds", type=int, default=5, help="matches per opponent for the fairness figure")
+    parser.add_argument("--runtimes", default=",".join(RUNTIMES), help="the runtimes to measure, comma-separated (default: all)")
     args = parser.parse_args(argv)
     global FREEZE
     FREEZE = not args.no_freeze
@@ -376,48 +452,68 @@ def main(argv: list[str] | None = None) -> int:
     print(report.describe())
     print()
     act = act_message()
-    results: dict[str, tuple[float, ...]] = {}
+    runtimes = [r.strip() for r in args.runtimes.split(",") if r.strip()]
+    unknown = sorted(set(runtimes) - set(RUNTIMES))
+    if unknown:
+        parser.error(f"unknown runtime(s) {', '.join(unknown)}: the runtimes are {', '.join(RUNTIMES)}")
+    results: dict[str, dict[str, tuple[float, ...]]] = {}
     with tempfile.TemporaryDirectory(prefix="cardroom-bench-") as tmp:
-        root = Path(tmp)
-        (root / "bot.py").write_text(TRIVIAL_BOT)
         os.chmod(tmp, 0o755)
-        bench_starts(launchers, root, 2)  # warm-up (page cache)
-        starts = bench_starts(launchers, root, args.starts)
-        round_trips = {where: bench_round_trips(launchers, root, args.round_trips, act, Placement(where)) for where in PLACEMENTS}
-        decisions = {where: bench_player_decisions(launchers, root, args.round_trips, Placement(where)) for where in PLACEMENTS}
-        for name, _ in launchers:
-            results[name] = (
-                *starts[name],
-                *(round_trips[where][name] for where in PLACEMENTS),
-                *(decisions[where][name] for where in PLACEMENTS),
-            )
-        if args.breakdown and len(launchers) > 1:
-            breakdown(launchers[1][1], root, args.starts)
-            print()
-    fairness = bench_fairness(launchers[1][1], args.fairness_rounds) if len(launchers) > 1 and args.fairness_rounds else None
+        for runtime in runtimes:
+            bot = bench_bot(runtime, Path(tmp) / runtime)
+            bench_starts(launchers, bot, 2)  # warm-up (page cache)
+            starts = bench_starts(launchers, bot, args.starts)
+            round_trips = {where: bench_round_trips(launchers, bot, args.round_trips, act, Placement(where)) for where in PLACEMENTS}
+            decisions = {where: bench_player_decisions(launchers, bot, args.round_trips, Placement(where)) for where in PLACEMENTS}
+            results[runtime] = {
+                name: (
+                    *starts[name],
+                    *(round_trips[where][name] for where in PLACEMENTS),
+                    *(decisions[where][name] for where in PLACEMENTS),
+                )
+                for name, _ in launchers
+            }
+            if args.breakdown and len(launchers) > 1 and runtime == "python":
+                breakdown(launchers[1][1], bot.root, args.starts)
+                print()
+    fairness = (
+        bench_fairness(launchers[1][1], args.fairness_rounds, native="native" in runtimes)
+        if len(launchers) > 1 and args.fairness_rounds
+        else None
+    )
 
     print(f"act message: {len(act)} bytes; {args.starts} starts, {args.round_trips} round trips"
           f"{' (no freezing)' if args.no_freeze else ', each thawed before and frozen after'}")  # fmt: skip
-    print(f"{'':<38}{'plain':>10}{'bwrap':>10}{'ratio':>8}{'goal':>8}")
     rows = [
         ("start to first reply (median, ms)", 0, 1.5),
         ("kill and clean up (median, ms)", 1, None),
-        ("round trip, same core (median, us)", 2, 1.2),
-        ("round trip, across cores (median, us)", 3, 1.2),
-        ("ProtocolPlayer.act, same core (us)", 4, None),
-        ("ProtocolPlayer.act, across cores (us)", 5, None),
+        ("resident after ready (median, MiB)", 2, None),
+        ("round trip, same core (median, us)", 3, 1.2),
+        ("round trip, across cores (median, us)", 4, 1.2),
+        ("ProtocolPlayer.act, same core (us)", 5, None),
+        ("ProtocolPlayer.act, across cores (us)", 6, None),
     ]
     ok = True
-    for label, index, goal in rows:
-        plain = results["plain"][index]
-        if "bwrap" in results:
-            sandboxed = results["bwrap"][index]
-            ratio = sandboxed / plain if plain else float("nan")
-            verdict = "" if goal is None else (f"<{goal}x" if ratio <= goal else "MISSED")
-            ok = ok and (goal is None or ratio <= goal)
-            print(f"{label:<38}{plain:>10.2f}{sandboxed:>10.2f}{ratio:>7.2f}x{verdict:>8}")
-        else:
-            print(f"{label:<38}{plain:>10.2f}{'-':>10}")
+    for runtime, columns in results.items():
+        print()
+        print(f"{runtime:<38}{'plain':>10}{'bwrap':>10}{'ratio':>8}{'goal':>8}")
+        for label, index, goal in rows:
+            plain = columns["plain"][index]
+            if "bwrap" in columns:
+                sandboxed = columns["bwrap"][index]
+                ratio = sandboxed / plain if plain else float("nan")
+                verdict = "" if goal is None else (f"<{goal}x" if ratio <= goal else "MISSED")
+                ok = ok and (goal is None or ratio <= goal)
+                print(f"{label:<38}{plain:>10.2f}{sandboxed:>10.2f}{ratio:>7.2f}x{verdict:>8}")
+            else:
+                print(f"{label:<38}{plain:>10.2f}{'-':>10}")
+    column = "bwrap" if len(launchers) > 1 else "plain"
+    if "python" in results:
+        python_start = results["python"][column][0]
+        print()
+        print(f"start to first reply ({column}): " + ", ".join(
+            f"{runtime} {columns[column][0]:.1f} ms ({columns[column][0] / python_start:.2f}x python)" for runtime, columns in results.items()
+        ))  # fmt: skip
     if fairness is not None:
         normal, one_core, attacked = fairness["random"], fairness["one core"], fairness["hog"]
         ratio = attacked / normal if normal else float("nan")
@@ -429,6 +525,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  hog / random {ratio:.2f}x {'<1.2x' if ratio <= 1.2 else 'MISSED'}; "
               f"hog / one-core thinker {attacked / one_core if one_core else float('nan'):.2f}x "
               "(what the attack adds to an opponent's fair use of one core)")  # fmt: skip
+        if "native hog" in fairness:
+            native = fairness["native hog"]
+            native_ratio = native / normal if normal else float("nan")
+            ok = ok and native_ratio <= 1.2
+            print(f"  against the CPU hog in C (native) {native:.0f} ms: native hog / random {native_ratio:.2f}x "
+                  f"{'<1.2x' if native_ratio <= 1.2 else 'MISSED'}")  # fmt: skip
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
     return 0 if ok else 1
 

@@ -1,11 +1,18 @@
 /* The protocol loop of the native hostile bots (fork_bomb.c, memory_hog.c,
  * network.c, snooper.c): answers "start" and every "act" with the first
- * legal action (Allegra lists concrete ones only), and on the third act calls
- * the bot's attack(). What to attack is in the file "targets" of the bot's
- * folder, one target a line. Compiled by the tests with the machine's gcc. */
+ * legal action (Allegory's distribute template filled with every chip on its
+ * first card), and on act number ATTACK_MOVE (3 unless the bot defines it)
+ * calls the bot's attack(), and EACH_MOVE() on every act if the bot defines
+ * it. What to attack is in the file "targets" of the bot's folder, one
+ * target a line. Compiled by the tests (and the sandbox benchmark) with the
+ * machine's gcc. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifndef ATTACK_MOVE
+#define ATTACK_MOVE 3
+#endif
 
 static void attack(void);
 
@@ -45,7 +52,10 @@ int main(void) {
         if (strstr(message, "\"type\":\"start\"")) {
             reply("{\"type\": \"ready\"}");
         } else if (legal) {
-            if (++moves == 3) attack();
+            if (++moves == ATTACK_MOVE) attack();
+#ifdef EACH_MOVE
+            EACH_MOVE();
+#endif
             const char *p = strchr(legal, '{');
             int depth = 0;
             size_t i = 0;
@@ -56,7 +66,16 @@ int main(void) {
             if (!p || !p[i] || i + 2 > sizeof action) return 3;
             memcpy(action, p, i + 1);
             action[i + 1] = 0;
-            printf("{\"type\": \"action\", \"action\": %s}\n", action);
+            const char *cards = strstr(action, "\"cards\":[\"");
+            const char *total = strstr(action, "\"total\":");
+            if (strstr(action, "\"distribute\"") && cards && total) { /* the template: all chips on its first card */
+                cards += strlen("\"cards\":[\"");
+                int n = (int)strcspn(cards, "\"");
+                printf("{\"type\": \"action\", \"action\": {\"type\": \"distribute\", \"chips\": {\"%.*s\": %d}}}\n", n, cards,
+                       atoi(total + strlen("\"total\":")));
+            } else {
+                printf("{\"type\": \"action\", \"action\": %s}\n", action);
+            }
             fflush(stdout);
         } else {
             break; /* end */
