@@ -61,8 +61,9 @@ class BotLimits:
     limit_address_space: bool = True
 
 
-# Threads of numpy's BLAS (and OpenMP): one, not one per core of the host.
-ONE_THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+# Threads of numpy's BLAS (and OpenMP) and of libuv's pool (node): one, not
+# one per core of the host (a bot has one core).
+ONE_THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "UV_THREADPOOL_SIZE": "1"}
 
 
 class BotProcess(abc.ABC):

@@ -76,7 +76,10 @@ def runtime_argv(runtime: str, entry: str, limits: BotLimits) -> list[str]:
     if runtime == "node":
         share, whole = NODE_HEAP_SHARE
         heap_mib = max(16, limits.memory_bytes * share // whole // (1024 * 1024))
-        return [bot_node(), f"--max-old-space-size={heap_mib}", entry]
+        # One V8 worker thread, not one per core of the host: the bot has one
+        # core, its threads count against its 32 processes, and every thread
+        # is frozen and thawed at every move.
+        return [bot_node(), f"--max-old-space-size={heap_mib}", "--v8-pool-size=1", entry]
     if runtime == "native":
         return ["./" + entry]
     raise EntryRefused(f"unknown runtime {runtime!r}")

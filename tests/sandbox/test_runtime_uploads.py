@@ -80,7 +80,12 @@ def test_a_single_js_file_is_a_node_bot(tmp_path):
     pkg = load_bot_package(bot, tmp_path / "work")
     assert (pkg.runtime, pkg.entry, pkg.name) == ("node", "random.js", "random")
     # V8's heap at 3/5 of the bot's memory: it collects garbage before the cgroup's limit.
-    assert package_argv(pkg, BotLimits(memory_bytes=500 * 1024 * 1024)) == [bot_node(), "--max-old-space-size=300", "random.js"]
+    assert package_argv(pkg, BotLimits(memory_bytes=500 * 1024 * 1024)) == [
+        bot_node(),
+        "--max-old-space-size=300",
+        "--v8-pool-size=1",  # one V8 worker thread whatever the host's cores
+        "random.js",
+    ]
     assert inspect_upload("random.js", b"console.log(1)\n").runtime == "node"
 
 

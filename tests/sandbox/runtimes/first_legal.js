@@ -14,7 +14,7 @@ function report() {
   } catch (e) {
     wasm = String(e);
   }
-  process.stderr.write(`node ${process.version}; ${limits.replace(/\s+/g, " ")}; wasm ${wasm}; heap limit ${require("v8").getHeapStatistics().heap_size_limit}\n`);
+  process.stderr.write(`node ${process.version}; ${limits.replace(/\s+/g, " ")}; wasm ${wasm}; heap limit ${require("v8").getHeapStatistics().heap_size_limit}; threads ${fs.readdirSync("/proc/self/task").length}\n`);
 }
 
 const rl = readline.createInterface({ input: process.stdin });
