@@ -83,7 +83,7 @@ def pettingzoo_run(game_id: str, seconds: float) -> dict:
     started = time.perf_counter()
     while time.perf_counter() - started < seconds:
         env.reset(seed=games)
-        for agent in env.agent_iter():
+        for _agent in env.agent_iter():
             obs, _reward, terminated, truncated, _info = env.last()
             if terminated or truncated:
                 env.step(None)
