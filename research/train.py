@@ -173,10 +173,11 @@ if __name__ == "__main__":
 
 
 MANIFEST = """\
-# A cardroom bot package (docs/bot-authors.md), written by research/train.py.
-# Its runtime is Python (the default): Debian's Python 3 with numpy and cardroom_sdk.
+# A cardroom bot package (docs/bot-authors.md), written by research/train.py:
+# Debian's Python 3 with numpy and cardroom_sdk (docs/runtimes.md).
 entry = "main.py"
 protocol = 1
+runtime = "python"
 name = "trained-{game}"
 """
 

@@ -1,7 +1,8 @@
 """research/train.py (issue 23, item 4), run as an author runs it: inside a
 fresh venv holding the wheel with its ``research`` extra. A few seconds of
 training per game export a bot package that plays full matches of its game
-through ``cardroom play`` with every move legal, whose replays verify; the
+through ``cardroom play`` in the sandbox's ``python`` runtime (Debian's
+numpy) with every move legal, whose replays verify; the
 same seed trains the same weights; the bot asks its policy exactly as the
 environment does; and SingleSeatEnv makes its opponents afresh for every
 game. Whether the trained bot beats random is measured by
@@ -10,7 +11,6 @@ benchmarks/train_vs_random.py (minutes of training), not here."""
 from __future__ import annotations
 
 import json
-import os
 import tomllib
 from pathlib import Path
 
@@ -24,9 +24,6 @@ pytestmark = pytest.mark.slow
 
 TRAIN = ROOT / "research" / "train.py"
 CHECKS = Path(__file__).with_name("research_training.py")
-# The sandbox's python runtime gets numpy with the runtimes (issue 21); until
-# they land the exported bot plays unsandboxed, where the venv's numpy is seen.
-UNTIL_NUMPY_RUNTIME = {"CARDROOM_SANDBOX": "none"}
 
 
 def _train(bin_dir, game: str, out, seed: int = 3, episodes: int = 48) -> dict:
@@ -43,7 +40,7 @@ def test_a_short_training_run_exports_a_bot_that_plays_legal_full_matches(resear
     bot = home / "bot"
     info = _train(research_venv, game, bot)
     manifest = tomllib.loads((bot / "cardroom.toml").read_text())
-    assert manifest.get("runtime", "python") == "python" and manifest["entry"] == "main.py"
+    assert manifest["runtime"] == "python" and manifest["entry"] == "main.py"
     assert (bot / "weights.npz").stat().st_size < 1_000_000
     for seed in (1, 2):  # the trained bot in seat 0, then seat 1
         players = [str(bot), "builtin:random"][:: 1 if seed == 1 else -1]
@@ -51,9 +48,9 @@ def test_a_short_training_run_exports_a_bot_that_plays_legal_full_matches(resear
         played = _run(
             [research_venv / "cardroom", "play", game, *players, "--seed", seed, "--replay", replay],
             cwd=home,
-            env={**os.environ, **UNTIL_NUMPY_RUNTIME},
         )
         assert played.returncode == 0, played.stderr
+        assert "WITHOUT the sandbox" not in played.stderr  # the ladder's sandbox, its numpy Debian's
         doc = json.loads(replay.read_text())
         assert doc["result"]["forfeits"] == [], played.stdout  # every move legal, in time
         verified = _run([research_venv / "cardroom", "verify", replay], cwd=home)
