@@ -4,10 +4,12 @@ worker containers, every request from the host over HTTP through the proxy.
 
 One scenario, in order (each test builds on the one before):
   the stack comes up healthy on host networking; a user registers, uploads a
-  bot over the API and sees it validated; ladder matches are played by both
+  bot over the API and sees it validated, and a node bot and a native one
+  (the starters, the C++ one built static here) too; ladder matches are played by both
   worker containers, in sandboxes whose limits are in force (the status page
   says so); a replay downloaded through the proxy verifies with
-  ``cardroom verify``; a worker container killed (``docker kill``) mid-match
+  ``cardroom verify``, as does one of the node and native bots' ladder
+  matches, each played without a forfeit; a worker container killed (``docker kill``) mid-match
   costs nothing: the match is recorded exactly once, by the other worker.
 
 Skipped unless scripts/test-containers.sh started the private daemon
@@ -17,11 +19,13 @@ everything down afterwards, whatever happens here.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import subprocess
 import sys
 import uuid
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -150,17 +154,61 @@ def test_an_uploaded_bot_is_validated(stack, api, user):
         files={"file": ("slow_bot.py", slow_bot_source().encode())}, timeout=60,
     )  # fmt: skip
     assert r.status_code == 201, r.text
+    version = wait_validated(stack, api, bot["id"])
+    assert "sandbox" in version["validation_log"].lower() or version["validation_log"], version
+    stack.bot_id = bot["id"]
 
+
+def starter_zip(folder: Path, built: dict[str, Path] | None = None) -> bytes:
+    """A starter's folder zipped as its author would upload it, with the
+    files ``built`` (name -> path) added executable."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted(folder.iterdir()):
+            if path.is_file():
+                zf.write(path, path.name)
+        for name, path in (built or {}).items():
+            info = zipfile.ZipInfo(name)
+            info.external_attr = 0o100755 << 16
+            zf.writestr(info, path.read_bytes(), zipfile.ZIP_DEFLATED)
+    return buf.getvalue()
+
+
+def wait_validated(stack, api, bot_id: int, timeout: float = 240) -> dict:
     def validated():
-        versions = api.get(f"{stack.base}/api/bots/{bot['id']}/versions/", timeout=30).json()
+        versions = api.get(f"{stack.base}/api/bots/{bot_id}/versions/", timeout=30).json()
         versions = versions["results"] if isinstance(versions, dict) else versions
         status = versions[0]["status"]
         assert status != "failed", versions[0]["validation_log"]
         return status == "active" and versions[0]
 
-    version = wait_for(validated, 240, "the uploaded bot's validation")
-    assert "sandbox" in version["validation_log"].lower() or version["validation_log"], version
-    stack.bot_id = bot["id"]
+    return wait_for(validated, timeout, f"bot {bot_id}'s validation")
+
+
+def test_a_node_and_a_native_bot_are_validated_in_the_worker_container(stack, api, user, tmp_path_factory):
+    """The node starter as its folder, the C++ starter built static on the
+    host (its Makefile's flags): each uploaded over the API, validated in a
+    worker container's sandbox, its runtime in the API."""
+    build = tmp_path_factory.mktemp("cpp-starter") / "bot"
+    cpp = ROOT / "bots" / "starters" / "cpp"
+    subprocess.run(["g++", "-std=c++17", "-O2", "-static", "-o", str(build), str(cpp / "bot.cpp")], check=True, timeout=120)
+    packages = {
+        "node": starter_zip(ROOT / "bots" / "starters" / "node"),
+        "native": starter_zip(cpp, {"bot": build}),
+    }
+    stack.runtime_bots = {}
+    for runtime, package in packages.items():
+        r = api.post(f"{stack.base}/api/bots/", json={"game": "allegra", "name": f"{runtime}-{user['username']}"}, timeout=30)
+        assert r.status_code == 201, r.text
+        bot_id = r.json()["id"]
+        r = api.post(f"{stack.base}/api/bots/{bot_id}/versions/", files={"file": (f"{runtime}.zip", package)}, timeout=60)
+        assert r.status_code == 201, r.text
+        assert r.json()["runtime"] == runtime, r.json()
+        stack.runtime_bots[runtime] = bot_id
+    for runtime, bot_id in stack.runtime_bots.items():  # validated side by side, one per worker
+        version = wait_validated(stack, api, bot_id)
+        assert version["runtime"] == runtime
+        assert "passed: 2-player validation match" in version["validation_log"], version["validation_log"]
 
 
 def finished_ladder_matches(stack) -> list[tuple]:
@@ -205,9 +253,34 @@ def test_a_replay_downloaded_through_the_proxy_verifies(stack, tmp_path):
     assert r.status_code == 200, r.text[:500]
     replay = tmp_path / f"match-{match_id}.json"
     replay.write_bytes(r.content)
+    assert_verifies(replay)
+
+
+def assert_verifies(replay: Path) -> None:
     cli = Path(sys.executable).parent / "cardroom"
     result = subprocess.run([str(cli), "verify", str(replay)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_node_and_native_bots_ladder_matches_are_recorded_and_verify(stack, tmp_path):
+    """Each has a finished ladder match in the API, played to the end without
+    a forfeit, and the replay of one verifies."""
+
+    def a_finished_match(bot_id):
+        r = requests.get(f"{stack.base}/api/matches/", params={"bot": bot_id, "status": "finished"}, timeout=30)
+        assert r.status_code == 200, r.text[:500]
+        ladder = [m for m in r.json()["results"] if m["kind"] == "ladder"]
+        return ladder and ladder[0]
+
+    for runtime, bot_id in stack.runtime_bots.items():
+        match = wait_for(lambda: a_finished_match(bot_id), 240, f"a finished ladder match of the {runtime} bot")  # noqa: B023
+        seat = next(p for p in match["participants"] if p["bot"] == bot_id)
+        assert seat["forfeit"] is None and seat["score"] is not None, (runtime, match)
+    r = requests.get(f"{stack.base}/api/matches/{match['id']}/replay/", timeout=30)
+    assert r.status_code == 200, r.text[:500]
+    replay = tmp_path / f"match-{match['id']}.json"
+    replay.write_bytes(r.content)
+    assert_verifies(replay)
 
 
 def test_a_worker_killed_mid_match_costs_nothing(stack):
