@@ -55,6 +55,22 @@ class LimitStatus:
         return f"{self.name} ({self.what}): {state}: {self.detail}{fix}"
 
 
+def _runtimes() -> str:
+    """Which runtimes' programs this machine has (contract 1.1): a bot of a
+    missing one is refused by the launcher as the platform's problem."""
+    from cardroom.launch import bot_python
+    from cardroom.runtimes import bot_node
+
+    from .launcher import NUMPY_DIR
+
+    def where(path: str) -> str:
+        return path if os.access(path, os.X_OK) else f"{path} MISSING"
+
+    numpy = "with numpy" if NUMPY_DIR.is_dir() else "numpy MISSING (python3-numpy)"
+    glibc = os.confstr("CS_GNU_LIBC_VERSION") or "libc"
+    return f"python {where(bot_python())} {numpy}; node {where(bot_node())}; native ({glibc})"
+
+
 @dataclass
 class ProbeReport:
     ok: bool
@@ -98,6 +114,7 @@ class ProbeReport:
             f"  child subreaper: {'yes' if self.subreaper else 'no'}",
             f"  bot uids: {self.uids}",
             f"  state folder: {self.state_dir}",
+            f"  runtimes: {_runtimes()}",
         ]
         if self.limits:
             lines.append("  limits:" + (f" (weak mode, {WEAK_LIMITS_ENV}=1)" if self.weak_limits else ""))
