@@ -24,7 +24,6 @@ import dataclasses
 import os
 import re
 import select
-import shutil
 import struct
 import time
 from collections.abc import Callable
@@ -66,7 +65,10 @@ def bot_node() -> str:
     configured = os.environ.get("CARDROOM_BOT_NODE")
     if configured:
         return configured
-    return shutil.which("node", path="/usr/bin:/bin") or "/usr/bin/node"
+    for path in ("/usr/bin/node", "/usr/bin/nodejs"):  # Debian's name, and the package's link
+        if os.access(path, os.X_OK):
+            return path
+    return "/usr/bin/node"
 
 
 def runtime_argv(runtime: str, entry: str, limits: BotLimits) -> list[str]:
