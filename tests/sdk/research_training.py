@@ -5,11 +5,15 @@ research_training.py SECTION...``; exits non-zero at the first failure."""
 from __future__ import annotations
 
 import sys
+import tempfile
+from pathlib import Path
 
 import numpy as np
 
 from cardroom_sdk.envs import allegory_codec, allegory_v1, allegra_codec, allegra_v1
-from cardroom_sdk.envs.gym import SingleSeatEnv
+from cardroom_sdk.envs.gym import BotProgram, SingleSeatEnv
+
+CHECKOUT = Path(__file__).resolve().parents[2]
 
 ENVS = {"allegory": (allegory_v1, allegory_codec), "allegra": (allegra_v1, allegra_codec)}
 
@@ -84,7 +88,65 @@ def policy_action() -> None:
             print(f"policy_action plays as the environment: {game} {n} players")
 
 
-SECTIONS = {f.__name__: f for f in (fresh_opponents, policy_action)}
+def _bot_processes() -> list[int]:
+    """Live processes of the sandbox's bot uids (the programs run as those)."""
+    from cardroom.sandbox import uid_range
+
+    bot_uids = {str(uid) for uid in uid_range()}
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
+        except OSError:
+            continue
+        if bot_uids & set(fields.get("Uid", "").split()) and not fields.get("State", "").strip().startswith(("Z", "X")):
+            found.append(int(status.parent.name))
+    return found
+
+
+def program_opponents() -> None:
+    """Bot programs as opponents, run through the runner: the node starter
+    and a Python sample play whole episodes; a program that answers an
+    illegal move is played by the default policy from then on and named in
+    the last step's info; nothing of theirs is left once an episode ends."""
+
+    def episode(env, seed):
+        """Plays one episode; returns its replay, the last info, and the bot
+        processes that started with it (others' bots may run beside)."""
+        before = set(_bot_processes())
+        obs, _ = env.reset(seed=seed)
+        ours = set(_bot_processes()) - before
+        assert ours, "the program does not run in the sandbox"
+        done, info = False, {}
+        while not done:
+            obs, _reward, done, _truncated, info = env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+        assert not ours & set(_bot_processes()), "a program outlived its episode"
+        return env.aec.replay(), info
+
+    folders = set(Path(tempfile.gettempdir()).glob("cardroom-env-*"))
+    for game, program in [("allegra", "bots/starters/node"), ("allegory", "bots/samples/allegory_miser.py")]:
+        before = set(_bot_processes())
+        env = SingleSeatEnv(game, num_players=2, seat=0, opponents=BotProgram(CHECKOUT / program))
+        assert set(_bot_processes()) <= before, "a program started before reset"
+        for seed in (1, 2):
+            replay, info = episode(env, seed)
+            moves = [e for e in replay["events"] if e["by"] == 1]
+            assert moves and info == {"opponent_forfeits": {}}, info
+        env.close()
+        print(f"program opponent: {game}")
+    env = SingleSeatEnv("allegra", 2, 0, BotProgram(CHECKOUT / "tests/sandbox/hostile/illegal.py"))
+    replay, info = episode(env, 3)
+    assert list(info["opponent_forfeits"]) == [1] and info["opponent_forfeits"][1].startswith("illegal_action: ")
+    try:
+        SingleSeatEnv("allegra", 2, 0, BotProgram(CHECKOUT / "no-such-bot.py"))
+        raise AssertionError("a missing program was accepted")
+    except ValueError as exc:
+        assert "no such file or folder" in str(exc)
+    assert set(Path(tempfile.gettempdir()).glob("cardroom-env-*")) == folders, "a program's folder was left"
+    print("program opponent: forfeit")
+
+
+SECTIONS = {f.__name__: f for f in (fresh_opponents, policy_action, program_opponents)}
 
 if __name__ == "__main__":
     for name in sys.argv[1:] or SECTIONS:

@@ -72,3 +72,8 @@ def test_the_bot_asks_its_policy_exactly_as_the_environment_does(research_venv):
 
 def test_the_gymnasium_wrapper_makes_its_opponents_afresh_at_every_reset(research_venv):  # noqa: F811
     assert _checks(research_venv, "fresh_opponents").count("fresh opponents:") == 2
+
+
+def test_bot_programs_play_as_opponents_and_leave_nothing(research_venv):  # noqa: F811
+    done = _checks(research_venv, "program_opponents")
+    assert done.count("program opponent: ") == 3
