@@ -62,6 +62,7 @@ WORKDIR /app
 COPY manage.py pyproject.toml ./
 COPY engine engine
 COPY bots bots
+COPY research research
 COPY cardroom cardroom
 COPY cardroom_sdk cardroom_sdk
 COPY ladder ladder

@@ -78,6 +78,13 @@ def starter_kit_download(request: HttpRequest, name: str) -> HttpResponse:
     return response
 
 
+def trainer_download(request: HttpRequest) -> HttpResponse:
+    response = HttpResponse(docs.trainer_zip(), content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{docs.TRAINER_ZIP}"'
+    response["Cache-Control"] = "public, max-age=3600"
+    return response
+
+
 def wheel_download(request: HttpRequest, filename: str) -> FileResponse:
     wheel = docs.author_wheel()
     if wheel is None or filename != wheel.filename:

@@ -114,10 +114,10 @@ def starter_path(filename: str) -> Path | None:
     return Path(settings.BASE_DIR) / "bots" / filename
 
 
-def kit_files(kit: StarterKit) -> list[tuple[str, Path]]:
-    """The kit's files as (path inside the kit, file), sorted: every
-    regular file of its folder but those its .gitignore names."""
-    folder = Path(settings.BASE_DIR) / "bots" / "starters" / kit.name
+def folder_files(folder: Path) -> list[tuple[str, Path]]:
+    """A downloadable folder's files as (path inside it, file), sorted:
+    every regular file but those its .gitignore names and what builds and
+    runs leave (caches, logs)."""
     ignore_file = folder / ".gitignore"
     ignored = set(ignore_file.read_text().split()) if ignore_file.is_file() else set()
     files = []
@@ -125,27 +125,48 @@ def kit_files(kit: StarterKit) -> list[tuple[str, Path]]:
         relative = path.relative_to(folder)
         if path.is_symlink() or not path.is_file() or _KIT_SKIPPED_DIRS & set(relative.parts[:-1]):
             continue
-        if relative.name in ignored or relative.as_posix() in ignored:
+        if relative.name in ignored or relative.as_posix() in ignored or path.suffix == ".pyc":
             continue
         files.append((relative.as_posix(), path))
     return files
 
 
-def kit_zip(kit: StarterKit) -> bytes:
-    """The kit as a zip of its folder (see StarterKit), built in memory:
-    a few files of a few kilobytes. Executable files stay executable."""
+def kit_files(kit: StarterKit) -> list[tuple[str, Path]]:
+    return folder_files(Path(settings.BASE_DIR) / "bots" / "starters" / kit.name)
+
+
+def folder_zip(folder: Path, top: str) -> bytes:
+    """A folder as a zip with everything under one top-level folder ``top``,
+    built in memory (a few files of a few kilobytes), byte for byte the
+    same for the same sources. Executable files stay executable."""
     import io
     import zipfile
 
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, path in kit_files(kit):
-            info = zipfile.ZipInfo(f"{kit.name}/{name}", date_time=_ZIP_DATE)
+        for name, path in folder_files(folder):
+            info = zipfile.ZipInfo(f"{top}/{name}", date_time=_ZIP_DATE)
             mode = 0o755 if path.stat().st_mode & 0o111 else 0o644
             info.external_attr = (0o100000 | mode) << 16
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, path.read_bytes())
     return out.getvalue()
+
+
+def kit_zip(kit: StarterKit) -> bytes:
+    """The kit as a zip of its folder (see StarterKit)."""
+    return folder_zip(Path(settings.BASE_DIR) / "bots" / "starters" / kit.name, kit.name)
+
+
+# The example trainer of "Train a bot" (research/: train.py and the policy
+# it exports beside it), offered as one zip so that an author with only the
+# wheel has it too.
+TRAINER_ZIP = "cardroom-trainer.zip"
+TRAINER_TOP = "cardroom-trainer"
+
+
+def trainer_zip() -> bytes:
+    return folder_zip(Path(settings.BASE_DIR) / "research", TRAINER_TOP)
 
 
 @dataclass(frozen=True)
@@ -187,6 +208,8 @@ def _site_href(href: str) -> str | None:
         return reverse("web-starter", args=[name])
     if folder == "bots/starters" and name in STARTER_KITS_BY_NAME:
         return reverse("web-starter-kit", args=[name])
+    if target == "research" or folder == "research":
+        return reverse("web-trainer")
     return None
 
 

@@ -29,6 +29,7 @@ urlpatterns = [
         path("docs/", author_views.docs_index, name="web-docs"),
         path("docs/starters/<str:filename>", author_views.starter_download, name="web-starter"),
         path("docs/starter-kits/<slug:name>.zip", author_views.starter_kit_download, name="web-starter-kit"),
+        path("docs/cardroom-trainer.zip", author_views.trainer_download, name="web-trainer"),
         path("download/<str:filename>", author_views.wheel_download, name="web-wheel"),
         path("docs/<slug:slug>/", author_views.doc_page, name="web-doc"),
         path("my/bots/<id:pk>/description/", author_views.bot_description, name="web-bot-description"),

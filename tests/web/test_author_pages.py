@@ -270,3 +270,18 @@ def test_the_runtimes_page_shows_the_versions_this_system_has():
     assert f"Node.js {node}" in page
     assert glibc in page and libstdcxx in page
     assert "runtime versions:" not in page  # the marker was replaced
+
+
+def test_the_example_trainer_downloads_from_the_train_a_bot_page():
+    import io
+    import zipfile
+
+    page = _client().get("/docs/train/").content.decode()
+    assert 'href="/docs/cardroom-trainer.zip"' in page
+    response = _client().get("/docs/cardroom-trainer.zip")
+    assert response.status_code == 200 and response["Content-Type"] == "application/zip"
+    assert response["Content-Disposition"] == 'attachment; filename="cardroom-trainer.zip"'
+    archive = zipfile.ZipFile(io.BytesIO(response.content))
+    for name in ("train.py", "policy.py"):  # the trainer imports the policy it exports from beside it
+        assert archive.read(f"cardroom-trainer/{name}") == (f.ROOT / "research" / name).read_bytes()
+    assert not [n for n in archive.namelist() if "__pycache__" in n or n.endswith(".pyc")]
