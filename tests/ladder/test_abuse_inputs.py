@@ -134,7 +134,7 @@ def test_every_route_with_an_id_refuses_bad_ids_with_a_404(world):
     assert len(routes) >= 12, routes  # the sweep sees the API's and the pages' routes
     assert not [r for r in _routes() if "<int:" in r], "an <int:...> path id reaches the database unbounded"
     c = quiet_client(world["owner"])
-    real = {"pk": str(world["match"].pk), "seat": "0", "number": "1", "action": "pause"}
+    real = {"pk": str(world["match"].pk), "bot": str(world["bot"].pk), "seat": "0", "number": "1", "action": "pause"}
     for route in routes:
         for bad in BAD_IDS + ["99999"]:
             for name in re.findall(r"<\w+:(\w+)>", route):

@@ -53,7 +53,7 @@ def test_unwritable_cgroups_refuse_to_run_bots(bwrap_launcher):
     assert result.returncode == 1, out
     assert "sandbox: UNAVAILABLE" in out
     error = next(line for line in out.splitlines() if line.strip().startswith("error:"))
-    assert "limits that cannot be applied here: memory, pids, cpu, freezer" in error, error
+    assert "limits that cannot be applied here: memory, pids, cpu, cpuacct, freezer" in error, error
     assert "Read-only file system" in error  # what failed
     assert "delegated cgroup" in error and f"{sandbox.WEAK_LIMITS_ENV}=1" in error  # how to fix it
     for name in ("memory", "pids", "cpu", "freezer"):
@@ -76,7 +76,7 @@ def test_weak_mode_runs_bots_and_says_what_is_missing(bwrap_launcher):
     result = run_with_read_only_cgroups([sys.executable, "-c", WEAK_MATCH, str(bot)], **{sandbox.WEAK_LIMITS_ENV: "1"})
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
-    assert "NOT in force: memory, pids, cpu, freezer (CARDROOM_SANDBOX_WEAK_LIMITS=1)" in out, out
+    assert "NOT in force: memory, pids, cpu, cpuacct, freezer (CARDROOM_SANDBOX_WEAK_LIMITS=1)" in out, out
     assert "limits in force: tmpfs" in out
     assert "forfeits: []" in out, out
 
