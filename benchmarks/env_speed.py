@@ -52,6 +52,7 @@ print(json.dumps({"steps": steps, "games": games, "seconds": elapsed, "actions":
 
 
 def engine_run(game_id: str, seconds: float) -> dict:
+    from cardroom.bench import play_random_game
     from engine import new_game
 
     game = new_game(game_id, 2)
@@ -59,14 +60,7 @@ def engine_run(game_id: str, seconds: float) -> dict:
     steps = games = 0
     started = time.perf_counter()
     while time.perf_counter() - started < seconds:
-        state = game.new_initial_state()
-        while not state.is_terminal():
-            if state.is_chance_node():
-                state.apply_chance(state.sample_chance(rng))
-                continue
-            seat = state.to_act()[0]
-            state.apply(seat, state.random_action(seat, rng))
-            steps += 1
+        steps += play_random_game(game, rng)  # the same random playout as `cardroom bench`
         games += 1
     return {"steps": steps, "games": games, "seconds": time.perf_counter() - started}
 

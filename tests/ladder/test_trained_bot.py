@@ -14,12 +14,12 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from ladder.models import Match, Participant, RatingChange
-from ladder.services import matchmaking
+from ladder.models import Participant, RatingChange
 from tests.ladder.test_worker_e2e import LIMITS, create_bot, register, settled, upload
 from tests.ladder.worker_fixtures import (  # noqa: F401 (the fixture celery_workers)
     celery_workers_fixture,
     only_ladders,
+    play_ladder_round,
     sandbox_mode,
     wait_until,
 )
@@ -64,17 +64,7 @@ def test_a_trained_numpy_bot_passes_validation_and_plays_ladder_matches(research
 
     ladders[4].active = False
     ladders[4].save(update_fields=["active"])
-    Match.objects.filter(kind=Match.Kind.LADDER).delete()
-    settings.CARDROOM_QUEUE_TARGET = 2
-    created = matchmaking.top_up_queues()
-    assert created
-
-    def all_done():
-        statuses = set(Match.objects.filter(pk__in=created).values_list("status", flat=True))
-        assert not statuses & {"failed", "cancelled"}, list(Match.objects.filter(pk__in=created).values("pk", "status", "error"))
-        return statuses == {"finished"}
-
-    wait_until(all_done, 180, "the ladder matches", celery_workers)
+    created = play_ladder_round(celery_workers, settings, 180)
     mine = Participant.objects.filter(match_id__in=created, bot_id=bot_id)
     assert mine.exists()
     assert all(p.forfeit_reason == "" for p in mine), [(p.match_id, p.forfeit_reason, p.forfeit_detail) for p in mine]

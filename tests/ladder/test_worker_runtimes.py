@@ -13,11 +13,11 @@ import pytest
 from django.test import Client
 
 from ladder.models import Match
-from ladder.services import matchmaking
 from tests.ladder.test_worker_e2e import LIMITS, create_bot, register, settled, upload
 from tests.ladder.worker_fixtures import (  # noqa: F401 (the fixture celery_workers)
     celery_workers_fixture,
     only_ladders,
+    play_ladder_round,
     wait_until,
 )
 from tests.sandbox.native import HERE, compile_c
@@ -54,17 +54,7 @@ def test_node_and_native_bots_validate_and_play_a_ladder_match(celery_workers, s
         assert "passed: 2-player validation match" in version["validation_log"]
     assert settled(api, dana, native_id, 1)["validation_log"].startswith(note)
 
-    Match.objects.filter(kind=Match.Kind.LADDER).delete()
-    settings.CARDROOM_QUEUE_TARGET = 2
-    created = matchmaking.top_up_queues()
-    assert created
-
-    def all_done():
-        statuses = set(Match.objects.filter(pk__in=created).values_list("status", flat=True))
-        assert not statuses & {"failed", "cancelled"}, list(Match.objects.filter(pk__in=created).values("pk", "status", "error"))
-        return statuses == {"finished"}
-
-    wait_until(all_done, 120, "the ladder matches", celery_workers)
+    created = play_ladder_round(celery_workers, settings, 120)
     played = Match.objects.filter(pk__in=created, participants__bot_id__in=[native_id, node_id]).distinct()
     assert played.exists()
     for match in played:

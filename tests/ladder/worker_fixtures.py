@@ -300,6 +300,28 @@ def wait_until(predicate: Callable[[], object], timeout: float, what: str, worke
         time.sleep(interval)
 
 
+def play_ladder_round(workers: Workers, settings, timeout: float, queue_target: int = 2) -> list[int]:
+    """Start a fresh round of ladder matches (the old ones deleted, the
+    queues topped up to ``queue_target``; ``settings`` is pytest-django's
+    fixture, so the target is undone after the test) and wait until every
+    one has finished; a failed or cancelled one fails at once with its error."""
+    from ladder.models import Match
+    from ladder.services import matchmaking
+
+    Match.objects.filter(kind=Match.Kind.LADDER).delete()
+    settings.CARDROOM_QUEUE_TARGET = queue_target
+    created = matchmaking.top_up_queues()
+    assert created
+
+    def all_done():
+        statuses = set(Match.objects.filter(pk__in=created).values_list("status", flat=True))
+        assert not statuses & {"failed", "cancelled"}, list(Match.objects.filter(pk__in=created).values("pk", "status", "error"))
+        return statuses == {"finished"}
+
+    wait_until(all_done, timeout, "the ladder matches", workers)
+    return created
+
+
 def cardroom_verify(path: Path) -> subprocess.CompletedProcess:
     """The real CLI: ``cardroom verify FILE``."""
     return subprocess.run([CARDROOM, "verify", str(path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
