@@ -13,6 +13,8 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
+from bots import builtin_names
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
 
@@ -138,9 +140,13 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise warns on every request without it
-# The built-in bots installed on every ladder of their game (default: all;
+# The built-in bots installed on every ladder of their game (default: all of
 # bots.BUILTINS). The search bot thinks 150 ms a move.
-CARDROOM_BUILTIN_BOTS = env.list("CARDROOM_BUILTIN_BOTS", default=["greedy", "ismcts", "random"])
+CARDROOM_BUILTIN_BOTS = env.list("CARDROOM_BUILTIN_BOTS", default=builtin_names())
+if unknown_builtins := sorted(set(CARDROOM_BUILTIN_BOTS) - set(builtin_names())):
+    raise ImproperlyConfigured(
+        f"CARDROOM_BUILTIN_BOTS names {', '.join(unknown_builtins)}: the built-in bots are {', '.join(builtin_names())}"
+    )
 # The author's wheel that the site offers (make dist; the image builds it).
 CARDROOM_DIST_DIR = Path(env("CARDROOM_DIST_DIR", default=str(BASE_DIR / "dist")))
 MEDIA_ROOT = Path(env("CARDROOM_MEDIA_ROOT", default=str(VAR_DIR / "media")))
