@@ -96,6 +96,7 @@ class Command(BaseCommand):
             ))
             return {"CARDROOM_SANDBOX": "none", "CARDROOM_ALLOW_UNSANDBOXED_UPLOADS": "1"}
         self.stdout.write(f"sandbox: {launcher.name}")
+        self._sandboxed = launcher.isolated
         return {}
 
     def _upload_samples(self, base: Path) -> None:
@@ -235,10 +236,12 @@ class Command(BaseCommand):
                 except ProcessLookupError:
                     pass
         deadline = time.monotonic() + STOP_GRACE_SECONDS
+        killed = False
         for name, proc in procs.items():
             while proc.poll() is None and time.monotonic() < deadline and not self._force:
                 time.sleep(0.2)
             if proc.poll() is None:
+                killed = True
                 self.stderr.write(f"{name} did not stop in time: killed (its match goes back to the queue next time)")
         for proc in procs.values():
             try:
@@ -249,4 +252,18 @@ class Command(BaseCommand):
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 pass
+        if killed and getattr(self, "_sandboxed", False):
+            self._sweep_sandbox()
         self.stdout.write("stopped. Run it again to resume the same ladder.")
+
+    def _sweep_sandbox(self) -> None:
+        """A worker killed mid-match leaves that match's bots frozen in their
+        cgroups, outside its process group (bwrap's pid namespace): the
+        sandbox's own sweep of what dead workers left (the one a worker runs
+        when it starts) kills and removes them now, not at the next start."""
+        from cardroom.sandbox import probe
+
+        report = probe(refresh=True)
+        for note in report.notes:
+            if note.startswith("removed "):
+                self.stdout.write(f"sandbox: {note}")
