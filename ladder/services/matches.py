@@ -391,8 +391,8 @@ def _record_casual_seat(match: Match, record: MatchRecord, forfeits: dict) -> No
     forfeit = forfeits.get(seat.seat)
     if forfeit is not None:
         seat.forfeit_reason, seat.forfeit_detail = forfeit.reason, forfeit.detail[:2000]
-    seat.answer, seat.move_deadline, seat.events = None, None, []
-    seat.save(update_fields=["score", "rank", "forfeit_reason", "forfeit_detail", "answer", "move_deadline", "events"])
+    seat.answer, seat.move_deadline = None, None
+    seat.save(update_fields=["score", "rank", "forfeit_reason", "forfeit_detail", "answer", "move_deadline"])
 
 
 def fail_attempt(claim: Claim, error: str, kind: str = "internal") -> None:
@@ -420,7 +420,7 @@ def _requeue_or_fail(match: Match, error: str, countdown: int = 0, kind: str = "
     if match.kind == Match.Kind.CASUAL:
         # Played again from the start, it would deal the person the hands
         # they have seen: a casual match gets one attempt (decision 134).
-        CasualSeat.objects.filter(match=match).update(message="", answer=None, move_deadline=None, events=[])
+        CasualSeat.objects.filter(match=match).update(message="", answer=None, move_deadline=None)
     if match.attempts >= settings.CARDROOM_MATCH_MAX_ATTEMPTS or match.kind == Match.Kind.CASUAL:
         match.status = Match.Status.FAILED
         match.finished = timezone.now()
