@@ -97,7 +97,8 @@ def reap_expired_leases() -> dict:
     validations are restarted; running events send their next matches; heartbeats of long-gone workers are dropped;
     events' standings left behind their results are stored afresh; open
     events whose start time has come start (a second path beside
-    start_due_events, should the events' queue be long)."""
+    start_due_events, should the events' queue be long); queued casual
+    matches whose person left are cancelled."""
     return {
         "reaped": matches.reap_expired_leases(),
         "resent": matches.resend_stale_queued(),
@@ -106,6 +107,7 @@ def reap_expired_leases() -> dict:
         "tournaments_fed": tournaments.feed_all(),
         "standings_refreshed": tournaments.refresh_stale_standings(),
         "events_started": tournaments.start_due(),
+        "casual_abandoned": casual.cancel_abandoned(),
     }
 
 

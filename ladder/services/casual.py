@@ -121,6 +121,21 @@ def start(*, user, game: Any, num_players: Any, opponents: Any, seat: Any = None
     return match
 
 
+def cancel_abandoned() -> list[int]:
+    """Queued casual matches whose person left before a casual worker took
+    them (no page asked for the seat for CARDROOM_CASUAL_IDLE_SECONDS) are
+    cancelled: nobody would play them, and they would hold their person's
+    open-match quota (the reaper's sweep runs this)."""
+    cutoff = timezone.now() - timedelta(seconds=settings.CARDROOM_CASUAL_IDLE_SECONDS)
+    stale = list(
+        Match.objects.filter(kind=Match.Kind.CASUAL, status=Match.Status.QUEUED, casual_seat__last_poll__lt=cutoff).values_list("pk", flat=True)[:500]
+    )
+    cancelled = [pk for pk in stale if Match.objects.filter(pk=pk, status=Match.Status.QUEUED).update(status=Match.Status.CANCELLED)]
+    if cancelled:
+        caching.bump(caching.MATCHES)
+    return cancelled
+
+
 # -- the person's side -------------------------------------------------------------------
 
 

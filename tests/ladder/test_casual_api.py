@@ -14,6 +14,7 @@ from django.utils import timezone
 from ladder import selectors
 from ladder.models import Bot, CasualSeat, Match, Participant
 from ladder.services import matches, matchmaking
+from ladder.tasks import reap_expired_leases
 from tests.ladder import factories as f
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_limits")]
@@ -160,3 +161,14 @@ def test_a_casual_match_whose_worker_died_is_failed_not_dealt_again(alice):
     assert Participant.objects.filter(match_id=match_id).count() == 2
     # A failed match is no longer open: the person may start another.
     assert selectors.open_casual_matches(alice).count() == 0
+
+
+def test_a_queued_casual_match_its_person_left_is_cancelled_by_the_reapers_sweep(alice, settings):
+    settings.CARDROOM_CASUAL_IDLE_SECONDS = 60
+    api = f.client(alice)
+    left, waiting = (play(api, GOOD).json()["id"] for _ in range(2))
+    CasualSeat.objects.filter(pk=left).update(last_poll=timezone.now() - timedelta(seconds=61))
+    api.get(f"/api/play/{waiting}/")  # this one's page still asks
+    assert reap_expired_leases.apply().get()["casual_abandoned"] == [left]
+    assert Match.objects.get(pk=left).status == "cancelled" and Match.objects.get(pk=waiting).status == "queued"
+    assert selectors.open_casual_matches(alice).count() == 1
