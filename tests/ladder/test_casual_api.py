@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from ladder import selectors
 from ladder.models import Bot, CasualSeat, Match, Participant
-from ladder.services import matches, matchmaking
+from ladder.services import matches, matchmaking, ops
 from ladder.tasks import reap_expired_leases
 from tests.ladder import factories as f
 
@@ -150,6 +150,7 @@ def test_a_casual_match_is_in_no_list_no_standings_and_no_matchmaking(alice):
 def test_a_casual_match_whose_worker_died_is_failed_not_dealt_again(alice):
     match_id = play(f.client(alice), GOOD).json()["id"]
     claim = matches.claim_match(match_id, worker="gone")
+    assert ops.status(with_broker=False)["matches"]["casual_running"] == 1  # the status page counts it
     CasualSeat.objects.filter(pk=match_id).update(decision=3, message='{"type":"act"}')
     Match.objects.filter(pk=match_id).update(lease_expires=timezone.now() - timedelta(seconds=1))
     assert matches.reap_expired_leases() == [match_id]
