@@ -16,7 +16,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from bots import BUILTINS, DESCRIPTIONS
+from bots import DESCRIPTIONS
 from engine.replay import FORMAT, VERSION
 from ladder import selectors as core_selectors
 from ladder.models import Bot, BotVersion, CasualSeat, Match
@@ -28,11 +28,12 @@ OPPONENT_BOTS = 200
 
 
 def builtin_opponents(game: str) -> list[dict[str, str]]:
-    """The built-in bots of ``game`` as the API names them (builtin:NAME)."""
+    """The built-in bots installed for ``game`` that can play, as the API
+    names them (builtin:NAME)."""
+    bots = Bot.objects.filter(game=game, builtin=True, current_version__status=BotVersion.Status.ACTIVE).order_by("name")
     return [
-        {"value": f"builtin:{name}", "label": f"{name} (built-in: {DESCRIPTIONS[name]})"}
-        for name, games in BUILTINS.items()
-        if game in games or "*" in games
+        {"value": f"builtin:{b.name}", "label": f"{b.name} (built-in: {DESCRIPTIONS.get(b.name, b.description)})"}
+        for b in bots
     ]
 
 
