@@ -9,22 +9,14 @@ import json
 import re
 
 import pytest
-from django.test import Client
 
 from cardroom.runner import run_match
 from ladder.models import CasualSeat
 from ladder.services import casual
 from tests.web import factories as f
+from tests.web.test_pages import _client
 
 pytestmark = pytest.mark.django_db
-
-
-def _client(user=None) -> Client:
-    c = Client()
-    if user is not None:
-        c.force_login(user)
-    return c
-
 
 def _casual(user, game: str = "allegory", seat: int = 1) -> CasualSeat:
     match = casual.start(user=user, game=game, num_players=3, opponents=["builtin:random", "builtin:greedy"], seat=seat)
