@@ -35,15 +35,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
-import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
+from ladder_backlog import ROOT, fresh_django, queue_allegory_backlog, start_worker, stop
 
 
 def parse_args(argv=None):
@@ -80,62 +76,23 @@ def env_for(args) -> dict[str, str]:
     return env
 
 
-def start_worker(args, name: str, extra: list[str]) -> subprocess.Popen:
-    log = ROOT / "var" / "bench-casual" / f"worker-{name}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    return subprocess.Popen(
-        [str(BIN / "celery"), "-A", "config", "worker", *extra, "-n", f"{name}@%h",
-         "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING", "--logfile", str(log)],
-        cwd=ROOT, env=env_for(args), stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
-
-
-def stop(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=20)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait(timeout=10)
-
-
 def loadavg() -> str:
     return " ".join(open("/proc/loadavg").read().split()[:3])
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    import psycopg
-
-    base, name = args.database_url.rsplit("/", 1)
-    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    os.environ.update(env_for(args))
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
+    fresh_django(args.database_url, env_for(args))
     import redis
     from django.contrib.auth import get_user_model
-    from django.core.management import call_command
     from django.utils import timezone
 
-    call_command("migrate", verbosity=0)
-    from ladder.models import BotVersion, CasualSeat, Ladder, Match
-    from ladder.services import casual, enqueue, matches
+    from ladder.models import CasualSeat, Match
+    from ladder.services import casual
 
     broker = redis.Redis.from_url(args.broker_url)
     broker.flushdb()
-    Ladder.objects.exclude(game="allegory", players_per_match=2).update(active=False)
-    ladder = Ladder.objects.get(game="allegory", players_per_match=2)
-    builtins = list(BotVersion.objects.filter(bot__game="allegory", bot__builtin=True, status="active").select_related("bot").order_by("bot__name"))
-    for i in range(args.ladder_backlog):
-        m = matches.create_match(ladder=ladder, versions=[builtins[i % 2], builtins[(i + 1) % 2]], seed=i)
-        enqueue.play_match(m.pk)
+    queue_allegory_backlog(args.ladder_backlog)
 
     def rate(seconds: float) -> tuple[float, str, str]:
         before = loadavg()
@@ -145,8 +102,11 @@ def main(argv=None) -> int:
         done = Match.objects.filter(kind="ladder", status="finished", finished__gte=t0, finished__lt=t1).count()
         return done / (t1 - t0).total_seconds() * 60, before, loadavg()
 
-    ladder_worker = start_worker(args, "ladder", [f"--concurrency={args.concurrency}", "--prefetch-multiplier=1"])
-    casual_worker = start_worker(args, "casual", ["-Q", "casual", "--pool", "threads", f"--concurrency={max(args.casual, 1)}"])
+    logs = ROOT / "var" / "bench-casual"
+    ladder_worker = start_worker("ladder", logs / "worker-ladder.log", env_for(args), [f"--concurrency={args.concurrency}", "--prefetch-multiplier=1"])
+    casual_worker = start_worker(
+        "casual", logs / "worker-casual.log", env_for(args), ["-Q", "casual", "--pool", "threads", f"--concurrency={max(args.casual, 1)}"]
+    )
     polling = threading.Event()
     results = {}
     try:
@@ -180,14 +140,14 @@ def main(argv=None) -> int:
         polling.set()
         Match.objects.filter(pk__in=started).update(status="cancelled")
         time.sleep(10)
-        stop(casual_worker)
+        stop(casual_worker, grace=20)
         time.sleep(args.warmup_seconds / 2)
         results["without (after)"] = rate(args.phase_seconds)
     finally:
         polling.set()
         for proc in (ladder_worker, casual_worker):
             if proc.poll() is None:
-                stop(proc)
+                stop(proc, grace=20)
         broker.flushdb()
 
     for label, (per_minute, before, after) in results.items():
