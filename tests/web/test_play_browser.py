@@ -82,6 +82,14 @@ def test_a_person_plays_both_games_in_the_browser_to_the_end(web, celery_workers
     assert clock.startswith("Your clock: 9:") and "for this move" in clock, clock  # 10 minutes a move
     assert web.locator("#play .choice[data-choice=reveal]").count() == 15  # the 15 slots of its area
     _fits(web, "the Allegra table at 1366 px")
+    # Opened again mid-match, the page shows where the match stands (its
+    # events listed, the last drawn), not its history once more.
+    web.click("#play .choice[data-choice=reveal]")
+    web.wait_for_selector("#play[data-state=your-turn] [data-out=moves][data-decision='2']")  # the second reveal
+    web.reload()
+    web.wait_for_selector(driver.TURN)
+    shown = int(web.get_attribute("#play", "data-event"))
+    assert shown == 1 and web.locator("#play [data-out=log] li").count() == 2  # the deal and the first reveal
     clicks = driver.play_to_the_end(web)
     replay = _the_end(web, match_id, tmp_path)
     mine = [e["action"]["type"] for e in replay["events"] if e["by"] == 0]

@@ -168,8 +168,9 @@
       var have = st.doc ? st.doc.frames.length : 0;
       return call("GET", framesUrl + "?from=" + have).then(function (res) {
         if (res.status !== 200) throw new Error(errorText(res));
-        var d = res.data;
-        if (!st.doc) {
+        var d = res.data, incoming = d.frames;
+        var opening = !st.doc;
+        if (opening) {
           st.doc = d;
           st.doc.frames = [];
           root.setAttribute("data-game", d.game);
@@ -178,8 +179,10 @@
         // end message, or from the replay (a seat that forfeited gets no end).
         st.doc.result = d.result || (st.message && st.message.type === "end" ? st.message.result : st.doc.result);
         if (d.start !== st.doc.frames.length) return;  // another answer got in first
-        d.frames.forEach(function (f) { st.doc.frames.push(f); st.queue.push(st.doc.frames.length - 1); });
+        incoming.forEach(function (f) { st.doc.frames.push(f); st.queue.push(st.doc.frames.length - 1); });
         T.indexRoundEnds(st.doc);
+        // A page opened on a match under way shows where it stands, not its history again.
+        if (opening && st.queue.length > 1) st.queue.splice(0, st.queue.length - 1).forEach(logFrame);
       });
     }
     function schedulePoll() { setTimeout(function () { poll(); }, Date.now() < st.fastUntil ? FAST_POLL_MS : POLL_MS); }
@@ -209,7 +212,7 @@
       if (i >= ui.log.children.length) {
         var prev = ui.log.querySelector("li.current");
         if (prev) prev.classList.remove("current");
-        ui.log.appendChild(h("li", { "data-i": String(i), "class": "current" + (f.forfeit ? " forfeit" : "") }, h("span", { "class": "ix", text: String(i) }), f.text));
+        logFrame(i).classList.add("current");
         ui.log.scrollTop = ui.log.scrollHeight;
       }
       if (root.getAttribute("data-event") !== String(i)) {
@@ -219,6 +222,10 @@
       }
       if (st.offered !== null) offerMoves();  // the table with its choices
       else drawTable();
+    }
+    function logFrame(i) {
+      var f = st.doc.frames[i];
+      return ui.log.appendChild(h("li", { "data-i": String(i), "class": f.forfeit ? "forfeit" : null }, h("span", { "class": "ix", text: String(i) }), f.text));
     }
     // The table afresh (a redrawn table holds no choice of an earlier offer).
     function drawTable() {
@@ -380,10 +387,11 @@
         sync();
         ui.moves.appendChild(h("div", { "class": "move-group bid-group" },
           h("span", { "class": "move-label", text: "Raise the high bid (" + (o.high_bid || 0) + ") to" }),
-          h("button", { type: "button", "class": "step ghost", "aria-label": "One less", text: "−" }),
-          input,
-          h("button", { type: "button", "class": "step ghost", "aria-label": "One more", text: "+" }),
-          bidButton));
+          h("span", { "class": "stepper" },
+            h("button", { type: "button", "class": "step ghost", "aria-label": "One less", text: "−" }),
+            input,
+            h("button", { type: "button", "class": "step ghost", "aria-label": "One more", text: "+" }),
+            bidButton)));
         var steps = ui.moves.querySelectorAll(".bid-group .step");
         steps[0].addEventListener("click", step(-1));
         steps[1].addEventListener("click", step(1));
