@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from django.db import connection
 from django.test import Client
 
 from bots import builtin_chooser
@@ -194,6 +195,10 @@ def cgroups_of(pid: int) -> set[Path]:
     return found
 
 
+# The PostgreSQL pass is enough: nothing here depends on the database (the
+# SQLite pass repeats tests/ladder; the exchange's locking, which does, is
+# the test above).
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="runs on the PostgreSQL pass only")
 def test_a_waiting_match_leaves_the_ladder_worker_free_and_the_idle_forfeit_frees_its_bots(celery_workers, settings):
     only_ladders("allegra", [2], **LIMITS)
     settings.CARDROOM_CASUAL_IDLE_SECONDS = 6  # the web's, which the page is told, and the worker's below
