@@ -201,6 +201,11 @@ def casual_players(seat: CasualSeat) -> list[dict]:
     return sorted(players, key=lambda row: row["seat"])
 
 
+def casual_matches_of(user) -> QuerySet[Match]:
+    """The user's casual matches, newest first, with their seats."""
+    return Match.objects.filter(casual_seat__user=user).select_related("casual_seat").order_by("-id")
+
+
 def open_casual_matches(user) -> QuerySet[Match]:
     """The user's casual matches still queued or running, newest first."""
     return Match.objects.filter(casual_seat__user=user, status__in=[Match.Status.QUEUED, Match.Status.RUNNING]).order_by("-id")

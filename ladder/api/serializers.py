@@ -540,6 +540,16 @@ class PlayCreatedOutput(serializers.Serializer):
     id = serializers.IntegerField(help_text="the match's id: GET /api/play/{id}/ follows it, /api/matches/{id}/replay/ is its replay once finished")
 
 
+class PlayListOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=Match.Status.choices)
+    game = serializers.CharField()
+    num_players = serializers.IntegerField()
+    seat = serializers.IntegerField(source="casual_seat.seat", help_text="your seat")
+    created = serializers.DateTimeField()
+    finished = serializers.DateTimeField(allow_null=True)
+
+
 class PlayForfeitOutput(serializers.Serializer):
     reason = serializers.CharField()
     detail = serializers.CharField()

@@ -247,8 +247,8 @@ class ApiRoot(APIView):
     permission_classes = [permissions.AllowAny]
     ROOT_LINKS = [
         ("register", "api-register"), ("token", "api-token"), ("me", "api-me"), ("games", "api-games"),
-        ("ladders", "api-ladders"), ("bots", "api-bots"), ("matches", "api-matches"), ("schema", "api-schema"),
-        ("docs", "api-docs"),
+        ("ladders", "api-ladders"), ("bots", "api-bots"), ("matches", "api-matches"), ("play", "api-play"),
+        ("schema", "api-schema"), ("docs", "api-docs"),
     ]  # fmt: skip
 
     @extend_schema(responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="resource name -> URL")}, auth=[])
@@ -535,6 +535,10 @@ class PlayStart(APIView):
 
     permission_classes = [permissions.IsAuthenticated]
     parser_classes = [LimitedJSONParser]
+
+    @extend_schema(responses={200: s.PlayListOutput(many=True), **errors(401)}, description="Your casual matches, newest first (the last 50).")
+    def get(self, request):
+        return Response(s.PlayListOutput(selectors.casual_matches_of(request.user)[:50], many=True).data)
 
     @extend_schema(request=s.PlayInput, responses={201: s.PlayCreatedOutput, **errors(400, 401, 413, 415, 429)})
     def post(self, request):

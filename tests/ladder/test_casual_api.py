@@ -41,8 +41,15 @@ def test_a_casual_match_is_queued_with_the_person_in_the_seat_asked(alice):
     seat = f.client(alice).get(f"/api/play/{match.pk}/").json()
     assert seat["status"] == "queued" and seat["message"] is None and seat["seat"] == 2
     assert [p["human"] for p in seat["players"]] == [False, False, True]
+    listed = f.client(alice).get("/api/play/").json()
+    assert [(m["id"], m["status"], m["seat"]) for m in listed] == [(match.pk, "queued", 2)]
+    assert f.client(f.user()).get("/api/play/").json() == []  # each user sees their own
     # No answer is awaited yet: 409, not a 400 (the action may be fine).
     f.assert_error(f.client(alice).post(f"/api/play/{match.pk}/action/", {"action": {"type": "draw"}}, format="json"), 409)
+
+
+def test_the_api_root_links_the_human_seat():
+    assert f.client().get("/api/").json()["play"] == "http://testserver/api/play/"
 
 
 def test_the_seat_defaults_to_a_random_one():
