@@ -6,6 +6,7 @@ dealt again. (Playing one, with a real worker: test_casual_worker.py.)"""
 
 from __future__ import annotations
 
+import random
 from datetime import timedelta
 
 import pytest
@@ -180,3 +181,27 @@ def test_a_queued_casual_match_its_person_left_is_cancelled_by_the_reapers_sweep
     assert reap_expired_leases.apply().get()["casual_abandoned"] == [left]
     assert Match.objects.get(pk=left).status == "cancelled" and Match.objects.get(pk=waiting).status == "queued"
     assert selectors.open_casual_matches(alice).count() == 1
+
+
+def test_the_seat_forfeits_on_its_move_clock_and_stops_when_the_match_is_no_longer_its_workers(alice, settings):
+    """HumanSeat, the person's Player in the runner, on its own (the worker
+    test plays it through a real worker): the act it publishes, its move
+    clock, and its lease."""
+    from cardroom.players import TIMEOUT, BotFault
+    from engine import new_game
+    from ladder.services.casual import HumanSeat
+
+    match_id = play(f.client(alice), GOOD).json()["id"]
+    state = new_game("allegra", 3).new_initial_state()
+    state.apply_chance(state.sample_chance(random.Random(1)))
+    seat = state.to_act()[0]
+    settings.CARDROOM_CASUAL_MOVE_SECONDS = 0
+    with pytest.raises(BotFault) as fault:
+        HumanSeat(match_id, "alice", lost=lambda: False).act(state, seat)
+    assert fault.value.reason == TIMEOUT and "0 s for this move" in fault.value.detail
+    row = CasualSeat.objects.get(pk=match_id)
+    assert (row.decision, row.message, row.forfeit_reason) == (1, "", TIMEOUT)
+    settings.CARDROOM_CASUAL_MOVE_SECONDS = 600
+    with pytest.raises(matches.LeaseLost):
+        HumanSeat(match_id, "alice", lost=lambda: True).act(state, seat)
+    assert CasualSeat.objects.get(pk=match_id).message.startswith('{"type":"act","observation":')
