@@ -108,7 +108,7 @@
 
   // ================================================================ the match
   var POLL_MS = 1000;    // how often the seat is asked for while the match runs
-  var FAST_POLL_MS = 150; // ... and just after a move, while the bots answer (in moments)
+  var FAST_POLL_MS = 100; // ... and just after a move, while the bots answer (in moments)
   var FAST_FOR_MS = 8000;
 
   function setupMatch(root) {
@@ -154,8 +154,9 @@
         if (seatState.move_time_left_ms !== null && seatState.move_time_left_ms !== undefined && st.offered !== st.decision) {
           st.deadline = Date.now() + seatState.move_time_left_ms;
         }
-        // New events come while others act, and before each new message.
-        if (changed || !st.message || !st.doc) return fetchFrames();
+        // The events so far are recorded with each message the seat is sent
+        // (and the replay at the end): new ones come with a new decision or status.
+        if (changed || !st.doc) return fetchFrames();
       }).then(function () {
         st.polling = false;
         advance();
