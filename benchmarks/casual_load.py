@@ -39,7 +39,7 @@ import sys
 import threading
 import time
 
-from ladder_backlog import ROOT, fresh_django, queue_allegory_backlog, start_worker, stop
+from ladder_backlog import ROOT, bench_env, fresh_django, queue_allegory_backlog, start_worker, stop
 
 
 def parse_args(argv=None):
@@ -56,24 +56,14 @@ def parse_args(argv=None):
 
 
 def env_for(args) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        {
-            "DJANGO_SETTINGS_MODULE": "config.settings",
-            "DATABASE_URL": args.database_url,
-            "CELERY_BROKER_URL": args.broker_url,
-            "SECRET_KEY": env.get("SECRET_KEY") or "bench-not-a-secret",
-            "CARDROOM_VAR_DIR": str(ROOT / "var" / "bench-casual"),
-            "CARDROOM_MEDIA_ROOT": str(ROOT / "var" / "bench-casual" / "media"),
-            "LOG_LEVEL": "WARNING",
-            "CACHE_URL": "locmemcache://",
-            # the persons never answer: no move clock may run out within the run
-            "CARDROOM_CASUAL_MOVE_SECONDS": "3600",
-            "CARDROOM_CASUAL_OPEN_PER_USER": "1",
-            "CARDROOM_MATCH_LEASE_SECONDS": "15",
-        }
-    )
-    return env
+    return bench_env(
+        args.database_url, args.broker_url, "bench-casual",
+        # the persons never answer: no move clock may run out within the run
+        CARDROOM_CASUAL_MOVE_SECONDS="3600",
+        CARDROOM_CASUAL_OPEN_PER_USER="1",
+        # a cancelled match's worker finds out within 5 s (a third of the lease)
+        CARDROOM_MATCH_LEASE_SECONDS="15",
+    )  # fmt: skip
 
 
 def loadavg() -> str:

@@ -14,6 +14,26 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
 
+def bench_env(database_url: str, broker_url: str, var: str, **extra: str) -> dict[str, str]:
+    """The environment of a benchmark and its workers: its own database,
+    broker and var folder (``var/<var>``), quiet logs, a local cache."""
+    env = dict(os.environ)
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DATABASE_URL": database_url,
+            "CELERY_BROKER_URL": broker_url,
+            "SECRET_KEY": env.get("SECRET_KEY") or "bench-not-a-secret",
+            "CARDROOM_VAR_DIR": str(ROOT / "var" / var),
+            "CARDROOM_MEDIA_ROOT": str(ROOT / "var" / var / "media"),
+            "LOG_LEVEL": "WARNING",
+            "CACHE_URL": "locmemcache://",
+            **extra,
+        }
+    )
+    return env
+
+
 def fresh_django(database_url: str, env: dict[str, str]) -> None:
     """Drop and create the database ``database_url`` names, set the
     environment, set Django up on it and migrate (the default ladders and

@@ -27,7 +27,7 @@ import os
 import sys
 import time
 
-from ladder_backlog import ROOT, fresh_django, queue_allegory_backlog, start_worker, stop
+from ladder_backlog import ROOT, bench_env, fresh_django, queue_allegory_backlog, start_worker, stop
 
 
 def parse_args(argv=None):
@@ -43,20 +43,7 @@ def parse_args(argv=None):
 
 
 def env_for(args) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        {
-            "DJANGO_SETTINGS_MODULE": "config.settings",
-            "DATABASE_URL": args.database_url,
-            "CELERY_BROKER_URL": args.broker_url,
-            "SECRET_KEY": env.get("SECRET_KEY") or "bench-not-a-secret",
-            "CARDROOM_VAR_DIR": str(ROOT / "var" / "bench-queues"),
-            "CARDROOM_MEDIA_ROOT": str(ROOT / "var" / "bench-queues" / "media"),
-            "LOG_LEVEL": "WARNING",
-            "CACHE_URL": "locmemcache://",
-        }
-    )
-    return env
+    return bench_env(args.database_url, args.broker_url, "bench-queues")
 
 
 def main(argv=None) -> int:
