@@ -49,6 +49,7 @@ def play_new(request: HttpRequest) -> HttpResponse:
             "chosen_game": game if game in GAMES else "allegory",
             "player_counts": list(PLAYER_COUNTS),
             "opponents": play_selectors.opponent_choices(list(GAMES)),
+            "mine": play_selectors.my_casual_matches(request.user),
             "clock": _clock(),
         },
     )

@@ -58,6 +58,13 @@ def opponent_choices(games: list[str]) -> dict[str, list[dict[str, str]]]:
     }
 
 
+def my_casual_matches(user, limit: int = 8) -> list[CasualSeat]:
+    """The user's latest casual matches (open ones first), to go back to."""
+    seats = CasualSeat.objects.filter(user=user).select_related("match").order_by("-match_id")[:limit]
+    open_first = (Match.Status.QUEUED, Match.Status.RUNNING)
+    return sorted(seats, key=lambda s: s.match.status not in open_first)
+
+
 def casual_seat_of(user, match_id: int) -> CasualSeat | None:
     """The user's own seat in casual match ``match_id`` (None: no such match,
     or not theirs: another person's hand is never shown)."""

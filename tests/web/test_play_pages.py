@@ -61,6 +61,9 @@ def test_only_the_person_opens_their_table_and_its_frames():
     seat = _casual(alice)
     table = _client(alice).get(f"/play/{seat.pk}/")
     assert table.status_code == 200
+    # the form lists the person's own matches, the open one leading back to the table
+    assert f'<a href="/play/{seat.pk}/">#{seat.pk}</a>' in _client(alice).get("/play/").content.decode()
+    assert 'data-testid="my-casual"' not in _client(bob).get("/play/").content.decode()
     assert f'data-seat="{seat.seat}"' in table.content.decode()
     assert _client(alice).get(f"/play/{seat.pk}/frames/").json()["frames"] == []  # not dealt yet
     for url in (f"/play/{seat.pk}/", f"/play/{seat.pk}/frames/"):
