@@ -60,7 +60,7 @@ def opponent_choices(games: list[str]) -> dict[str, list[dict[str, str]]]:
 
 def my_casual_matches(user, limit: int = 8) -> list[CasualSeat]:
     """The user's latest casual matches (open ones first), to go back to."""
-    seats = CasualSeat.objects.filter(user=user).select_related("match").order_by("-match_id")[:limit]
+    seats = [m.casual_seat for m in core_selectors.casual_matches_of(user)[:limit]]
     open_first = (Match.Status.QUEUED, Match.Status.RUNNING)
     return sorted(seats, key=lambda s: s.match.status not in open_first)
 
