@@ -24,14 +24,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
-import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
+from ladder_backlog import ROOT, bench_env, fresh_django, queue_allegory_backlog, start_worker, stop
 
 
 def parse_args(argv=None):
@@ -47,53 +43,22 @@ def parse_args(argv=None):
 
 
 def env_for(args) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        {
-            "DJANGO_SETTINGS_MODULE": "config.settings",
-            "DATABASE_URL": args.database_url,
-            "CELERY_BROKER_URL": args.broker_url,
-            "SECRET_KEY": env.get("SECRET_KEY") or "bench-not-a-secret",
-            "CARDROOM_VAR_DIR": str(ROOT / "var" / "bench-queues"),
-            "CARDROOM_MEDIA_ROOT": str(ROOT / "var" / "bench-queues" / "media"),
-            "LOG_LEVEL": "WARNING",
-            "CACHE_URL": "locmemcache://",
-        }
-    )
-    return env
+    return bench_env(args.database_url, args.broker_url, "bench-queues")
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    import psycopg
-
-    base, name = args.database_url.rsplit("/", 1)
-    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    os.environ.update(env_for(args))
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
+    fresh_django(args.database_url, env_for(args))
     import redis
-    from django.core.management import call_command
+    from django.contrib.auth import get_user_model
     from django.db.models import Max, Min
 
-    call_command("migrate", verbosity=0)
-    from django.contrib.auth import get_user_model
-
-    from ladder.models import BotVersion, Ladder, Match
-    from ladder.services import enqueue, matches, tournaments
+    from ladder.models import Match
+    from ladder.services import tournaments
 
     broker = redis.Redis.from_url(args.broker_url)
     broker.flushdb()
-    Ladder.objects.exclude(game="allegory", players_per_match=2).update(active=False)
-    ladder = Ladder.objects.get(game="allegory", players_per_match=2)
-    builtins = list(BotVersion.objects.filter(bot__game="allegory", bot__builtin=True, status="active").select_related("bot").order_by("bot__name"))
-    for i in range(args.ladder_backlog):
-        m = matches.create_match(ladder=ladder, versions=[builtins[i % 2], builtins[(i + 1) % 2]], seed=i)
-        enqueue.play_match(m.pk)
+    _ladder, builtins = queue_allegory_backlog(args.ladder_backlog)
     staff = get_user_model().objects.create_user("bench-staff", is_staff=True)
     t = tournaments.create_tournament(
         user=staff, name="share bench", game="allegory", format="round-robin", bots=[v.bot for v in builtins[:2]],
@@ -103,12 +68,7 @@ def main(argv=None) -> int:
     procs = []
     for w in range(args.workers):
         log = ROOT / "var" / "bench-queues" / f"worker-{w}.log"
-        log.parent.mkdir(parents=True, exist_ok=True)
-        procs.append(subprocess.Popen(
-            [str(BIN / "celery"), "-A", "config", "worker", f"--concurrency={args.concurrency}", "-n", f"bench{w}@%h",
-             "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING", "--logfile", str(log)],
-            cwd=ROOT, env=env_for(args), stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True,
-        ))  # fmt: skip
+        procs.append(start_worker(f"bench{w}", log, env_for(args), [f"--concurrency={args.concurrency}"]))
     sent_before = set()
     resent = 0
     try:
@@ -124,11 +84,7 @@ def main(argv=None) -> int:
             time.sleep(15)
     finally:
         for p in procs:
-            try:
-                os.killpg(p.pid, signal.SIGTERM)
-                p.wait(timeout=30)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                os.killpg(p.pid, signal.SIGKILL)
+            stop(p)
         broker.flushdb()
     event = Match.objects.filter(tournament_slot__tournament=t, status="finished")
     first, last = event.aggregate(a=Min("started"), b=Max("finished")).values()

@@ -293,8 +293,21 @@ class _LogDrain(threading.Thread):
         return out
 
 
-def _encode(message: dict[str, Any]) -> bytes:
+def encode_message(message: dict[str, Any]) -> bytes:
+    """One protocol line, exactly as a bot reads it."""
     return (json.dumps(message, separators=(",", ":")) + "\n").encode()
+
+
+
+def act_message(state: State, seat: int, time_left_ms: float) -> dict[str, Any]:
+    """The ``act`` message for ``seat`` (every seat that plays over protocol
+    v1 is sent this, a bot program's and the human seat's alike)."""
+    return {"type": "act", "observation": state.observation(seat), "legal": state.legal_actions(seat), "time_left_ms": int(time_left_ms)}
+
+
+def end_message(observation: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """The ``end`` message: the seat's last observation and the result."""
+    return {"type": "end", "observation": observation, "result": result}
 
 
 class ProtocolPlayer(Player):
@@ -342,7 +355,7 @@ class ProtocolPlayer(Player):
         The pipe is non-blocking: a bot that stops reading (or shrinks its
         pipe and peeks at it without consuming) cannot stall the runner; the
         time it takes to accept its input counts against it, like thinking."""
-        self._pending += _encode(message)
+        self._pending += encode_message(message)
         self._send_pending(deadline, what)
 
     def _send_pending(self, deadline: float, what: str) -> None:
@@ -500,8 +513,7 @@ class ProtocolPlayer(Player):
         # The message is built, and put into the pipe as far as it goes, while
         # the bot is still frozen: that work is ours, not the bot's, and the
         # bot then wakes once, with its input already there.
-        message = {"type": "act", "observation": state.observation(seat), "legal": state.legal_actions(seat), "time_left_ms": int(total_left)}
-        self._pending += _encode(message)
+        self._pending += encode_message(act_message(state, seat, total_left))
         self._flush(deadline=0.0)
         # The clock starts before the thaw: a thawed bot on the runner's core
         # can take the core at once, and its thinking then must not fall
@@ -537,7 +549,7 @@ class ProtocolPlayer(Player):
         self._proc.resume()  # it may read the result and exit by itself
         # Only what the pipe takes now, without waiting: await_exit writes the
         # rest while every seat winds down together.
-        self._pending += _encode({"type": "end", "observation": observation, "result": result})
+        self._pending += encode_message(end_message(observation, result))
         try:
             self._flush(deadline=0.0)
         except BotFault:

@@ -355,7 +355,14 @@ CARDROOM_QUEUES = {
 }
 CELERY_TASK_DEFAULT_QUEUE = CARDROOM_QUEUES["ladder"]
 CELERY_TASK_QUEUES = [Queue(name) for name in CARDROOM_QUEUES.values()]
+# Casual matches (a person against bots, ladder.services.casual) wait minutes
+# on their person: their own queue, deliberately NOT in CELERY_TASK_QUEUES,
+# so a worker started without -Q (every ladder worker) never takes one. Only
+# the casual worker consumes it: `celery -A config worker -Q casual --pool
+# threads --concurrency 20` (decision 135; docs/operations.md).
+CARDROOM_CASUAL_QUEUE = env("CARDROOM_CASUAL_QUEUE", default="casual")
 CELERY_TASK_ROUTES = {
+    "ladder.tasks.play_casual_match": {"queue": CARDROOM_CASUAL_QUEUE},
     "ladder.tasks.play_match": {"queue": CARDROOM_QUEUES["ladder"]},
     "ladder.tasks.validate_version": {"queue": CARDROOM_QUEUES["validation"]},
     "ladder.tasks.start_due_events": {"queue": CARDROOM_QUEUES["tournament"]},
@@ -405,6 +412,15 @@ CARDROOM_EVENT_MIN_LEAD_SECONDS = env.int("CARDROOM_EVENT_MIN_LEAD_SECONDS", def
 # An event's stored standings are refreshed at most this often (and never
 # sooner than ten times their last computation's time): ladder.services.tournaments.
 CARDROOM_STANDINGS_REFRESH_SECONDS = env.int("CARDROOM_STANDINGS_REFRESH_SECONDS", default=2)
+# Casual matches (decisions 130-136, docs/ladder.md "Playing a bot yourself"):
+# the person's clock per move and in all, the idle forfeit (no page asked for
+# the seat this long), the open matches one user may hold, and how often the
+# worker looks for the person's answer.
+CARDROOM_CASUAL_MOVE_SECONDS = env.int("CARDROOM_CASUAL_MOVE_SECONDS", default=600)
+CARDROOM_CASUAL_TOTAL_SECONDS = env.int("CARDROOM_CASUAL_TOTAL_SECONDS", default=3 * 3600)
+CARDROOM_CASUAL_IDLE_SECONDS = env.int("CARDROOM_CASUAL_IDLE_SECONDS", default=120)
+CARDROOM_CASUAL_OPEN_PER_USER = env.int("CARDROOM_CASUAL_OPEN_PER_USER", default=3)
+CARDROOM_CASUAL_POLL_SECONDS = env.float("CARDROOM_CASUAL_POLL_SECONDS", default=0.2)
 CARDROOM_HEARTBEAT_SECONDS = env.int("CARDROOM_HEARTBEAT_SECONDS", default=10)
 CARDROOM_MAX_UPLOAD_BYTES = env.int("CARDROOM_MAX_UPLOAD_BYTES", default=10 * 1024 * 1024)
 # Per-user quotas (ladder.services.quotas; staff are exempt).

@@ -150,6 +150,16 @@ def _replay_events(state: State, events: list[Any]) -> Iterator[tuple[int, dict[
         yield index, event, state
 
 
+def state_after(game: str, num_players: int, options: dict[str, Any], events: list[Any]) -> State:
+    """The state a match of ``game`` reaches after ``events`` (a replay's
+    events so far): where a match in play stands, rebuilt (ReplayError if
+    any event is bad)."""
+    state = get_game_class(game)(num_players, options).new_initial_state()
+    for _ in _replay_events(state, events):
+        pass
+    return state
+
+
 def replay_to_end(doc: dict[str, Any]) -> State:
     """The final state of a replay (ReplayError if any event is bad)."""
     state, events = _check_header(doc)

@@ -134,6 +134,9 @@ class Match(models.Model):
         LADDER = "ladder"
         VALIDATION = "validation"
         TOURNAMENT = "tournament"
+        # A person plays one seat (CasualSeat) against bots: never rated,
+        # never in standings or the match lists (decision 130).
+        CASUAL = "casual"
 
     ladder = models.ForeignKey(Ladder, null=True, blank=True, on_delete=models.PROTECT, related_name="matches")
     kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.LADDER)
@@ -174,7 +177,7 @@ class Match(models.Model):
         ]
         constraints = [
             models.CheckConstraint(
-                condition=Q(kind__in=["validation", "tournament"]) | Q(ladder__isnull=False), name="ladder_match_has_ladder"
+                condition=Q(kind__in=["validation", "tournament", "casual"]) | Q(ladder__isnull=False), name="ladder_match_has_ladder"
             )
         ]
 
@@ -208,6 +211,35 @@ class Participant(models.Model):
         ordering = ["match", "seat"]
         constraints = [models.UniqueConstraint(fields=["match", "seat"], name="one_participant_per_seat")]
         indexes = [models.Index(fields=["bot", "-match"], name="participant_bot_match")]
+
+
+class CasualSeat(models.Model):
+    """The human seat of a casual match, and the exchange with the worker
+    that plays the match (ladder.services.casual, decisions 130-136): the
+    worker publishes each protocol message here and waits for the answer
+    the person's browser posts. The other seats are Participants."""
+
+    match = models.OneToOneField(Match, primary_key=True, on_delete=models.CASCADE, related_name="casual_seat")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="casual_seats")
+    seat = models.PositiveSmallIntegerField()
+    # How many messages the worker has published to the seat (act, then end):
+    # an answer names the decision it answers (decision 133).
+    decision = models.PositiveIntegerField(default=0)
+    # The protocol line the seat is sent now (an act awaiting its answer, or
+    # the end), exactly as a bot would read it; blank while others act.
+    message = models.TextField(blank=True)
+    # The match's events so far (chance events included: never served), from
+    # which an answer's legality is judged by the engine.
+    events = models.JSONField(default=list, blank=True)
+    # The accepted answer to ``decision``, until the worker takes it.
+    answer = models.JSONField(null=True, blank=True)
+    move_deadline = models.DateTimeField(null=True, blank=True)
+    # The last time the owner's page asked for the seat (the idle forfeit's clock).
+    last_poll = models.DateTimeField(default=timezone.now)
+    score = models.IntegerField(null=True, blank=True)
+    rank = models.PositiveSmallIntegerField(null=True, blank=True)
+    forfeit_reason = models.CharField(max_length=32, blank=True)
+    forfeit_detail = models.TextField(blank=True)
 
 
 class RatingChange(models.Model):

@@ -12,7 +12,7 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from ladder.models import Bot, BotVersion, Ladder, Match, Participant, Rating
+from ladder.models import Bot, BotVersion, CasualSeat, Ladder, Match, Participant, Rating
 
 
 def ladders() -> QuerySet[Ladder]:
@@ -103,8 +103,9 @@ _PARTICIPANT_FIELDS = (
 def matches(ladder: int | None = None, bot: int | None = None, status: str | None = None) -> QuerySet:
     """Matches, newest first, as rows: dicts of ``_MATCH_FIELDS`` (``ladder``
     is the ladder's id) and ``ladder_name``. A page of them gets its seats
-    from with_participants()."""
-    qs = Match.objects.order_by("-id").values(*_MATCH_FIELDS, ladder_name=F("ladder__name"))
+    from with_participants(). Casual matches are in no list (decision 130):
+    each is reached by its id."""
+    qs = Match.objects.exclude(kind=Match.Kind.CASUAL).order_by("-id").values(*_MATCH_FIELDS, ladder_name=F("ladder__name"))
     if ladder is not None:
         qs = qs.filter(ladder_id=ladder)
     if bot is not None:
@@ -185,6 +186,29 @@ def match(match_id: int) -> Match | None:
 
 def participant(match: Match, seat: int) -> Participant | None:
     return match.participants.select_related("bot").filter(seat=seat).first()
+
+
+def casual_seat(match_id: int) -> CasualSeat | None:
+    """A casual match's human seat, with its match (None: no such casual match)."""
+    return CasualSeat.objects.select_related("match", "user").filter(pk=match_id).first()
+
+
+def casual_players(seat: CasualSeat) -> list[dict]:
+    """Who sits where in a casual match: the person's seat and each bot's."""
+    players = [{"seat": seat.seat, "name": seat.user.username, "bot": None, "version": None, "human": True}]
+    for p in seat.match.participants.select_related("bot", "version").order_by("seat"):
+        players.append({"seat": p.seat, "name": p.bot.name, "bot": p.bot_id, "version": p.version.number, "human": False})
+    return sorted(players, key=lambda row: row["seat"])
+
+
+def casual_matches_of(user) -> QuerySet[Match]:
+    """The user's casual matches, newest first, with their seats."""
+    return Match.objects.filter(casual_seat__user=user).select_related("casual_seat").order_by("-id")
+
+
+def open_casual_matches(user) -> QuerySet[Match]:
+    """The user's casual matches still queued or running, newest first."""
+    return Match.objects.filter(casual_seat__user=user, status__in=[Match.Status.QUEUED, Match.Status.RUNNING]).order_by("-id")
 
 
 def replay_gz(match: Match) -> bytes | None:

@@ -18,7 +18,7 @@ import socket
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from ladder.services import account_email, matches, matchmaking, ops, tournaments, validation
+from ladder.services import account_email, casual, matches, matchmaking, ops, tournaments, validation
 
 # The database is away (a restart, a failover): try the message again later.
 DB_ERRORS = (OperationalError, InterfaceError)
@@ -37,19 +37,32 @@ def _worker(task) -> str:
     return f"{task.request.hostname or ops.node_name or socket.gethostname()} pid {os.getpid()}"
 
 
-@shared_task(
-    bind=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    ignore_result=True,
-    autoretry_for=DB_ERRORS,
-    retry_backoff=5,
-    retry_backoff_max=60,
-    max_retries=10,
-    time_limit=HARD_TIME_LIMIT,
-)
+# A match task: at least once, retried while the database is away.
+MATCH_TASK = {
+    "bind": True,
+    "acks_late": True,
+    "reject_on_worker_lost": True,
+    "ignore_result": True,
+    "autoretry_for": DB_ERRORS,
+    "retry_backoff": 5,
+    "retry_backoff_max": 60,
+    "max_retries": 10,
+}
+
+
+@shared_task(**MATCH_TASK, time_limit=HARD_TIME_LIMIT)
 def play_match(self, match_id: int) -> str:
     return matches.run_queued_match(match_id, _worker(self))
+
+
+@shared_task(**MATCH_TASK)
+def play_casual_match(self, match_id: int) -> str:
+    """A casual match (a person against bots), on the casual queue only
+    (CELERY_TASK_ROUTES): it waits on its person for minutes, on a worker
+    of its own (decision 135). No time limit here: the threads pool the
+    casual worker runs has none; the match's lease stops being renewed
+    past its ceiling instead (ladder.services.matches)."""
+    return casual.run(match_id, _worker(self))
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, ignore_result=True, max_retries=5, time_limit=HARD_TIME_LIMIT)
@@ -84,7 +97,8 @@ def reap_expired_leases() -> dict:
     validations are restarted; running events send their next matches; heartbeats of long-gone workers are dropped;
     events' standings left behind their results are stored afresh; open
     events whose start time has come start (a second path beside
-    start_due_events, should the events' queue be long)."""
+    start_due_events, should the events' queue be long); queued casual
+    matches whose person left are cancelled."""
     return {
         "reaped": matches.reap_expired_leases(),
         "resent": matches.resend_stale_queued(),
@@ -93,6 +107,7 @@ def reap_expired_leases() -> dict:
         "tournaments_fed": tournaments.feed_all(),
         "standings_refreshed": tournaments.refresh_stale_standings(),
         "events_started": tournaments.start_due(),
+        "casual_abandoned": casual.cancel_abandoned(),
     }
 
 

@@ -508,3 +508,90 @@ class TournamentStandingsOutput(serializers.Serializer):
     crosstable = TournamentCrosstablePage()
     differences = serializers.ListField(child=serializers.DictField(), required=False, help_text="fields of up to 64: a 95% interval of a minus b for every pair")
     deals = serializers.DictField(required=False, help_text="duplicate events: each entry's mean rank by deal against the field's")
+
+
+# -- casual matches: the human seat (contract 4, POST /api/play/; decisions 130-136) ------
+
+
+@extend_schema_field({"oneOf": [{"type": "integer", "minimum": 1}, {"type": "string", "pattern": "^builtin:[a-z0-9_]+$"}]})
+class OpponentField(serializers.Field):
+    """A bot id, or "builtin:NAME" (the service checks that it names an active bot of the game)."""
+
+    def to_internal_value(self, data):
+        if (type(data) is int and data >= 1) or (isinstance(data, str) and data.startswith("builtin:")):
+            return data
+        raise serializers.ValidationError('an opponent is a bot id (a whole number from 1) or "builtin:NAME"')
+
+    def to_representation(self, value):
+        return value
+
+
+class PlayInput(serializers.Serializer):
+    game = serializers.ChoiceField(choices=GAME_CHOICES)
+    num_players = serializers.IntegerField(min_value=2, max_value=6)
+    opponents = serializers.ListField(
+        child=OpponentField(), min_length=1, max_length=5,
+        help_text='the bots in the other seats, in seat order: bot ids (active, of the game) or "builtin:NAME"',
+    )  # fmt: skip
+    seat = serializers.IntegerField(min_value=0, max_value=5, required=False, help_text="your seat (default: a random one)")
+
+
+class PlayCreatedOutput(serializers.Serializer):
+    id = serializers.IntegerField(help_text="the match's id: GET /api/play/{id}/ follows it, /api/matches/{id}/replay/ is its replay once finished")
+
+
+class PlayListOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=Match.Status.choices)
+    game = serializers.CharField()
+    num_players = serializers.IntegerField()
+    seat = serializers.IntegerField(source="casual_seat.seat", help_text="your seat")
+    created = serializers.DateTimeField()
+    finished = serializers.DateTimeField(allow_null=True)
+
+
+class PlayForfeitOutput(serializers.Serializer):
+    reason = serializers.CharField()
+    detail = serializers.CharField()
+
+
+class PlayPlayerOutput(serializers.Serializer):
+    seat = serializers.IntegerField()
+    name = serializers.CharField(help_text="the person's username, or the bot's name")
+    bot = serializers.IntegerField(allow_null=True, help_text="the bot's id (null for the person)")
+    version = serializers.IntegerField(allow_null=True)
+    human = serializers.BooleanField()
+
+
+class PlayOutput(serializers.Serializer):
+    status = serializers.ChoiceField(choices=Match.Status.choices, help_text="the match's status")
+    seat = serializers.IntegerField(help_text="the person's seat")
+    message = serializers.JSONField(
+        allow_null=True,
+        help_text="exactly the protocol v1 message a bot in this seat would be sent now ('act' awaiting an answer, "
+        "or 'end'); null while others act, while the answer is being played, and for a forfeited seat",
+    )
+    decision = serializers.IntegerField(
+        help_text="how many messages the seat has been sent: an answer may name the decision it answers (a stale one is a 409)"
+    )
+    move_deadline = serializers.DateTimeField(allow_null=True, help_text="when the awaited move forfeits on time")
+    move_time_left_ms = serializers.IntegerField(allow_null=True)
+    idle_forfeit_seconds = serializers.IntegerField(help_text="a seat no page asks for this long forfeits (poll GET more often)")
+    forfeit = PlayForfeitOutput(allow_null=True, help_text="why the person's seat forfeited (then the default policy plays it)")
+    score = serializers.IntegerField(allow_null=True)
+    rank = serializers.IntegerField(allow_null=True)
+    game = serializers.CharField()
+    num_players = serializers.IntegerField()
+    players = PlayPlayerOutput(many=True)
+
+
+class PlayActionInput(serializers.Serializer):
+    """Documents the body; the view reads it with the bounded reply parse."""
+
+    action = serializers.DictField(help_text="one action object, exactly as a bot answers it (protocol v1)")
+    decision = serializers.IntegerField(min_value=1, required=False, help_text="the decision it answers (GET gives it)")
+
+
+class PlayActionOutput(serializers.Serializer):
+    decision = serializers.IntegerField(help_text="the decision answered")
+    status = serializers.CharField(help_text='"accepted": the worker plays it next')

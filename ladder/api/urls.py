@@ -27,6 +27,9 @@ urlpatterns = [
     path("tournaments/<id:pk>/matches/", views.TournamentMatches.as_view(), name="api-tournament-matches"),
     path("tournaments/<id:pk>/entries/", views.TournamentEntries.as_view(), name="api-tournament-entries"),
     path("tournaments/<id:pk>/entries/<id:bot>/", views.TournamentEntryDetail.as_view(), name="api-tournament-entry"),
+    path("play/", views.PlayStart.as_view(), name="api-play"),
+    path("play/<id:pk>/", views.PlaySeat.as_view(), name="api-play-seat"),
+    path("play/<id:pk>/action/", views.PlayAction.as_view(), name="api-play-action"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # The split view: its init script is a request of its own, not inline
     # (the Content-Security-Policy runs no inline script).

@@ -8,6 +8,7 @@ import json
 from django.conf import settings
 from django.contrib.auth import authenticate
 from django.http import Http404, HttpResponse, JsonResponse
+from django.utils import timezone
 from django.utils.cache import get_conditional_response
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
@@ -24,13 +25,14 @@ from ladder import caching, limits, selectors
 from ladder.api import serializers as s
 from ladder.api.errors import ERRORS, FilterError, error_response, errors
 from ladder.api.pagination import MatchCursorPagination
-from ladder.api.parsers import LimitedJSONParser
+from ladder.api.parsers import LimitedJSONParser, ReplyJSONParser
 from ladder.converters import MAX_ID  # the ids are 64-bit: a larger number is no id (and overflows the database)
 from ladder.limits import ScopedThrottle
 from ladder.models import Bot, Ladder, Match
-from ladder.services import accounts, bot_management
+from ladder.services import accounts, bot_management, casual
 from ladder.services import bots as bot_services
 from ladder.services import tournaments as tournament_services
+from ladder.services.errors import ServiceError
 from ladder.uploads import too_large_upload
 
 
@@ -245,8 +247,8 @@ class ApiRoot(APIView):
     permission_classes = [permissions.AllowAny]
     ROOT_LINKS = [
         ("register", "api-register"), ("token", "api-token"), ("me", "api-me"), ("games", "api-games"),
-        ("ladders", "api-ladders"), ("bots", "api-bots"), ("matches", "api-matches"), ("schema", "api-schema"),
-        ("docs", "api-docs"),
+        ("ladders", "api-ladders"), ("bots", "api-bots"), ("matches", "api-matches"), ("play", "api-play"),
+        ("schema", "api-schema"), ("docs", "api-docs"),
     ]  # fmt: skip
 
     @extend_schema(responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="resource name -> URL")}, auth=[])
@@ -522,6 +524,87 @@ class TournamentMatches(generics.ListAPIView):
         if t is None:
             raise Http404
         return selectors.tournament_matches(t)
+
+
+# -- casual matches: the human seat (contract 4; decisions 130-136) -------------------------
+
+
+class PlayStart(APIView):
+    """Start a casual match: you in one seat, bots in the others. Never
+    rated; its replay is at /api/matches/{id}/replay/ once it is finished."""
+
+    permission_classes = [permissions.IsAuthenticated]
+    parser_classes = [LimitedJSONParser]
+
+    @extend_schema(responses={200: s.PlayListOutput(many=True), **errors(401)}, description="Your casual matches, newest first (the last 50).")
+    def get(self, request):
+        return Response(s.PlayListOutput(selectors.casual_matches_of(request.user)[:50], many=True).data)
+
+    @extend_schema(request=s.PlayInput, responses={201: s.PlayCreatedOutput, **errors(400, 401, 413, 415, 429)})
+    def post(self, request):
+        data = s.PlayInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        match = casual.start(user=request.user, **data.validated_data)
+        return Response({"id": match.pk}, status=status.HTTP_201_CREATED)
+
+
+def _owned_casual_seat(request, pk: int):
+    seat = selectors.casual_seat(pk)
+    if seat is None:
+        raise Http404
+    if seat.user_id != request.user.pk:
+        # The seat shows a hidden hand: only its person reads it (403, not
+        # 404: the match itself is public at /api/matches/{id}/).
+        raise ServiceError(f"only the person who started casual match {pk} may read or play its seat", None, 403)
+    return seat
+
+
+class PlaySeat(APIView):
+    """The person's seat: what a bot in it would be sent now. Asking is
+    what keeps the seat from the idle forfeit (decision 133)."""
+
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(responses={200: s.PlayOutput, **errors(401, 403, 404)})
+    def get(self, request, pk: int):
+        seat = _owned_casual_seat(request, pk)
+        casual.seen(seat)
+        match = seat.match
+        awaiting = bool(seat.message) and seat.answer is None
+        left = None
+        if awaiting and seat.move_deadline is not None:
+            left = max(0, int((seat.move_deadline - timezone.now()).total_seconds() * 1000))
+        body = {
+            "status": match.status,
+            "seat": seat.seat,
+            "message": json.loads(seat.message) if awaiting else None,
+            "decision": seat.decision,
+            "move_deadline": seat.move_deadline if left is not None else None,
+            "move_time_left_ms": left,
+            "idle_forfeit_seconds": settings.CARDROOM_CASUAL_IDLE_SECONDS,
+            "forfeit": {"reason": seat.forfeit_reason, "detail": seat.forfeit_detail} if seat.forfeit_reason else None,
+            "score": seat.score,
+            "rank": seat.rank,
+            "game": match.game,
+            "num_players": match.num_players,
+            "players": selectors.casual_players(seat),
+        }
+        return Response(s.PlayOutput(body).data)
+
+
+class PlayAction(APIView):
+    """Answer the seat's current decision. 400 (nothing changes) for an
+    action that is not legal, with the engine's reason; 409 when the
+    decision named is not the current one, or no answer is awaited."""
+
+    permission_classes = [permissions.IsAuthenticated]
+    parser_classes = [ReplyJSONParser]
+
+    @extend_schema(request=s.PlayActionInput, responses={200: s.PlayActionOutput, **errors(400, 401, 403, 404, 409, 413, 415)})
+    def post(self, request, pk: int):
+        _owned_casual_seat(request, pk)
+        decision = casual.answer(user=request.user, match_id=pk, body=request.data)
+        return Response({"decision": decision, "status": "accepted"})
 
 
 @csrf_exempt

@@ -4,7 +4,8 @@ The flow is one way: ``ladder.tasks`` imports the services, and the services
 never import the tasks. They send a task message by its name through the
 Celery app, and the queue it goes to comes from the routes in
 ``config.settings`` (CELERY_TASK_ROUTES: ladder matches to the ladder queue,
-validations to the validation queue, event matches to the events' queue).
+validations to the validation queue, event matches to the events' queue,
+casual matches to the casual queue).
 
 No message carries a priority: kombu's Redis transport serves every queue's
 priority-0 messages before any queue's priority 3 (its BRPOP lists the keys
@@ -27,6 +28,7 @@ from ladder.models import Match
 
 PLAY_MATCH = "ladder.tasks.play_match"
 VALIDATE_VERSION = "ladder.tasks.validate_version"
+PLAY_CASUAL_MATCH = "ladder.tasks.play_casual_match"
 
 
 def send(task_name: str, args: tuple = (), kwargs: dict | None = None, countdown: int = 0, **routing) -> None:
@@ -53,6 +55,15 @@ def validate_version(version_id: int, resume: bool = False, countdown: int = 0) 
     send(VALIDATE_VERSION, (version_id,), {"resume": True} if resume else {}, countdown=countdown)
 
 
+def play_casual_match(match_id: int, countdown: int = 0) -> None:
+    """To the casual queue (its route), which only the casual worker
+    consumes. Never run eagerly: the match waits on its person for minutes,
+    and a request that sent it must not (it stays queued instead)."""
+    if current_app.conf.task_always_eager:
+        return
+    send(PLAY_CASUAL_MATCH, (match_id,), countdown=countdown)
+
+
 def send_match(match_id: int, countdown: int = 0) -> None:
     """Send the task message that plays the match (a ladder or event match)
     or the validation it belongs to, to the queue of its kind; stamp
@@ -65,5 +76,7 @@ def send_match(match_id: int, countdown: int = 0) -> None:
         validate_version(row["validation_of_id"], resume=True, countdown=countdown)
     elif row["kind"] == Match.Kind.TOURNAMENT:
         play_tournament_match(match_id, countdown=countdown)
+    elif row["kind"] == Match.Kind.CASUAL:
+        play_casual_match(match_id, countdown=countdown)
     else:
         play_match(match_id, countdown=countdown)

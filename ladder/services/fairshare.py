@@ -110,9 +110,13 @@ class FairShare:
             fair.usage_ms[owner] += total * float(mean)
             fair.bot_cost_ms[bot] = float(mean)
         fair.measured = bool(fair.bot_cost_ms)
-        in_hand = Participant.objects.filter(
-            bot__builtin=False, bot__owner__in=owners, match__status__in=[Match.Status.QUEUED, Match.Status.RUNNING]
-        ).values_list("bot__owner_id", "bot_id", "match_id", "match__status", "match__kind", "match__started")
+        in_hand = (
+            Participant.objects.filter(
+                bot__builtin=False, bot__owner__in=owners, match__status__in=[Match.Status.QUEUED, Match.Status.RUNNING]
+            )
+            .exclude(match__kind=Match.Kind.CASUAL)  # a casual match waits on its person, on workers of its own
+            .values_list("bot__owner_id", "bot_id", "match_id", "match__status", "match__kind", "match__started")
+        )
         running: dict[int, list[tuple[int, object]]] = defaultdict(list)
         queued = defaultdict(set)
         for owner, bot, match, status, kind, started in in_hand:

@@ -41,9 +41,11 @@ import secrets
 import socket
 import threading
 import time as time_module
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.core.files.base import ContentFile
@@ -52,11 +54,11 @@ from django.utils import timezone
 
 from cardroom.ceiling import match_ceiling_ms
 from cardroom.launch import Launcher
-from cardroom.players import TimeControl
+from cardroom.players import Player, TimeControl
 from cardroom.runner import BotSpecError, MatchCeilingExceeded, MatchRecord, run_match
 from cardroom.scratch import owned_folder
 from ladder import caching
-from ladder.models import BotVersion, Ladder, Match, Participant, Tournament, TournamentMatch
+from ladder.models import BotVersion, CasualSeat, Ladder, Match, Participant, Tournament, TournamentMatch
 from ladder.services import enqueue, ops, tournaments
 from ladder.services.connections import close_connection
 from ladder.services.fairshare import seat_charges
@@ -278,6 +280,8 @@ def ceiling_ms(match: Match) -> int:
     think in all under its time control, the end grace, and
     CARDROOM_MATCH_CEILING_ALLOWANCE_SECONDS for the platform's own work."""
     allowance = settings.CARDROOM_MATCH_CEILING_ALLOWANCE_SECONDS * 1000
+    if match.kind == Match.Kind.CASUAL:  # and the person's own clock (decision 132)
+        allowance += settings.CARDROOM_CASUAL_TOTAL_SECONDS * 1000
     return match_ceiling_ms(match.game, match.num_players, time_control(match), allowance)
 
 
@@ -288,15 +292,18 @@ def max_duration_seconds(match: Match) -> float:
     return ceiling_ms(match) / 1000 + 60
 
 
-def play(match: Match, participants: list[Participant], on_event=None) -> MatchRecord:
-    """Run the match through the runner (and the sandbox)."""
-    versions = [p.version for p in participants]
-    launcher = _launcher_factory(versions)
+def play(match: Match, participants: list[Participant], on_event=None, others: dict[int, Player] | None = None) -> MatchRecord:
+    """Run the match through the runner (and the sandbox). ``others``: the
+    players of the seats no participant holds (a casual match's person)."""
+    others = others or {}
+    versions = {p.seat: p.version for p in participants}
+    launcher = _launcher_factory(list(versions.values()))
     # A folder of this process's own (cardroom.scratch): if the worker dies
     # mid-match, the next one to start sweeps it away (ops.sweep_scratch).
     with owned_folder(ops.scratch_root(), prefix=f"cardroom-m{match.pk}-") as tmp:
-        specs = [_materialize(v, tmp, seat) for seat, v in enumerate(versions)]
-        names = [f"{v.bot.name} v{v.number}" for v in versions]
+        seats = range(match.num_players)
+        specs: list[Any] = [others[seat] if seat in others else _materialize(versions[seat], tmp, seat) for seat in seats]
+        names = [others[seat].name if seat in others else f"{versions[seat].bot.name} v{versions[seat].number}" for seat in seats]
         chance = None
         if match.kind == Match.Kind.TOURNAMENT:
             from cardroom.tournament.seeds import KeyedChance
@@ -343,9 +350,11 @@ def record_result(claim: Claim, record: MatchRecord) -> bool:
         match.replay.save(f"match-{match.pk}.json.gz", ContentFile(replay_bytes), save=False)
         forfeits = {f.seat: f for f in record.forfeits}
         participants = list(match.participants.select_related("bot").order_by("seat"))
-        charges = seat_charges(
-            record.replay["events"], record.elapsed_ms, [p.seat for p in participants if not p.bot.builtin], match.num_players
-        )
+        charges: dict[int, int | None] = {p.seat: None for p in participants}
+        if match.kind != Match.Kind.CASUAL:  # a casual match waits on a person: nobody's share of the ladder's workers
+            charges = seat_charges(
+                record.replay["events"], record.elapsed_ms, [p.seat for p in participants if not p.bot.builtin], match.num_players
+            )
         for p in participants:
             p.worker_ms = charges[p.seat]
             p.score = record.result.scores[p.seat]
@@ -368,10 +377,22 @@ def record_result(claim: Claim, record: MatchRecord) -> bool:
             apply_match_ratings(match, participants)
         elif match.kind == Match.Kind.TOURNAMENT:  # never rated
             tournaments.on_match_done(match)
+        elif match.kind == Match.Kind.CASUAL:  # never rated: the person's result is the seat's
+            _record_casual_seat(match, record, forfeits)
         # Standings, ladder pages, match lists and pages: cached copies go stale on commit.
         caching.bump(caching.RATINGS, caching.MATCHES)
     log.info("match finished", extra={"match_id": match.pk, "events": match.num_events, "ms": record.elapsed_ms})
     return True
+
+
+def _record_casual_seat(match: Match, record: MatchRecord, forfeits: dict) -> None:
+    seat = CasualSeat.objects.select_for_update().get(match=match)
+    seat.score, seat.rank = record.result.scores[seat.seat], record.result.ranks[seat.seat]
+    forfeit = forfeits.get(seat.seat)
+    if forfeit is not None:
+        seat.forfeit_reason, seat.forfeit_detail = forfeit.reason, forfeit.detail[:2000]
+    seat.answer, seat.move_deadline = None, None
+    seat.save(update_fields=["score", "rank", "forfeit_reason", "forfeit_detail", "answer", "move_deadline"])
 
 
 def fail_attempt(claim: Claim, error: str, kind: str = "internal") -> None:
@@ -396,7 +417,11 @@ def _requeue_or_fail(match: Match, error: str, countdown: int = 0, kind: str = "
     match.error_kind = kind if kind in ERROR_KINDS else "internal"
     match.lease_token = ""
     match.lease_expires = None
-    if match.attempts >= settings.CARDROOM_MATCH_MAX_ATTEMPTS:
+    if match.kind == Match.Kind.CASUAL:
+        # Played again from the start, it would deal the person the hands
+        # they have seen: a casual match gets one attempt (decision 134).
+        CasualSeat.objects.filter(match=match).update(message="", answer=None, move_deadline=None)
+    if match.attempts >= settings.CARDROOM_MATCH_MAX_ATTEMPTS or match.kind == Match.Kind.CASUAL:
         match.status = Match.Status.FAILED
         match.finished = timezone.now()
         log.error(
@@ -490,7 +515,13 @@ def record_result_retrying(claim: Claim, record: MatchRecord, attempts: int = 8,
 _record_with_retries = record_result_retrying  # the old name
 
 
-def run_queued_match(match_id: int, worker: str | None = None) -> str:
+# What run_queued_match asks, for a match with seats no participant holds
+# (a casual match's person): given the match and a test of whether its lease
+# was lost, the players of those seats and a listener of the match's events.
+OtherSeats = Callable[[Match, Callable[[], bool]], tuple[dict[int, Player], Callable[[int, dict], None] | None]]
+
+
+def run_queued_match(match_id: int, worker: str | None = None, other_seats: OtherSeats | None = None) -> str:
     """Claim, play and record one match. Returns what happened, for logs.
 
     Database errors while claiming propagate (the task retries); every other
@@ -504,26 +535,32 @@ def run_queued_match(match_id: int, worker: str | None = None) -> str:
         outcome = "internal error"
         ops.heartbeat_match_started(match_id)
         try:
-            outcome = _run_claimed(match_id, claim)
+            outcome = _run_claimed(match_id, claim, other_seats)
             return outcome
         finally:
             ops.heartbeat_match_ended(match_id, outcome == "finished")
 
 
-def _run_claimed(match_id: int, claim: Claim) -> str:
+def _run_claimed(match_id: int, claim: Claim, other_seats: OtherSeats | None = None) -> str:
     keeper = _LeaseKeeper(claim)
     keeper.start()
+    listener = None
 
     def check_lease(index, event):
         if keeper.lost:
             raise LeaseLost(f"match {match_id}: the lease was lost at event {index}")
+        if listener is not None:
+            listener(index, event)
 
     try:
         try:
             match = Match.objects.select_related("ladder").get(pk=match_id)
             participants = list(match.participants.select_related("version__bot").order_by("seat"))
             keeper.deadline = time_module.monotonic() + max_duration_seconds(match)
-            record = play(match, participants, on_event=check_lease)
+            others: dict[int, Player] = {}
+            if other_seats is not None:
+                others, listener = other_seats(match, lambda: keeper.lost)
+            record = play(match, participants, on_event=check_lease, others=others)
         except LeaseLost:
             log.warning("match abandoned: lease lost", extra={"match_id": match_id})
             return "lease lost"

@@ -397,6 +397,7 @@ def status(now=None, with_workers: bool = False, with_broker: bool = True) -> di
         if lad.active or lad.pk in per_ladder or lad.pk in hour_by_ladder
     ]
     validation_queued = Match.objects.filter(kind=Match.Kind.VALIDATION, status=Match.Status.QUEUED).count()
+    casual_running = Match.objects.filter(kind=Match.Kind.CASUAL, status=Match.Status.RUNNING).count()
 
     doc = {
         "generated": now.isoformat(),
@@ -404,6 +405,8 @@ def status(now=None, with_workers: bool = False, with_broker: bool = True) -> di
             "queued": counts.get(Match.Status.QUEUED, 0),
             "running": counts.get(Match.Status.RUNNING, 0),
             "validation_queued": validation_queued,
+            # casual matches in play: each holds a thread of the casual worker (decision 135)
+            "casual_running": casual_running,
             "finished_last_minute": finished_minute,
             "finished_last_hour": finished_hour,
             "per_minute_last_hour": round(finished_hour / 60, 2),

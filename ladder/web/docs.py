@@ -24,7 +24,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.urls import reverse
 
-RENDER_VERSION = 1  # part of the cache key: bump it when the rendering changes
+RENDER_VERSION = 2  # part of the cache key: bump it when the rendering changes
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,7 @@ DOCS = [
     Doc("runtimes", "runtimes.md", "Runtimes: Python, Node.js, native", "The languages a bot may be written in: exact versions, building a native bot, start-up time and memory."),
     Doc("sdk", "sdk.md", "The bot SDK", "cardroom_sdk: the protocol loop, the engine to simulate with, worlds sampled from what a seat knows."),
     Doc("train", "train.md", "Train a bot", "From a training run with numpy on the Gymnasium environment to a bot on the ladder."),
+    Doc("play", "play.md", "Play against a bot", "Take a seat yourself against cardroom's bots: the page, your clock, leaving a match."),
     Doc("ladder", "ladder.md", "The ladder", "From upload to the leaderboard: validation, ratings, matchmaking, failures."),
     Doc("replay-format", "replay-format.md", "The replay format", "The JSON document every match leaves, and what cardroom verify checks."),
     Doc("tournaments", "tournaments.md", "Events and tournaments", "Round-robin, Swiss and duplicate events: seeds, standings, intervals, cardroom tournament."),
@@ -191,6 +192,10 @@ def author_wheel() -> Wheel | None:
     return Wheel(filename, path, size)
 
 
+# Site pages a document may link to by their path (not files of the repository).
+SITE_PAGES = {"/play/": "web-play"}
+
+
 def _site_href(href: str) -> str | None:
     """Where a link of a document points on the site (None: nowhere)."""
     parts = urlsplit(href)
@@ -199,6 +204,8 @@ def _site_href(href: str) -> str | None:
     if not parts.path:
         return href if parts.fragment else None  # "#section"
     fragment = f"#{parts.fragment}" if parts.fragment else ""
+    if parts.path in SITE_PAGES:  # a page of the site itself, e.g. "Play against a bot"
+        return reverse(SITE_PAGES[parts.path]) + (f"?{parts.query}" if parts.query else "") + fragment
     # Links are written relative to docs/ (the repository's layout).
     target = posixpath.normpath(posixpath.join("docs", parts.path))
     folder, name = posixpath.split(target)

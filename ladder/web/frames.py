@@ -308,14 +308,20 @@ def _slim_allegory(obs: dict[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------------------
 
 
-def build_frames(doc: dict[str, Any], seat: int | None, names: list[str]) -> list[dict[str, Any]]:
+def build_frames(doc: dict[str, Any], seat: int | None, names: list[str], start: int = 0) -> list[dict[str, Any]]:
     """One frame per replay event: the view's observation after the event,
-    who acted, and the event described in a line of text."""
+    who acted, and the event described in a line of text; from event
+    ``start`` on (the events before it are re-played, not described)."""
     game = doc["game"]
     frames: list[dict[str, Any]] = []
     before = None
     for index, event, state in iter_states(doc):
+        if index < start - 1:
+            continue
         obs = state.observation(seat)
+        if index < start:  # the observation the first frame wanted is described against
+            before = obs
+            continue
         if game == "allegory":
             info = _allegory_frame(event, before, obs, seat, names)
             slim = _slim_allegory(obs)
@@ -360,9 +366,7 @@ def frames_document(doc: dict[str, Any], view: str | None, players: list[dict[st
     frames = build_frames(doc, seat, names)
     extra: dict[str, Any] = {}
     if doc["game"] == "allegory":
-        from engine.allegory.game import CARD_NAME, CARD_TALE, TALES
-
-        extra["card_tales"] = {name: TALES[CARD_TALE[i]] for i, name in enumerate(CARD_NAME)}
+        extra["card_tales"] = allegory_card_tales()
     return {
         **extra,
         "game": doc["game"],
@@ -380,6 +384,13 @@ def frames_document(doc: dict[str, Any], view: str | None, players: list[dict[st
             "forfeits": doc["result"].get("forfeits", []),
         },
     }
+
+
+def allegory_card_tales() -> dict[str, str]:
+    """Each Allegory card's Tale (the viewer writes it on the card)."""
+    from engine.allegory.game import CARD_NAME, CARD_TALE, TALES
+
+    return {name: TALES[CARD_TALE[i]] for i, name in enumerate(CARD_NAME)}
 
 
 def frames_json_gz(doc: dict[str, Any], view: str | None, players: list[dict[str, Any]]) -> bytes:

@@ -2,7 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from ladder import converters  # noqa: F401  (registers the "id" and "seat" path converters)
-from ladder.web import author_views, tournaments, views
+from ladder.web import author_views, play, tournaments, views
 
 urlpatterns = [
     path("", views.home, name="web-home"),
@@ -19,6 +19,9 @@ urlpatterns = [
     path("tournaments/<id:pk>/entries/", tournaments.tournament_entry, name="web-tournament-entry"),
     path("tournaments/<id:pk>/archive.zip", tournaments.tournament_archive, name="web-tournament-archive"),
     path("tournaments/<id:pk>/<event_action:action>/", tournaments.tournament_control, name="web-tournament-control"),
+    path("play/", play.play_new, name="web-play"),
+    path("play/<id:pk>/", play.play_match, name="web-play-match"),
+    path("play/<id:pk>/frames/", play.play_frames, name="web-play-frames"),
     path("my/bots/", views.my_bots, name="web-my-bots"),
     path("my/bots/<id:pk>/", views.my_bot, name="web-my-bot"),
     path("account/", views.account, name="web-account"),

@@ -32,7 +32,7 @@ from ladder.models import Bot, BotVersion, Ladder, Match, Participant
 from ladder.services.accounts import create_account, rotate_token
 from ladder.services.bots import ServiceError, create_bot, upload_version
 from ladder.uploads import too_large_upload
-from ladder.web import author_views, charts, docs, frames, selectors
+from ladder.web import author_views, charts, docs, frames, play_selectors, selectors
 from ladder.web.forms import BotForm, SignupForm, UploadForm
 
 GAMES = {
@@ -298,17 +298,24 @@ def match_detail(request: HttpRequest, pk: int) -> HttpResponse:
         p.ordinal_before = (p.mu_before - 3 * p.sigma_before) if p.mu_before is not None else None
         p.ordinal_after = (p.mu_after - 3 * p.sigma_after) if p.mu_after is not None else None
     has_replay = bool(match.replay)
+    person = play_selectors.person_seat(match)
+    rows = [*seats, person] if person is not None else seats
+    views = [(f"seat-{p.seat}", f"Seat {p.seat} · {p.bot.name}") for p in seats]
+    if person is not None:
+        views.append((f"seat-{person.seat}", f"Seat {person.seat} · {person.user.username} (a person)"))
     return render(
         request,
         "cardroom/match.html",
         {
             "match": match,
             "seats": seats,
-            "by_rank": sorted(seats, key=lambda p: (p.rank if p.rank is not None else 99, p.seat)),
+            "by_rank": sorted(rows, key=lambda p: (p.rank if p.rank is not None else 99, p.seat)),
             "has_replay": has_replay,
             "any_mine": any(p.mine for p in seats),
             "game": GAMES.get(match.game),
-            "views": [("full", "Full view (every card)")] + [(f"seat-{p.seat}", f"Seat {p.seat} · {p.bot.name}") for p in seats],
+            "views": [("full", "Full view (every card)")] + sorted(views, key=lambda v: int(v[0][5:])),
+            "person": person,
+            "mine_to_play": person is not None and person.user_id == user_id,
         },
     )
 
@@ -344,6 +351,10 @@ def match_frames(request: HttpRequest, pk: int) -> HttpResponse:
             }
             for p in match.participants.select_related("bot", "version").order_by("seat")
         ]
+        person = play_selectors.person_seat(match)
+        if person is not None:  # a casual match: the person's seat has no bot
+            players.append({"seat": person.seat, "name": person.user.username, "bot": None, "bot_url": None, "version": None})
+            players.sort(key=lambda p: p["seat"])
         try:
             body = frames.frames_json_gz(doc, view, players)
         except ReplayError as exc:

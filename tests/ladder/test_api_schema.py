@@ -21,6 +21,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from ladder.models import Bot
+from ladder.services import casual
 from ladder.services import tournaments as tournament_services
 from tests.ladder import factories as f
 
@@ -71,6 +72,8 @@ def world(settings):
         user=staff, name="schema cup", game="allegra", format="duplicate", table_size=2, deals=1,
         bots=[mine, Bot.objects.get(game="allegra", name="random")],
     )  # fmt: skip
+    # A casual match of the owner's, queued (no worker here): its seat answers, and refuses answers (409).
+    played = casual.start(user=owner, game="allegra", num_players=2, opponents=["builtin:random"], seat=0)
     # A WSGI request closes "old" database connections when it ends, which
     # would end the test's transaction (Django's test client does this too).
     request_started.disconnect(close_old_connections)
@@ -81,7 +84,8 @@ def world(settings):
             # Path parameters that name real things: the owner's bot, its
             # ladder, its finished match (seat 0 is the owner's, with a log)
             # and an event it entered.
-            "ids": {"/api/bots/": mine.pk, "/api/ladders/": ladder.pk, "/api/matches/": match.pk, "/api/tournaments/": event.pk},
+            "ids": {"/api/bots/": mine.pk, "/api/ladders/": ladder.pk, "/api/matches/": match.pk, "/api/tournaments/": event.pk,
+                    "/api/play/": played.pk},
         }
     finally:
         request_started.connect(close_old_connections)
@@ -141,6 +145,8 @@ def test_schema_is_openapi_3_and_documents_every_path():
         "/api/tournaments/", "/api/tournaments/{id}/", "/api/tournaments/{id}/standings/", "/api/tournaments/{id}/matches/",
         # open events (issue 24)
         "/api/tournaments/{id}/entries/", "/api/tournaments/{id}/entries/{bot}/",
+        # the human seat (issue 24)
+        "/api/play/", "/api/play/{id}/", "/api/play/{id}/action/",
     }
     bot = doc["paths"]["/api/bots/{id}/"]
     assert {"get", "patch", "delete"} <= set(bot) and "put" not in bot

@@ -59,7 +59,8 @@ def test_the_secrets_are_required(compose, missing):
     assert missing in result.stdout + result.stderr
 
 
-SERVICES = {"db", "redis", "cache", "migrate", "web", "proxy", "worker", "scheduler"}
+SERVICES = {"db", "redis", "cache", "migrate", "web", "proxy", "worker", "casual-worker", "scheduler"}
+SANDBOXED = {"worker", "casual-worker"}  # the services that run bots
 WORKER_CAPS = {"CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "KILL"}
 
 
@@ -71,7 +72,7 @@ def test_services_health_checks_and_order(config):
         assert check and check["test"] and check.get("interval"), f"{name} has no health check"
     assert services["migrate"]["depends_on"]["db"]["condition"] == "service_healthy"
     assert services["migrate"]["restart"] == "no"
-    for name in ("web", "worker", "scheduler"):
+    for name in ("web", "worker", "casual-worker", "scheduler"):
         deps = services[name]["depends_on"]
         assert deps["migrate"]["condition"] == "service_completed_successfully"
         assert deps["redis"]["condition"] == "service_healthy"
@@ -81,6 +82,10 @@ def test_services_health_checks_and_order(config):
     assert "python:config.gunicorn" in services["web"]["command"]  # sync workers, JSON access logs
     assert services["worker"]["command"][0] == "cardroom-worker"  # celery worker, named after its container
     assert services["worker"]["depends_on"]["cache"]["condition"] == "service_healthy"
+    # casual matches: their own worker, threads waiting on people (decision 135)
+    casual = services["casual-worker"]["command"]
+    assert casual[0] == "cardroom-worker" and casual[casual.index("-Q") + 1] == "casual"
+    assert casual[casual.index("--pool") + 1] == "threads" and int(casual[casual.index("--concurrency") + 1]) >= 10
     assert "allkeys-lru" in services["cache"]["command"] and "--maxmemory" in services["cache"]["command"]
     assert services["scheduler"]["command"][:4] == ["celery", "-A", "config", "beat"]
     assert "--appendonly" in services["redis"]["command"]
@@ -139,21 +144,23 @@ def test_named_volumes(config):
     for name in ("web", "worker", "scheduler", "migrate"):
         assert mounts(name)["media"] == "/data/media"
     # every worker container on a host shares one folder of uid leases
-    assert mounts("worker")["sandbox"] == config["services"]["worker"]["environment"]["CARDROOM_SANDBOX_DIR"]
+    for name in SANDBOXED:
+        assert mounts(name)["sandbox"] == config["services"][name]["environment"]["CARDROOM_SANDBOX_DIR"]
 
 
-def test_only_the_worker_relaxes_its_confinement_and_gains_nothing_it_does_not_need(config):
+def test_only_the_workers_relax_their_confinement_and_gain_nothing_they_do_not_need(config):
     services = config["services"]
-    worker = services["worker"]
-    assert worker["runtime"] == "cardroom-bwrap"
-    assert worker["cap_drop"] == ["ALL"] and set(worker["cap_add"]) <= WORKER_CAPS
-    options = {o.replace(":", "=", 1) for o in worker["security_opt"]}
-    assert options == {"no-new-privileges=true", "seccomp=deploy/docker/worker-seccomp.json", "apparmor=unconfined"}
-    assert str(worker["user"]).split(":")[0] == "0"  # root in its container: it runs each bot as its own uid
-    assert worker["environment"].get("CARDROOM_SANDBOX_WEAK_LIMITS", "0") == "0"  # every limit in force, or no bots
+    for name in SANDBOXED:
+        worker = services[name]
+        assert worker["runtime"] == "cardroom-bwrap"
+        assert worker["cap_drop"] == ["ALL"] and set(worker["cap_add"]) <= WORKER_CAPS
+        options = {o.replace(":", "=", 1) for o in worker["security_opt"]}
+        assert options == {"no-new-privileges=true", "seccomp=deploy/docker/worker-seccomp.json", "apparmor=unconfined"}
+        assert str(worker["user"]).split(":")[0] == "0"  # root in its container: it runs each bot as its own uid
+        assert worker["environment"].get("CARDROOM_SANDBOX_WEAK_LIMITS", "0") == "0"  # every limit in force, or no bots
     for name, service in services.items():
         assert not service.get("privileged"), name
-        if name != "worker":
+        if name not in SANDBOXED:
             assert not service.get("security_opt"), name
             assert not service.get("cap_add"), name
             assert not service.get("runtime"), name
@@ -169,8 +176,9 @@ def test_the_test_override_restarts_nothing_and_keeps_the_confinement(compose):
         assert service["restart"] == "no", name  # a killed worker stays dead
         assert service["network_mode"] == "host", name
     assert services["proxy"]["environment"]["PROXY_LISTEN"] == "127.0.0.1"
-    assert services["worker"]["runtime"] == "cardroom-bwrap" and services["worker"]["cap_drop"] == ["ALL"]
-    assert int(services["worker"]["environment"]["CARDROOM_MATCH_LEASE_SECONDS"]) < 60
+    for name in SANDBOXED:
+        assert services[name]["runtime"] == "cardroom-bwrap" and services[name]["cap_drop"] == ["ALL"]
+        assert int(services[name]["environment"]["CARDROOM_MATCH_LEASE_SECONDS"]) < 60
 
 
 def test_the_workers_seccomp_profile_refuses_kernel_administration_and_allows_bubblewrap():

@@ -2,8 +2,10 @@
 
 Migrates the embedded SQLite database, installs the default ladders and
 built-in bots, uploads a few sample bots (validated by the real pipeline),
-then runs the web server (gunicorn), a Celery worker and the Celery scheduler
-on a broker that needs no server, and prints the URL. Their logs go to
+then runs the web server (gunicorn), a Celery worker, the casual matches'
+worker (a person against bots: the casual queue only, threads waiting on
+people; decision 135) and the Celery scheduler on a broker that needs no
+server, and prints the URL. Their logs go to
 ``var/logs/demo.log`` (appended), so that the URL, printed last, stays on
 the screen instead of scrolling away under them. Ctrl-C stops all of it
 cleanly; running it again resumes the same ladder.
@@ -16,7 +18,7 @@ and pending sample bots are validated again.
 
 Stopping (Ctrl-C or SIGTERM): web and scheduler stop at once; the worker
 finishes the matches it is playing (a warm shutdown, up to
-STOP_GRACE_SECONDS), then everything left in the three process groups is
+STOP_GRACE_SECONDS), then everything left in the process groups is
 killed. A second Ctrl-C kills at once.
 """
 
@@ -63,12 +65,15 @@ def _shown_path(path: Path) -> str:
 
 
 class Command(BaseCommand):
-    help = "Run the whole cardroom platform locally: web, worker and scheduler."
+    help = "Run the whole cardroom platform locally: web, workers and scheduler."
 
     def add_arguments(self, parser):
         parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", 8000)))
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--workers", type=int, default=2, help="Celery worker processes (default 2)")
+        parser.add_argument(
+            "--casual-matches", type=int, default=8, help="casual matches (a person against bots) played at once (default 8)"
+        )
         parser.add_argument("--setup-only", action="store_true", help="migrate and upload samples, start nothing")
 
     def handle(self, *args, **opts):
@@ -164,6 +169,11 @@ class Command(BaseCommand):
                     "--logger-class", "ladder.ops.gunicorn.JsonLogger"],
             "worker": [str(bin_dir / "celery"), "-A", "config", "worker", "--loglevel", "INFO",
                        "--concurrency", str(opts["workers"]), "--prefetch-multiplier", "1", "-n", "demo@%h"],
+            # Casual matches wait on a person: their own queue, which the worker
+            # above never takes, and threads, not processes (decision 135).
+            "casual": [str(bin_dir / "celery"), "-A", "config", "worker", "--loglevel", "INFO", "-Q", settings.CARDROOM_CASUAL_QUEUE,
+                       "--pool", "threads", "--concurrency", str(opts["casual_matches"]), "--prefetch-multiplier", "1",
+                       "-n", "casual@%h"],
             "scheduler": [str(bin_dir / "celery"), "-A", "config", "beat", "--loglevel", "INFO",
                           "--schedule", str(Path(settings.VAR_DIR) / "celerybeat-schedule")],
         }
@@ -182,7 +192,7 @@ class Command(BaseCommand):
         log_path = demo_log_path()
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(log_path, "ab") as log:
-            log.write(f"\n== manage.py demo started {time.strftime('%Y-%m-%d %H:%M:%S')}: web, worker, scheduler\n".encode())
+            log.write(f"\n== manage.py demo started {time.strftime('%Y-%m-%d %H:%M:%S')}: web, worker, casual worker, scheduler\n".encode())
             log.flush()
             for name, argv in commands.items():
                 procs[name] = subprocess.Popen(
@@ -190,7 +200,7 @@ class Command(BaseCommand):
                 )
         shown = _shown_path(log_path)
         self.stdout.write(
-            f"\nThe web server's, the worker's and the scheduler's logs: {shown} (follow them with: tail -f {shown})\n"
+            f"\nThe web server's, the workers' and the scheduler's logs: {shown} (follow them with: tail -f {shown})\n"
             "Matches start within seconds. Press Ctrl-C to stop everything.\n"
         )
         # Last, so that it stays on the screen: nothing else writes here until Ctrl-C.

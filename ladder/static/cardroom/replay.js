@@ -10,24 +10,8 @@
 (function () {
   "use strict";
 
-  var root = document.getElementById("replay");
-  if (!root) return;
-
-  var framesUrl = root.getAttribute("data-frames-url");
-  var $ = function (sel) { return root.querySelector(sel); };
-  var ui = {
-    event: $("[data-ctl=event]"),
-    round: $("[data-ctl=round]"),
-    speed: $("[data-ctl=speed]"),
-    view: $("[data-ctl=view]"),
-    play: $("[data-act=play]"),
-    eventOut: $("[data-out=event]"),
-    text: $("[data-out=text]"),
-    table: $("[data-out=table]"),
-    log: $("[data-out=log]"),
-  };
-  var docs = {};
-  var st = { doc: null, view: "full", i: 0, playing: false, timer: null, speed: 1 };
+  // The document and frame being drawn (the viewer's, or the play page's).
+  var cur = { doc: null, i: 0 };
 
   // ------------------------------------------------------------ helpers
   function h(tag, attrs) {
@@ -48,10 +32,306 @@
     if (Array.isArray(child)) { child.forEach(function (c) { append(el, c); }); return; }
     el.appendChild(typeof child === "string" || typeof child === "number" ? document.createTextNode(String(child)) : child);
   }
-  function name(seat) { return st.doc.names[seat]; }
-  function shortName(seat) { var p = st.doc.players[seat]; return "S" + seat + " · " + p.name; }
+  function name(seat) { return cur.doc.names[seat]; }
+  function shortName(seat) { var p = cur.doc.players[seat]; return "S" + seat + " · " + p.name; }
   function pill(text, cls) { return h("span", { "class": "pill " + (cls || ""), text: text }); }
   function cap(s) { return s ? s.charAt(0).toUpperCase() + s.slice(1) : s; }
+
+  // ------------------------------------------------------------ Allegory
+  var TALES = ["nature", "energy", "spirit"];
+
+  function tcard(card, opts) {
+    opts = opts || {};
+    var parts = card.split(":");
+    var theme = parts[0], value = parts[1];
+    var tale = cur.doc.card_tales ? cur.doc.card_tales[card] : "";
+    return h("div", { "class": "tcard" + (opts.small ? " small" : "") + (opts.mark ? " mark" : ""), "data-card": card, title: cap(theme) + " " + value + (tale ? " · " + cap(tale) + " Tale" : "") },
+      h("span", { "class": "theme theme-" + theme, text: theme }),
+      h("span", { "class": "val", text: value }),
+      h("span", { "class": "tale", text: tale }),
+      opts.chips ? h("span", { "class": "chips", title: opts.chips + " chips on this card", "data-chips": String(opts.chips), text: String(opts.chips) }) : null);
+  }
+
+  function allegory(f) {
+    var o = f.obs, doc = cur.doc, over = o.phase === "over";
+    var marks = f.mark || [];
+    var felt = h("div", { "class": "felt allegory-table", "data-phase": o.phase });
+    var bar = h("div", { "class": "status-bar" },
+      h("span", null, h("b", { text: o.round === 1 ? "Prologue" : "Round " + o.round }), o.round === 1 ? "" : " (Story)"),
+      h("span", { text: "phase: " + o.phase }),
+      o.high_bid ? h("span", null, "high bid ", h("b", { text: String(o.high_bid) }), " by " + shortName(o.high_bidder)) : h("span", { text: "no bid yet" }),
+      h("span", { text: "deck: " + o.deck_size + " card" + (o.deck_size === 1 ? "" : "s") + (o.deck_top ? " (next: " + cap(o.deck_top.replace(":", " ")) + ")" : "") }),
+      o.to_act && o.to_act.length ? h("span", null, "to act: ", h("b", { text: shortName(o.to_act[0]) })) : null);
+    felt.appendChild(bar);
+    felt.appendChild(h("h4", { text: "Inspiration Pool" }));
+    var pool = h("div", { "class": "pool", "data-testid": "pool" });
+    o.pool.forEach(function (p) { pool.appendChild(tcard(p.card, { chips: p.chips, mark: marks.indexOf(p.card) >= 0 })); });
+    if (!o.pool.length) pool.appendChild(h("span", { "class": "muted", text: "(empty)" }));
+    felt.appendChild(pool);
+
+    var players = h("div", { "class": "players" });
+    var breakdown = o.breakdown || null;
+    o.players.forEach(function (p) {
+      var s = p.seat;
+      var moral = null;
+      if (o.morals) moral = o.morals[s];
+      else if (o.seat === s) moral = o.moral;
+      var cls = "player" + (o.to_act && o.to_act.indexOf(s) >= 0 ? " to-act" : "") + (p.rested ? " rested" : "") + (o.seat === s ? " me" : "");
+      var head = h("div", { "class": "player-head" },
+        h("span", { "class": "who", text: name(s) }),
+        h("span", null,
+          pill((p.chips - p.bid) + " chips in hand", ""), " ",
+          p.bid ? pill("bid " + p.bid, "blue") : null, " ",
+          p.rested ? pill("Rested", "red") : null, " ",
+          o.winner === s ? pill("round winner", "gold") : null));
+      var moralLine = h("div", { "class": "small", "data-moral-seat": String(s) },
+        "Moral: ", moral ? h("b", { "class": "moral", "data-moral": moral, text: cap(moral) }) : h("span", { "class": "muted-light", text: "hidden" }),
+        o.seat === s && !over ? " (yours, secret)" : "");
+      var box = h("div", { "class": cls, "data-seat": String(s) }, head, moralLine);
+      var lowest = breakdown ? breakdown[s].lowest_tale : null;
+      TALES.forEach(function (t) {
+        var cards = p.tales[t] || [];
+        var total = cards.reduce(function (acc, c) { return acc + parseInt(c.split(":")[1], 10); }, 0);
+        var row = h("div", { "class": "tale-row" + (breakdown && total === lowest ? " lowest" : ""), "data-tale": t },
+          h("span", { "class": "tale-name", text: t }),
+          h("span", { "class": "tale-cards" }, cards.map(function (c) { return tcard(c, { small: true, mark: marks.indexOf(c) >= 0 && f.by === s }); })),
+          h("span", { "class": "tale-total", title: "Tale total", text: String(total) }));
+        box.appendChild(row);
+      });
+      players.appendChild(box);
+    });
+    felt.appendChild(h("h4", { text: "Players" }));
+    felt.appendChild(players);
+
+    if (over && breakdown) {
+      var ranks = doc.result.ranks;
+      var order = breakdown.map(function (b, k) { return k; }).sort(function (a, b) { return ranks[a] - ranks[b] || a - b; });
+      var tbody = h("tbody");
+      var anyIncomplete = false;
+      order.forEach(function (s) {
+        var b = breakdown[s];
+        if (!b.complete) anyIncomplete = true;
+        tbody.appendChild(h("tr", { "data-seat": String(s) },
+          h("td", { "class": "num", text: String(ranks[s]) }),
+          h("td", { text: shortName(s) }),
+          h("td", { text: o.morals ? cap(o.morals[s]) : "" }),
+          h("td", { "class": "num", text: String(b.tale_totals.nature) }),
+          h("td", { "class": "num", text: String(b.tale_totals.energy) }),
+          h("td", { "class": "num", text: String(b.tale_totals.spirit) }),
+          h("td", { "class": "num", text: String(b.lowest_tale) + (b.complete ? "" : "*") }),
+          h("td", { "class": "num", text: "+" + b.theme_bonus }),
+          h("td", { "class": "num", text: "+" + b.moral_bonus }),
+          h("td", { "class": "num strong", "data-final-score": String(s), text: String(b.score) }),
+          h("td", { "class": "num", text: String(o.players[s].chips) })));
+      });
+      felt.appendChild(h("div", { "class": "final-box", "data-testid": "final" },
+        h("h4", { text: "Final score = lowest Tale + Theme sets (2 per three of a theme) + Moral bonus (1 per Tale with the Moral)" }),
+        h("div", { "class": "table-scroll" },
+          h("table", { "class": "scores-table breakdown" },
+            h("thead", null, h("tr", null, [["Rank", 1], ["Player"], ["Moral"], ["Nature", 1], ["Energy", 1], ["Spirit", 1], ["Lowest", 1], ["Sets", 1], ["Moral", 1], ["Score", 1], ["Chips", 1]].map(function (t) { return h("th", { "class": t[1] ? "num" : null, text: t[0] }); }))),
+            tbody)),
+        anyIncomplete ? h("p", { "class": "small", text: "* a Tale is empty: this player cannot win (ranked after every player with three Tales)." }) : null));
+    }
+    return felt;
+  }
+
+  // ------------------------------------------------------------ Allegra
+  function vclass(v) { return v < 0 ? "v-neg" : v <= 3 ? "v-low" : v <= 7 ? "v-mid" : "v-high"; }
+  function slotKey(s, r, c) { return s + "," + r + "," + c; }
+
+  // A slot as the protocol writes it: [seat, row, column], all from 0.
+  function slotLabel(key) { return key ? "slot [" + key.split(",").join(", ") + "]" : ""; }
+
+  function pcard(v, opts) {
+    opts = opts || {};
+    var cls = "pcard" + (opts.small ? " small" : "");
+    var where = opts.slot ? " · " + slotLabel(opts.slot) : "";
+    var attrs = { "data-slot": opts.slot || null };
+    if (v === null || v === undefined) {
+      attrs["class"] = cls + " empty" + (opts.gone ? " gone" : "");
+      attrs["data-face"] = "empty";
+      attrs.title = (opts.gone ? "left the table (triple)" : "empty slot") + where;
+      return h("div", attrs);
+    }
+    if (v === "?") {
+      attrs["class"] = cls + " back" + (opts.mark ? " mark" : "");
+      attrs["data-face"] = "down";
+      attrs.title = "face down" + where;
+      return h("div", attrs);
+    }
+    if (opts.faceDown) {  // full view: a face-down card whose value the spectator may see
+      attrs["class"] = cls + " back known" + (opts.mark ? " mark" : "");
+      attrs["data-face"] = "down";
+      attrs["data-value"] = String(v);
+      attrs.title = "face down: " + v + where;
+      attrs.text = String(v);
+      return h("div", attrs);
+    }
+    attrs["class"] = cls + " " + vclass(v) + (opts.mark ? " mark" : "");
+    attrs["data-face"] = "up";
+    attrs["data-value"] = String(v);
+    if (where) attrs.title = v + where;
+    attrs.text = String(v);
+    return h("div", attrs);
+  }
+
+  function allegra(f) {
+    var o = f.obs, doc = cur.doc, n = o.num_players;
+    var faceDown = {};
+    (o.face_down || []).forEach(function (sl) { faceDown[slotKey(sl[0], sl[1], sl[2])] = true; });
+    var marked = {};
+    (f.mark || []).forEach(function (sl) { marked[slotKey(sl[0], sl[1], sl[2])] = true; });
+    if (o.placed) marked[slotKey(o.placed[0], o.placed[1], o.placed[2])] = true;
+    var gone = {};
+    (f.gone || []).forEach(function (sl) { gone[slotKey(sl[0], sl[1], sl[2])] = true; });
+    var phaseLabel = o.phase === "deal" ? (o.round_scores.length >= f.round ? "round over" : "reshuffle") : o.phase;
+
+    var felt = h("div", { "class": "felt allegra-table", "data-phase": o.phase, "data-n": String(n) });
+    felt.appendChild(h("div", { "class": "status-bar" },
+      h("span", null, h("b", { text: "Round " + f.round }), " of 3"),
+      h("span", { text: "phase: " + phaseLabel }),
+      o.phase !== "over" && o.phase !== "deal" ? h("span", null, "turn: ", h("b", { text: shortName(o.active) })) : null,
+      o.final_turns && o.ender !== null ? pill("last turns: " + shortName(o.ender) + " ended the round", "gold") : null,
+      o.removed_count ? h("span", { text: o.removed_count + " card" + (o.removed_count === 1 ? "" : "s") + " gone in triples this round" }) : null));
+
+    function cell(s, r, c) {
+      var key = slotKey(s, r, c);
+      return pcard(o.grids[s][r][c], { slot: key, faceDown: faceDown[key], mark: marked[key], gone: gone[key] });
+    }
+    // Seats right to left (n-1 … 0): seat s's column 3 then sits right
+    // next to seat s-1's column 0, the way it is part of seat s-1's area.
+    // Seat 0's column 3 also belongs to seat n-1's area: a copy of it opens the row.
+    // (Rows and columns are numbered from 0, as in the protocol's slots.)
+    var grids = h("div", { "class": "allegra-grids", "data-testid": "grids" });
+    var ghost = h("div", { "class": "agrid ghost", title: name(0) + "'s column 3 again: it is also part of " + name(n - 1) + "'s area" },
+      h("div", { "class": "agrid-head" }, h("span", { "class": "who", text: "S0" })),
+      h("div", { "class": "agrid-body" },
+        [0, 1, 2].map(function (r) { var c = pcard(o.grids[0][r][3], { faceDown: faceDown[slotKey(0, r, 3)], mark: marked[slotKey(0, r, 3)], gone: gone[slotKey(0, r, 3)] }); c.classList.add("ghost-card"); c.removeAttribute("data-slot"); return c; })),
+      h("div", { "class": "agrid-foot" }, h("span", { "class": "shared-label", text: "col 3 ↻" })));
+    grids.appendChild(ghost);
+    for (var s = n - 1; s >= 0; s--) {
+      var knocked = (o.knockers || []).indexOf(s) >= 0;
+      var answers = o.answers ? o.answers[s] : null;
+      var isActive = o.active === s && o.phase !== "over" && o.phase !== "deal";
+      var head = h("div", { "class": "agrid-head" },
+        h("span", { "class": "who", title: name(s), text: shortName(s) }),
+        h("span", null,
+          isActive ? pill("turn", "gold") : null,
+          knocked ? pill("knocks", "blue") : null,
+          answers === "pass" ? pill("passes", "") : null,
+          o.knocker === s ? pill("given the card", "blue") : null,
+          o.ender === s ? pill("ender", "red") : null,
+          o.seat === s ? pill("you", "") : null));
+      var body = h("div", { "class": "agrid-body" });
+      for (var r = 0; r < 3; r++) {
+        for (var c = 0; c < 4; c++) {
+          var el = cell(s, r, c);
+          if (c === 3) el.classList.add("shared");
+          body.appendChild(el);
+        }
+      }
+      var block = h("div", { "class": "agrid" + (isActive ? " active" : "") + (o.seat === s ? " me" : ""), "data-seat": String(s) },
+        head, body,
+        h("div", { "class": "agrid-foot" },
+          h("span", { "class": "game-score", "data-game-score": String(s), title: "the rounds scored so far in this game, not the cards on this grid", text: "game score so far: " + o.scores[s] }),
+          h("span", { "class": "shared-label", text: "col 3 shared with " + (s === 0 ? "S" + (n - 1) + " ↻" : "S" + (s - 1)), title: "this column is also part of " + name(s === 0 ? n - 1 : s - 1) + "'s area" })));
+      grids.appendChild(block);
+    }
+    felt.appendChild(grids);
+    felt.appendChild(h("p", { "class": "slot-note", "data-testid": "slot-note", text: "Rows 0–2 (top to bottom) and columns 0–3 (left to right), numbered as in the protocol's slots [seat, row, column]." }));
+
+    // Deck, discard pile, drawn and held cards.
+    var center = h("div", { "class": "center-row" });
+    center.appendChild(h("div", { "class": "pile", "data-testid": "deck" },
+      h("h4", { text: "Deck" }),
+      o.deck_size ? pcard("?") : pcard(null),
+      h("span", { "class": "count", text: o.deck_size + " card" + (o.deck_size === 1 ? "" : "s") + (o.deck_top !== undefined && o.deck_top !== null ? " · next " + o.deck_top : "") })));
+    var top = o.discard.slice(-5);
+    center.appendChild(h("div", { "class": "pile", "data-testid": "discard" },
+      h("h4", { text: "Discard" }),
+      h("div", { "class": "stack" }, top.length ? top.map(function (v) { return pcard(v); }) : pcard(null)),
+      h("span", { "class": "count", text: o.discard.length + " card" + (o.discard.length === 1 ? "" : "s") + (o.discard.length ? " · top " + o.discard[o.discard.length - 1] : "") })));
+    if (o.drawn !== null && o.drawn !== undefined) {
+      center.appendChild(h("div", { "class": "pile", "data-testid": "drawn" },
+        h("h4", { text: "Drawn" }), pcard(o.drawn, { mark: true }),
+        h("span", { "class": "count", text: "by " + shortName(o.active) })));
+    }
+    if (o.held) {
+      center.appendChild(h("div", { "class": "pile", "data-testid": "held" },
+        h("h4", { text: "In hand" }), pcard(o.held.card),
+        h("span", { "class": "count", text: "held by " + shortName(o.held.seat) })));
+    }
+    if (o.phase === "knock" || (o.knockers && o.knockers.length)) {
+      center.appendChild(h("div", { "class": "pile" }, h("h4", { text: "Knocks" }),
+        h("span", { text: o.knockers && o.knockers.length ? o.knockers.map(shortName).join(", ") : (o.phase === "knock" ? "answers are secret until all are in" : "none") })));
+    }
+    // Round scores (with the ender and the doubling) and totals.
+    var ends = doc.roundEnds.filter(function (e) { return e.frame <= cur.i; });
+    var thead = h("tr", null, h("th", { text: "Player" }), ends.map(function (e) { return h("th", { "class": "num", text: "R" + e.info.round }); }), h("th", { "class": "num", text: "Total" }));
+    var tbody = h("tbody");
+    for (var p = 0; p < n; p++) {
+      tbody.appendChild(h("tr", { "data-seat": String(p) },
+        h("td", { text: shortName(p) }),
+        ends.map(function (e) {
+          var info = e.info, isEnder = info.ender === p;
+          return h("td", { "class": "num" + (isEnder ? " ender" : "") + (isEnder && info.doubled ? " dbl" : ""),
+            title: isEnder ? (info.doubled ? "ended the round and is doubled: " + info.raw[p] + " × 2" : "ended the round") : "area total",
+            text: (isEnder && info.doubled ? info.raw[p] + "×2=\u200b" : "") + info.scores[p] });
+        }),
+        h("td", { "class": "num strong", "data-total": String(p), text: String(o.scores[p]) })));
+    }
+    center.appendChild(h("div", { "class": "pile scores" }, h("h4", { text: "Scores (lowest wins)" }),
+      h("div", { "class": "table-scroll" }, h("table", { "class": "scores-table", "data-testid": "scores" }, h("thead", null, thead), tbody))));
+    felt.appendChild(center);
+
+    if (o.phase === "over") {
+      var ranks = doc.result.ranks;
+      var order = o.scores.map(function (v, k) { return k; }).sort(function (a, b) { return ranks[a] - ranks[b] || a - b; });
+      felt.appendChild(h("div", { "class": "final-box", "data-testid": "final" },
+        h("h4", { text: "Final result after three rounds" }),
+        h("table", { "class": "scores-table" },
+          h("thead", null, h("tr", null, h("th", { text: "Rank" }), h("th", { text: "Player" }), h("th", { "class": "num", text: "Total" }))),
+          h("tbody", null, order.map(function (k) {
+            return h("tr", null, h("td", { text: String(ranks[k]) }), h("td", { text: name(k) }), h("td", { "class": "num strong", "data-final-score": String(k), text: String(o.scores[k]) }));
+          })))));
+    }
+    return felt;
+  }
+
+  // Where each Allegra round was scored (the score table's columns).
+  function indexRoundEnds(doc) {
+    doc.roundEnds = [];
+    doc.frames.forEach(function (f, k) { if (f.round_end) doc.roundEnds.push({ frame: k, info: f.round_end }); });
+    return doc;
+  }
+  // Frame i of a frames document as the table: the viewer's drawing, shared
+  // with the play page (ladder/static/cardroom/play.js), which adds its moves.
+  function drawTable(doc, i) {
+    cur.doc = doc;
+    cur.i = i;
+    var f = doc.frames[i];
+    return doc.game === "allegory" ? allegory(f) : allegra(f);
+  }
+  window.CardroomTable = { draw: drawTable, indexRoundEnds: indexRoundEnds, h: h, cardLabel: function (card) { var p = card.split(":"); return cap(p[0]) + " " + p[1]; } };
+
+  var root = document.getElementById("replay");
+  if (!root) return;
+
+  var framesUrl = root.getAttribute("data-frames-url");
+  var $ = function (sel) { return root.querySelector(sel); };
+  var ui = {
+    event: $("[data-ctl=event]"),
+    round: $("[data-ctl=round]"),
+    speed: $("[data-ctl=speed]"),
+    view: $("[data-ctl=view]"),
+    play: $("[data-act=play]"),
+    eventOut: $("[data-out=event]"),
+    text: $("[data-out=text]"),
+    table: $("[data-out=table]"),
+    log: $("[data-out=log]"),
+  };
+  var docs = {};
+  var st = { doc: null, view: "full", i: 0, playing: false, timer: null, speed: 1 };
 
   // ------------------------------------------------------------ loading
   function load(view) {
@@ -62,8 +342,7 @@
         return r.json();
       })
       .then(function (doc) {
-        doc.roundEnds = [];
-        doc.frames.forEach(function (f, k) { if (f.round_end) doc.roundEnds.push({ frame: k, info: f.round_end }); });
+        indexRoundEnds(doc);
         docs[view] = doc;
         return doc;
       });
@@ -200,11 +479,11 @@
     var prev = ui.log.querySelector("li.current");
     if (prev) prev.classList.remove("current");
     syncLog();
-    var cur = ui.log.children[st.i];
-    if (cur) cur.classList.add("current");
+    var currentItem = ui.log.children[st.i];
+    if (currentItem) currentItem.classList.add("current");
     scheduleAfterRender();
     ui.table.innerHTML = "";
-    ui.table.appendChild(doc.game === "allegory" ? allegory(f) : allegra(f));
+    ui.table.appendChild(drawTable(doc, st.i));
   }
 
   // Scrolling the log and updating the address (#event=N&view=V, so a
@@ -220,267 +499,6 @@
     hashTimer = setTimeout(function () {
       if (history.replaceState) history.replaceState(null, "", "#event=" + st.i + "&view=" + st.view);
     }, 250);
-  }
-
-  // ------------------------------------------------------------ Allegory
-  var TALES = ["nature", "energy", "spirit"];
-
-  function tcard(card, opts) {
-    opts = opts || {};
-    var parts = card.split(":");
-    var theme = parts[0], value = parts[1];
-    var tale = st.doc.card_tales ? st.doc.card_tales[card] : "";
-    return h("div", { "class": "tcard" + (opts.small ? " small" : "") + (opts.mark ? " mark" : ""), "data-card": card, title: cap(theme) + " " + value + (tale ? " · " + cap(tale) + " Tale" : "") },
-      h("span", { "class": "theme theme-" + theme, text: theme }),
-      h("span", { "class": "val", text: value }),
-      h("span", { "class": "tale", text: tale }),
-      opts.chips ? h("span", { "class": "chips", title: opts.chips + " chips on this card", "data-chips": String(opts.chips), text: String(opts.chips) }) : null);
-  }
-
-  function allegory(f) {
-    var o = f.obs, doc = st.doc, over = o.phase === "over";
-    var marks = f.mark || [];
-    var felt = h("div", { "class": "felt allegory-table", "data-phase": o.phase });
-    var bar = h("div", { "class": "status-bar" },
-      h("span", null, h("b", { text: o.round === 1 ? "Prologue" : "Round " + o.round }), o.round === 1 ? "" : " (Story)"),
-      h("span", { text: "phase: " + o.phase }),
-      o.high_bid ? h("span", null, "high bid ", h("b", { text: String(o.high_bid) }), " by " + shortName(o.high_bidder)) : h("span", { text: "no bid yet" }),
-      h("span", { text: "deck: " + o.deck_size + " card" + (o.deck_size === 1 ? "" : "s") + (o.deck_top ? " (next: " + cap(o.deck_top.replace(":", " ")) + ")" : "") }),
-      o.to_act && o.to_act.length ? h("span", null, "to act: ", h("b", { text: shortName(o.to_act[0]) })) : null);
-    felt.appendChild(bar);
-    felt.appendChild(h("h4", { text: "Inspiration Pool" }));
-    var pool = h("div", { "class": "pool", "data-testid": "pool" });
-    o.pool.forEach(function (p) { pool.appendChild(tcard(p.card, { chips: p.chips, mark: marks.indexOf(p.card) >= 0 })); });
-    if (!o.pool.length) pool.appendChild(h("span", { "class": "muted", text: "(empty)" }));
-    felt.appendChild(pool);
-
-    var players = h("div", { "class": "players" });
-    var breakdown = o.breakdown || null;
-    o.players.forEach(function (p) {
-      var s = p.seat;
-      var moral = null;
-      if (o.morals) moral = o.morals[s];
-      else if (o.seat === s) moral = o.moral;
-      var cls = "player" + (o.to_act && o.to_act.indexOf(s) >= 0 ? " to-act" : "") + (p.rested ? " rested" : "") + (o.seat === s ? " me" : "");
-      var head = h("div", { "class": "player-head" },
-        h("span", { "class": "who", text: name(s) }),
-        h("span", null,
-          pill((p.chips - p.bid) + " chips in hand", ""), " ",
-          p.bid ? pill("bid " + p.bid, "blue") : null, " ",
-          p.rested ? pill("Rested", "red") : null, " ",
-          o.winner === s ? pill("round winner", "gold") : null));
-      var moralLine = h("div", { "class": "small", "data-moral-seat": String(s) },
-        "Moral: ", moral ? h("b", { "class": "moral", "data-moral": moral, text: cap(moral) }) : h("span", { "class": "muted-light", text: "hidden" }),
-        o.seat === s && !over ? " (yours, secret)" : "");
-      var box = h("div", { "class": cls, "data-seat": String(s) }, head, moralLine);
-      var lowest = breakdown ? breakdown[s].lowest_tale : null;
-      TALES.forEach(function (t) {
-        var cards = p.tales[t] || [];
-        var total = cards.reduce(function (acc, c) { return acc + parseInt(c.split(":")[1], 10); }, 0);
-        var row = h("div", { "class": "tale-row" + (breakdown && total === lowest ? " lowest" : ""), "data-tale": t },
-          h("span", { "class": "tale-name", text: t }),
-          h("span", { "class": "tale-cards" }, cards.map(function (c) { return tcard(c, { small: true, mark: marks.indexOf(c) >= 0 && f.by === s }); })),
-          h("span", { "class": "tale-total", title: "Tale total", text: String(total) }));
-        box.appendChild(row);
-      });
-      players.appendChild(box);
-    });
-    felt.appendChild(h("h4", { text: "Players" }));
-    felt.appendChild(players);
-
-    if (over && breakdown) {
-      var ranks = doc.result.ranks;
-      var order = breakdown.map(function (b, k) { return k; }).sort(function (a, b) { return ranks[a] - ranks[b] || a - b; });
-      var tbody = h("tbody");
-      var anyIncomplete = false;
-      order.forEach(function (s) {
-        var b = breakdown[s];
-        if (!b.complete) anyIncomplete = true;
-        tbody.appendChild(h("tr", { "data-seat": String(s) },
-          h("td", { "class": "num", text: String(ranks[s]) }),
-          h("td", { text: shortName(s) }),
-          h("td", { text: o.morals ? cap(o.morals[s]) : "" }),
-          h("td", { "class": "num", text: String(b.tale_totals.nature) }),
-          h("td", { "class": "num", text: String(b.tale_totals.energy) }),
-          h("td", { "class": "num", text: String(b.tale_totals.spirit) }),
-          h("td", { "class": "num", text: String(b.lowest_tale) + (b.complete ? "" : "*") }),
-          h("td", { "class": "num", text: "+" + b.theme_bonus }),
-          h("td", { "class": "num", text: "+" + b.moral_bonus }),
-          h("td", { "class": "num strong", "data-final-score": String(s), text: String(b.score) }),
-          h("td", { "class": "num", text: String(o.players[s].chips) })));
-      });
-      felt.appendChild(h("div", { "class": "final-box", "data-testid": "final" },
-        h("h4", { text: "Final score = lowest Tale + Theme sets (2 per three of a theme) + Moral bonus (1 per Tale with the Moral)" }),
-        h("div", { "class": "table-scroll" },
-          h("table", { "class": "scores-table breakdown" },
-            h("thead", null, h("tr", null, [["Rank", 1], ["Player"], ["Moral"], ["Nature", 1], ["Energy", 1], ["Spirit", 1], ["Lowest", 1], ["Sets", 1], ["Moral", 1], ["Score", 1], ["Chips", 1]].map(function (t) { return h("th", { "class": t[1] ? "num" : null, text: t[0] }); }))),
-            tbody)),
-        anyIncomplete ? h("p", { "class": "small", text: "* a Tale is empty: this player cannot win (ranked after every player with three Tales)." }) : null));
-    }
-    return felt;
-  }
-
-  // ------------------------------------------------------------ Allegra
-  function vclass(v) { return v < 0 ? "v-neg" : v <= 3 ? "v-low" : v <= 7 ? "v-mid" : "v-high"; }
-  function slotKey(s, r, c) { return s + "," + r + "," + c; }
-
-  // A slot as the protocol writes it: [seat, row, column], all from 0.
-  function slotLabel(key) { return key ? "slot [" + key.split(",").join(", ") + "]" : ""; }
-
-  function pcard(v, opts) {
-    opts = opts || {};
-    var cls = "pcard" + (opts.small ? " small" : "");
-    var where = opts.slot ? " · " + slotLabel(opts.slot) : "";
-    var attrs = { "data-slot": opts.slot || null };
-    if (v === null || v === undefined) {
-      attrs["class"] = cls + " empty" + (opts.gone ? " gone" : "");
-      attrs["data-face"] = "empty";
-      attrs.title = (opts.gone ? "left the table (triple)" : "empty slot") + where;
-      return h("div", attrs);
-    }
-    if (v === "?") {
-      attrs["class"] = cls + " back" + (opts.mark ? " mark" : "");
-      attrs["data-face"] = "down";
-      attrs.title = "face down" + where;
-      return h("div", attrs);
-    }
-    if (opts.faceDown) {  // full view: a face-down card whose value the spectator may see
-      attrs["class"] = cls + " back known" + (opts.mark ? " mark" : "");
-      attrs["data-face"] = "down";
-      attrs["data-value"] = String(v);
-      attrs.title = "face down: " + v + where;
-      attrs.text = String(v);
-      return h("div", attrs);
-    }
-    attrs["class"] = cls + " " + vclass(v) + (opts.mark ? " mark" : "");
-    attrs["data-face"] = "up";
-    attrs["data-value"] = String(v);
-    if (where) attrs.title = v + where;
-    attrs.text = String(v);
-    return h("div", attrs);
-  }
-
-  function allegra(f) {
-    var o = f.obs, doc = st.doc, n = o.num_players;
-    var faceDown = {};
-    (o.face_down || []).forEach(function (sl) { faceDown[slotKey(sl[0], sl[1], sl[2])] = true; });
-    var marked = {};
-    (f.mark || []).forEach(function (sl) { marked[slotKey(sl[0], sl[1], sl[2])] = true; });
-    if (o.placed) marked[slotKey(o.placed[0], o.placed[1], o.placed[2])] = true;
-    var gone = {};
-    (f.gone || []).forEach(function (sl) { gone[slotKey(sl[0], sl[1], sl[2])] = true; });
-    var phaseLabel = o.phase === "deal" ? (o.round_scores.length >= f.round ? "round over" : "reshuffle") : o.phase;
-
-    var felt = h("div", { "class": "felt allegra-table", "data-phase": o.phase, "data-n": String(n) });
-    felt.appendChild(h("div", { "class": "status-bar" },
-      h("span", null, h("b", { text: "Round " + f.round }), " of 3"),
-      h("span", { text: "phase: " + phaseLabel }),
-      o.phase !== "over" && o.phase !== "deal" ? h("span", null, "turn: ", h("b", { text: shortName(o.active) })) : null,
-      o.final_turns && o.ender !== null ? pill("last turns: " + shortName(o.ender) + " ended the round", "gold") : null,
-      o.removed_count ? h("span", { text: o.removed_count + " card" + (o.removed_count === 1 ? "" : "s") + " gone in triples this round" }) : null));
-
-    function cell(s, r, c) {
-      var key = slotKey(s, r, c);
-      return pcard(o.grids[s][r][c], { slot: key, faceDown: faceDown[key], mark: marked[key], gone: gone[key] });
-    }
-    // Seats right to left (n-1 … 0): seat s's column 3 then sits right
-    // next to seat s-1's column 0, the way it is part of seat s-1's area.
-    // Seat 0's column 3 also belongs to seat n-1's area: a copy of it opens the row.
-    // (Rows and columns are numbered from 0, as in the protocol's slots.)
-    var grids = h("div", { "class": "allegra-grids", "data-testid": "grids" });
-    var ghost = h("div", { "class": "agrid ghost", title: name(0) + "'s column 3 again: it is also part of " + name(n - 1) + "'s area" },
-      h("div", { "class": "agrid-head" }, h("span", { "class": "who", text: "S0" })),
-      h("div", { "class": "agrid-body" },
-        [0, 1, 2].map(function (r) { var c = pcard(o.grids[0][r][3], { faceDown: faceDown[slotKey(0, r, 3)], mark: marked[slotKey(0, r, 3)], gone: gone[slotKey(0, r, 3)] }); c.classList.add("ghost-card"); c.removeAttribute("data-slot"); return c; })),
-      h("div", { "class": "agrid-foot" }, h("span", { "class": "shared-label", text: "col 3 ↻" })));
-    grids.appendChild(ghost);
-    for (var s = n - 1; s >= 0; s--) {
-      var knocked = (o.knockers || []).indexOf(s) >= 0;
-      var answers = o.answers ? o.answers[s] : null;
-      var isActive = o.active === s && o.phase !== "over" && o.phase !== "deal";
-      var head = h("div", { "class": "agrid-head" },
-        h("span", { "class": "who", title: name(s), text: shortName(s) }),
-        h("span", null,
-          isActive ? pill("turn", "gold") : null,
-          knocked ? pill("knocks", "blue") : null,
-          answers === "pass" ? pill("passes", "") : null,
-          o.knocker === s ? pill("given the card", "blue") : null,
-          o.ender === s ? pill("ender", "red") : null,
-          o.seat === s ? pill("you", "") : null));
-      var body = h("div", { "class": "agrid-body" });
-      for (var r = 0; r < 3; r++) {
-        for (var c = 0; c < 4; c++) {
-          var el = cell(s, r, c);
-          if (c === 3) el.classList.add("shared");
-          body.appendChild(el);
-        }
-      }
-      var block = h("div", { "class": "agrid" + (isActive ? " active" : "") + (o.seat === s ? " me" : ""), "data-seat": String(s) },
-        head, body,
-        h("div", { "class": "agrid-foot" },
-          h("span", { "class": "game-score", "data-game-score": String(s), title: "the rounds scored so far in this game, not the cards on this grid", text: "game score so far: " + o.scores[s] }),
-          h("span", { "class": "shared-label", text: "col 3 shared with " + (s === 0 ? "S" + (n - 1) + " ↻" : "S" + (s - 1)), title: "this column is also part of " + name(s === 0 ? n - 1 : s - 1) + "'s area" })));
-      grids.appendChild(block);
-    }
-    felt.appendChild(grids);
-    felt.appendChild(h("p", { "class": "slot-note", "data-testid": "slot-note", text: "Rows 0–2 (top to bottom) and columns 0–3 (left to right), numbered as in the protocol's slots [seat, row, column]." }));
-
-    // Deck, discard pile, drawn and held cards.
-    var center = h("div", { "class": "center-row" });
-    center.appendChild(h("div", { "class": "pile", "data-testid": "deck" },
-      h("h4", { text: "Deck" }),
-      o.deck_size ? pcard("?") : pcard(null),
-      h("span", { "class": "count", text: o.deck_size + " card" + (o.deck_size === 1 ? "" : "s") + (o.deck_top !== undefined && o.deck_top !== null ? " · next " + o.deck_top : "") })));
-    var top = o.discard.slice(-5);
-    center.appendChild(h("div", { "class": "pile", "data-testid": "discard" },
-      h("h4", { text: "Discard" }),
-      h("div", { "class": "stack" }, top.length ? top.map(function (v) { return pcard(v); }) : pcard(null)),
-      h("span", { "class": "count", text: o.discard.length + " card" + (o.discard.length === 1 ? "" : "s") + (o.discard.length ? " · top " + o.discard[o.discard.length - 1] : "") })));
-    if (o.drawn !== null && o.drawn !== undefined) {
-      center.appendChild(h("div", { "class": "pile", "data-testid": "drawn" },
-        h("h4", { text: "Drawn" }), pcard(o.drawn, { mark: true }),
-        h("span", { "class": "count", text: "by " + shortName(o.active) })));
-    }
-    if (o.held) {
-      center.appendChild(h("div", { "class": "pile", "data-testid": "held" },
-        h("h4", { text: "In hand" }), pcard(o.held.card),
-        h("span", { "class": "count", text: "held by " + shortName(o.held.seat) })));
-    }
-    if (o.phase === "knock" || (o.knockers && o.knockers.length)) {
-      center.appendChild(h("div", { "class": "pile" }, h("h4", { text: "Knocks" }),
-        h("span", { text: o.knockers && o.knockers.length ? o.knockers.map(shortName).join(", ") : (o.phase === "knock" ? "answers are secret until all are in" : "none") })));
-    }
-    // Round scores (with the ender and the doubling) and totals.
-    var ends = doc.roundEnds.filter(function (e) { return e.frame <= st.i; });
-    var thead = h("tr", null, h("th", { text: "Player" }), ends.map(function (e) { return h("th", { "class": "num", text: "R" + e.info.round }); }), h("th", { "class": "num", text: "Total" }));
-    var tbody = h("tbody");
-    for (var p = 0; p < n; p++) {
-      tbody.appendChild(h("tr", { "data-seat": String(p) },
-        h("td", { text: shortName(p) }),
-        ends.map(function (e) {
-          var info = e.info, isEnder = info.ender === p;
-          return h("td", { "class": "num" + (isEnder ? " ender" : "") + (isEnder && info.doubled ? " dbl" : ""),
-            title: isEnder ? (info.doubled ? "ended the round and is doubled: " + info.raw[p] + " × 2" : "ended the round") : "area total",
-            text: (isEnder && info.doubled ? info.raw[p] + "×2=\u200b" : "") + info.scores[p] });
-        }),
-        h("td", { "class": "num strong", "data-total": String(p), text: String(o.scores[p]) })));
-    }
-    center.appendChild(h("div", { "class": "pile scores" }, h("h4", { text: "Scores (lowest wins)" }),
-      h("div", { "class": "table-scroll" }, h("table", { "class": "scores-table", "data-testid": "scores" }, h("thead", null, thead), tbody))));
-    felt.appendChild(center);
-
-    if (o.phase === "over") {
-      var ranks = doc.result.ranks;
-      var order = o.scores.map(function (v, k) { return k; }).sort(function (a, b) { return ranks[a] - ranks[b] || a - b; });
-      felt.appendChild(h("div", { "class": "final-box", "data-testid": "final" },
-        h("h4", { text: "Final result after three rounds" }),
-        h("table", { "class": "scores-table" },
-          h("thead", null, h("tr", null, h("th", { text: "Rank" }), h("th", { text: "Player" }), h("th", { "class": "num", text: "Total" }))),
-          h("tbody", null, order.map(function (k) {
-            return h("tr", null, h("td", { text: String(ranks[k]) }), h("td", { text: name(k) }), h("td", { "class": "num strong", "data-final-score": String(k), text: String(o.scores[k]) }));
-          })))));
-    }
-    return felt;
   }
 
   // ------------------------------------------------------------ start

@@ -1,0 +1,294 @@
+"""Casual matches: a signed-in person plays one seat against bots
+(issue 24; decisions 130-136, docs/ladder.md "Playing a bot yourself").
+
+The match is played by the ordinary runner on a worker of the casual queue
+(ladder.tasks.play_casual_match), its bots in the sandbox, frozen between
+their moves as in any match. The person's seat is a Player of the runner,
+``HumanSeat``: for each decision it publishes the protocol line a bot in the
+seat would be sent (cardroom.players' own builders) to the match's
+CasualSeat row, then waits for the answer the person's page posts through
+the API (``answer``), which was judged there by the same bounded reply
+parse and the same engine rules a bot's reply meets (an illegal answer is a
+400 and changes nothing; a bot's would be a forfeit).
+
+Clocks (decision 132): CARDROOM_CASUAL_MOVE_SECONDS a move and
+CARDROOM_CASUAL_TOTAL_SECONDS in all; no page asking for the seat for
+CARDROOM_CASUAL_IDLE_SECONDS (a closed or forgotten tab) forfeits at once
+(decision 133). A forfeited seat is played by the default policy, as a
+bot's is, so the match runs to its end in moments and its bots exit.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import InterfaceError, OperationalError, transaction
+from django.utils import timezone
+
+from cardroom.players import TIMEOUT, BotFault, Player, StartInfo, act_message, action_of, encode_message, end_message
+from engine import game_ids, get_game_class
+from engine.core import IllegalActionError
+from engine.replay import state_after
+from ladder import caching, selectors
+from ladder.models import Bot, BotVersion, CasualSeat, Match, Participant
+from ladder.services import matches
+from ladder.services.connections import close_connection
+from ladder.services.errors import QuotaExceeded, ServiceError
+
+OPEN = (Match.Status.QUEUED, Match.Status.RUNNING)
+BUILTIN_PREFIX = "builtin:"
+# A page's poll is written at most this often (the idle clock needs no finer grain).
+POLL_WRITE_SECONDS = 2.0
+
+
+# -- starting a match ------------------------------------------------------------------
+
+
+def _opponent_version(game: str, user, opponent: Any, index: int) -> BotVersion:
+    """The version an opponent entry names: a bot id, or "builtin:NAME"."""
+    field = "opponents"
+    where = f"opponents[{index}]"
+    if isinstance(opponent, str) and opponent.startswith(BUILTIN_PREFIX):
+        name = opponent[len(BUILTIN_PREFIX) :]
+        bot = Bot.objects.filter(game=game, name=name, builtin=True).select_related("current_version").first()
+        if bot is None:
+            names = sorted(Bot.objects.filter(game=game, builtin=True).values_list("name", flat=True))
+            raise ServiceError(f"{where}: there is no built-in {game} bot {name!r} (the built-ins: {', '.join(names)})", field)
+    elif type(opponent) is int:
+        bot = Bot.objects.filter(pk=opponent).select_related("current_version").first()
+        if bot is None or (bot.withdrawn is not None and bot.owner_id != user.pk):
+            raise ServiceError(f"{where}: no bot with id {opponent} that you may play (withdrawn bots play no one)", field)
+        if bot.game != game:
+            raise ServiceError(f"{where}: bot {opponent} ({bot.name}) plays {bot.game}, not {game}", field)
+    else:
+        raise ServiceError(f"{where}: an opponent is a bot id (a whole number) or \"builtin:NAME\", not {json.dumps(opponent)[:60]}", field)
+    version = bot.current_version
+    if version is None or version.status != BotVersion.Status.ACTIVE:
+        raise ServiceError(f"{where}: bot {bot.name} has no active version to play (it has not passed validation)", field)
+    return version
+
+
+def check_open_limit(user) -> None:
+    """At most CARDROOM_CASUAL_OPEN_PER_USER casual matches queued or
+    running per user (call holding the user's row lock)."""
+    limit = settings.CARDROOM_CASUAL_OPEN_PER_USER
+    have = selectors.open_casual_matches(user).count()
+    if have >= limit:
+        raise QuotaExceeded(
+            "casual_matches",
+            limit,
+            f"quota reached (casual matches open): you have {have} casual matches under way and the limit is {limit} "
+            "(CARDROOM_CASUAL_OPEN_PER_USER). Finish one, or leave it: an idle match is forfeited after "
+            f"{settings.CARDROOM_CASUAL_IDLE_SECONDS} s without its page open.",
+            429,
+        )
+
+
+def start(*, user, game: Any, num_players: Any, opponents: Any, seat: Any = None) -> Match:
+    """Create a casual match with ``user`` in ``seat`` (random when None)
+    and the ``opponents`` in the other seats in order, and queue it."""
+    if game not in game_ids():
+        raise ServiceError(f"game must be one of {', '.join(game_ids())}, not {json.dumps(game)[:40]}", "game")
+    cls = get_game_class(game)
+    if type(num_players) is not int or not cls.min_players <= num_players <= cls.max_players:
+        raise ServiceError(f"num_players: {cls.name} is played by {cls.min_players} to {cls.max_players} players", "num_players")
+    if not isinstance(opponents, list) or len(opponents) != num_players - 1:
+        raise ServiceError(f"opponents must list {num_players - 1} bots (one for each seat but yours)", "opponents")
+    if seat is None:
+        seat = secrets.randbelow(num_players)
+    elif type(seat) is not int or not 0 <= seat < num_players:
+        raise ServiceError(f"seat must be a seat number from 0 to {num_players - 1}", "seat")
+    versions = [_opponent_version(game, user, opponent, i) for i, opponent in enumerate(opponents)]
+    with transaction.atomic():
+        get_user_model().objects.select_for_update().filter(pk=user.pk).first()  # one start at a time per user
+        check_open_limit(user)
+        match = Match.objects.create(
+            kind=Match.Kind.CASUAL, game=game, options={}, num_players=num_players, seed=secrets.randbelow(2**62)
+        )
+        bot_seats = [s for s in range(num_players) if s != seat]
+        Participant.objects.bulk_create(
+            Participant(match=match, seat=s, bot_id=v.bot_id, version=v) for s, v in zip(bot_seats, versions, strict=True)
+        )
+        CasualSeat.objects.create(match=match, user=user, seat=seat)
+        matches.enqueue_after_commit(match.pk)
+    return match
+
+
+def cancel_abandoned() -> list[int]:
+    """Queued casual matches whose person left before a casual worker took
+    them (no page asked for the seat for CARDROOM_CASUAL_IDLE_SECONDS) are
+    cancelled: nobody would play them, and they would hold their person's
+    open-match quota (the reaper's sweep runs this)."""
+    cutoff = timezone.now() - timedelta(seconds=settings.CARDROOM_CASUAL_IDLE_SECONDS)
+    stale = list(
+        Match.objects.filter(kind=Match.Kind.CASUAL, status=Match.Status.QUEUED, casual_seat__last_poll__lt=cutoff).values_list("pk", flat=True)[:500]
+    )
+    cancelled = [pk for pk in stale if Match.objects.filter(pk=pk, status=Match.Status.QUEUED).update(status=Match.Status.CANCELLED)]
+    if cancelled:
+        caching.bump(caching.MATCHES)
+    return cancelled
+
+
+# -- the person's side -------------------------------------------------------------------
+
+
+def seen(seat: CasualSeat) -> None:
+    """The owner's page asked for the seat: the idle clock starts again."""
+    now = timezone.now()
+    if (now - seat.last_poll).total_seconds() >= POLL_WRITE_SECONDS:
+        CasualSeat.objects.filter(pk=seat.pk, last_poll__lt=now).update(last_poll=now)
+        seat.last_poll = now
+
+
+def _owned_seat_for_update(user, match_id: int) -> CasualSeat:
+    seat = CasualSeat.objects.select_for_update().filter(pk=match_id).first()
+    if seat is None:
+        raise ServiceError(f"match {match_id} is not a casual match (POST /api/play/ starts one)", None, 404)
+    if seat.user_id != user.pk:
+        raise ServiceError(f"only the person who started casual match {match_id} may play its seat", None, 403)
+    return seat
+
+
+def answer(*, user, match_id: int, body: Any) -> int:
+    """Accept the person's answer ``body`` ({"action": {…}, "decision"?: n})
+    to the seat's current decision, judged as a bot's reply is; returns the
+    decision answered. Refusals change nothing: 400 for a bad or illegal
+    action (the engine's reason), 409 for an answer that comes too late (the
+    decision named is not the current one, or it is answered already)."""
+    if not isinstance(body, dict) or "action" not in body:
+        raise ServiceError('send {"action": {…}} (and optionally "decision": the decision number it answers)', "action")
+    extra = set(body) - {"action", "decision"}
+    if extra:
+        raise ServiceError(f"unknown field {sorted(extra)[0]!r}: the body holds 'action' and optionally 'decision'", sorted(extra)[0])
+    decision = body.get("decision")
+    if decision is not None and (type(decision) is not int or decision < 1):
+        raise ServiceError("decision must be a decision number (a whole number from 1), as GET /api/play/{id}/ gives it", "decision")
+    try:
+        # The reply parse a bot's line meets (its bounds, its shape rules).
+        action = action_of(encode_message({"type": "action", "action": body["action"]}).rstrip(b"\n"))
+    except BotFault as exc:
+        raise ServiceError(f"action: {exc.detail}", "action") from None
+    with transaction.atomic():
+        seat = _owned_seat_for_update(user, match_id)
+        match = Match.objects.only("status", "game", "num_players", "options").get(pk=match_id)
+        if decision is not None and decision != seat.decision:
+            raise ServiceError(
+                f"decision {decision} is not the seat's current decision ({seat.decision}): it was answered already "
+                "(by another tab?) or the match moved on; GET the seat again",
+                "decision",
+                409,
+            )
+        if match.status != Match.Status.RUNNING or not seat.message.startswith('{"type":"act"') or seat.answer is not None:
+            why = "the match is over" if match.status not in OPEN else "it is not your move (others act, or your answer is in)"
+            raise ServiceError(f"no action is awaited from your seat now: {why}", None, 409)
+        state = state_after(match.game, match.num_players, match.options, seat.events)
+        try:
+            state.apply(seat.seat, action)
+        except IllegalActionError as exc:
+            raise ServiceError(f"illegal action: {exc.reason}", "action") from None
+        seat.answer = action
+        seat.last_poll = max(seat.last_poll, timezone.now())
+        seat.save(update_fields=["answer", "last_poll"])
+    return seat.decision
+
+
+# -- the worker's side --------------------------------------------------------------------
+
+DB_ERRORS = (OperationalError, InterfaceError)
+
+
+class HumanSeat(Player):
+    """The person's seat in the runner: each decision is published to the
+    CasualSeat row and answered through the API (see the module's doc)."""
+
+    def __init__(self, match_id: int, username: str, lost: Callable[[], bool]):
+        self.name = username
+        self.spec = "human"
+        self.match_id = match_id
+        self.events: list[dict[str, Any]] = []
+        self._lost = lost
+        self._move_s = float(settings.CARDROOM_CASUAL_MOVE_SECONDS)
+        self._total_ms = settings.CARDROOM_CASUAL_TOTAL_SECONDS * 1000.0
+        self._idle_s = float(settings.CARDROOM_CASUAL_IDLE_SECONDS)
+        self._poll_s = float(settings.CARDROOM_CASUAL_POLL_SECONDS)
+        self._used_ms = 0.0
+
+    def record(self, index: int, event: dict[str, Any]) -> None:
+        """The runner's event listener: the match so far, for judging answers."""
+        self.events.append(event)
+
+    def start(self, info: StartInfo) -> None:
+        pass  # the person is sent no 'start': the page knows the match from GET /api/play/{id}/
+
+    def _publish(self, line: str, deadline) -> int:
+        with transaction.atomic():
+            seat = CasualSeat.objects.select_for_update().get(pk=self.match_id)
+            seat.decision += 1
+            seat.message, seat.answer, seat.move_deadline, seat.events = line, None, deadline, list(self.events)
+            seat.save(update_fields=["decision", "message", "answer", "move_deadline", "events"])
+        return seat.decision
+
+    def _forfeit(self, detail: str) -> BotFault:
+        CasualSeat.objects.filter(pk=self.match_id).update(
+            message="", answer=None, move_deadline=None, forfeit_reason=TIMEOUT, forfeit_detail=detail
+        )
+        return BotFault(TIMEOUT, detail)
+
+    def act(self, state, seat: int):
+        total_left = self._total_ms - self._used_ms
+        line = encode_message(act_message(state, seat, total_left)).decode().rstrip("\n")
+        move_s = min(self._move_s, max(total_left, 0.0) / 1000)
+        started = time.monotonic()
+        decision = self._publish(line, timezone.now() + timedelta(seconds=move_s))
+        try:
+            return self._await(decision, started + move_s, move_s)
+        finally:
+            self._used_ms += (time.monotonic() - started) * 1000
+
+    def _await(self, decision: int, deadline: float, move_s: float):
+        while True:
+            if self._lost():
+                raise matches.LeaseLost(f"match {self.match_id}: the lease was lost while the person thought")
+            try:
+                row = CasualSeat.objects.filter(pk=self.match_id).values("decision", "answer", "last_poll").get()
+            except DB_ERRORS:
+                close_connection()  # the database is briefly away: the lease keeper decides whether we go on
+                time.sleep(self._poll_s)
+                continue
+            if row["answer"] is not None and row["decision"] == decision:
+                CasualSeat.objects.filter(pk=self.match_id, decision=decision).update(message="", answer=None, move_deadline=None)
+                return row["answer"]
+            idle = (timezone.now() - row["last_poll"]).total_seconds()
+            if idle > self._idle_s:
+                raise self._forfeit(
+                    f"the person's page has not asked for the seat for {idle:.0f} s (the idle limit is {self._idle_s:.0f} s): "
+                    "the tab was closed or left idle"
+                )
+            if time.monotonic() > deadline:
+                raise self._forfeit(f"no move within the person's {move_s:.0f} s for this move")
+            time.sleep(self._poll_s)
+
+    def end(self, observation: dict[str, Any], result: dict[str, Any]) -> None:
+        line = encode_message(end_message(observation, result)).decode().rstrip("\n")
+        self._publish(line, None)
+
+
+def _human_seat(match: Match, lost: Callable[[], bool]):
+    seat = CasualSeat.objects.select_related("user").get(match=match)
+    player = HumanSeat(match.pk, seat.user.username, lost)
+    return {seat.seat: player}, player.record
+
+
+def run(match_id: int, worker: str | None = None) -> str:
+    """The casual queue's task: claim, play (the person's seat through the
+    API), record, as any match (ladder.services.matches)."""
+    outcome = matches.run_queued_match(match_id, worker, other_seats=_human_seat)
+    caching.bump(caching.MATCHES)
+    return outcome
