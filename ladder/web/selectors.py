@@ -43,16 +43,19 @@ def _url_prefix(name: str) -> str:
 
 
 def live_counts() -> dict[str, int]:
-    """Bots, matches finished today (UTC), matches queued; cached briefly."""
+    """Bots, matches finished today (UTC), matches queued; cached briefly.
+    Casual matches (a person's seat) are the person's own, in no count, as
+    they are in no list (decision 130)."""
     key = "web:live-counts"
     counts = cache.get(key)
     if counts is None:
         today = timezone.make_aware(datetime.combine(timezone.now().date(), time.min), timezone.get_current_timezone())
+        matches = Match.objects.exclude(kind=Match.Kind.CASUAL)
         counts = {
             "bots": Bot.objects.count(),
-            "today": Match.objects.filter(finished__gte=today, status=Match.Status.FINISHED).count(),
-            "queued": Match.objects.filter(status=Match.Status.QUEUED).count(),
-            "running": Match.objects.filter(status=Match.Status.RUNNING).count(),
+            "today": matches.filter(finished__gte=today, status=Match.Status.FINISHED).count(),
+            "queued": matches.filter(status=Match.Status.QUEUED).count(),
+            "running": matches.filter(status=Match.Status.RUNNING).count(),
         }
         cache.set(key, counts, 10)
     return counts

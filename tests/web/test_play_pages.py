@@ -101,3 +101,9 @@ def test_a_casual_match_page_names_the_person_and_leads_back_to_the_table():
     assert '<span data-testid="person">alice</span>' in html
     assert f'href="/play/{seat.pk}/" data-testid="play-link"' in html
     assert 'data-testid="play-link"' not in _client(f.user("bob")).get(f"/matches/{seat.pk}/").content.decode()
+
+
+def test_the_home_page_counts_no_casual_match():
+    _casual(f.user("player"))  # queued, waiting for the casual worker
+    html = _client().get("/").content.decode()
+    assert re.search(r'data-count="queued">0<', html), "a person's casual match counted in the ladder's queue"
