@@ -15,9 +15,11 @@ on a shared machine. Three tables, each on one core:
   without it, as docs/sdk.md counts);
 * ``builtin:ismcts``'s search iterations per second from the same positions.
 
-Not tests: figures to compare (measured on a busy machine they are noise
-unless the load average is said beside them; the ratio of the two forms,
-measured in turns, is steadier).
+Rates are per second of the measuring process's CPU time (one core), not of
+the clock: on a shared machine the clock counts the other processes' turns
+too. They are still figures to compare, not tests (a busy machine's caches
+slow both forms); the ratio of the two forms, measured in turns, is the
+steadier figure.
 """
 
 from __future__ import annotations
@@ -59,11 +61,11 @@ def measure(game_id: str, players: int, seconds: float, seed: int = 1) -> tuple[
     game = new_game(game_id, players)
     rng = random.Random(seed)
     games = decisions = 0
-    start = time.perf_counter()
+    start = time.process_time()
     while True:
         decisions += play_random_game(game, rng)
         games += 1
-        elapsed = time.perf_counter() - start
+        elapsed = time.process_time() - start
         if elapsed >= seconds:
             return games, decisions, elapsed
 
@@ -108,11 +110,11 @@ def measure_sampled_playouts(game_id: str, players: int, seconds: float, seed: i
     sampling = playing = 0.0
     playouts = 0
     for obs, history, _legal in _cycle(positions(game_id, players, seed=seed)):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         world = sample_world(obs, rng, history)
-        t1 = time.perf_counter()
+        t1 = time.process_time()
         play_out(world, rng)
-        t2 = time.perf_counter()
+        t2 = time.process_time()
         sampling += t1 - t0
         playing += t2 - t1
         playouts += 1
@@ -132,11 +134,11 @@ def measure_search(game_id: str, players: int, seconds: float, seed: int = 1) ->
     elapsed = 0.0
     for i, (obs, history, legal) in enumerate(found):
         search = new_search(obs, history, random.Random(seed * 1000 + i), candidates(legal))
-        start = time.perf_counter()
+        start = time.process_time()
         while True:
             search.iterate()
             iterations += 1
-            took = time.perf_counter() - start
+            took = time.process_time() - start
             if took >= share:
                 break
         elapsed += took
@@ -245,7 +247,7 @@ def run_bench(
     except RuntimeError as exc:
         compiled = f"compiled: not available ({exc})"
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"reference = pure Python; {compiled}; load average {load} ({os.cpu_count()} cores)")
+    print(f"reference = pure Python; {compiled}; rates per CPU second; load average {load} ({os.cpu_count()} cores)")
     rows: dict[str, list[dict]] = {"engine": [], "sampled": [], "search": []}
     try:
         for table in ("engine", "sampled", "search"):

@@ -133,4 +133,4 @@ def state_fields(state: object) -> tuple[str, ...]:
     """The names of a state's fields, in either form (mypyc keeps a native
     class's attributes in ``__mypyc_attrs__``, not ``__slots__``), sorted."""
     cls = type(state)
-    return tuple(sorted(getattr(cls, "__mypyc_attrs__", None) or cls.__slots__))
+    return tuple(sorted(getattr(cls, "__mypyc_attrs__", None) or getattr(cls, "__slots__")))  # noqa: B009

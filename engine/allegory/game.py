@@ -268,8 +268,13 @@ class AllegoryState(State):
             return cast(AllegoryGame, self.game).bid_actions[high + r - nc]
         if phase == TAKE:
             return _TAKE[pool[int(rng.random() * len(pool))]]
+        # one uniform draw of a Pool card per chip: the numbers of
+        # rng.choices(names, k=bid), without building the list of names
+        rnd = rng.random
+        size = len(pool)
         chips: dict[str, int] = {}
-        for name in rng.choices([CARD_NAME[c] for c in pool], k=self.bids[seat]):
+        for _ in range(self.bids[seat]):
+            name = CARD_NAME[pool[int(rnd() * size)]]
             chips[name] = chips.get(name, 0) + 1
         return {"type": "distribute", "chips": chips}
 
