@@ -115,8 +115,8 @@ def load() -> tuple[str, str]:
             core = importlib.import_module("engine.core")
             if not core.__file__ or not core.__file__.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
                 raise ImportError(f"engine.core loaded from {core.__file__}")
-        except ImportError as exc:
-            reason = f"failed: the compiled engine does not load here ({exc})"
+        except Exception as exc:  # whatever a broken build raises, the reference still runs
+            reason = f"failed: the compiled engine does not load here ({type(exc).__name__}: {exc})"
         else:
             return "compiled", "built by make setup (mypyc)"
     if want == "compiled":

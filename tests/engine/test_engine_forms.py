@@ -117,3 +117,15 @@ def test_the_compiled_form_plays_every_game_as_the_reference_does():
             f"{table}: {len(differing)} games differ between the forms; see one with CARDROOM_ENGINE=reference"
             f"|compiled python -m tests.engine.differential {game} {n} {differing[0]} '{options}'"
         )
+
+
+@compiled
+def test_a_build_that_does_not_load_leaves_the_reference(tmp_path):
+    shutil.copytree(ROOT / "engine", tmp_path / "engine", ignore=shutil.ignore_patterns("__pycache__"))
+    (shared,) = (tmp_path / "engine").glob("compiled__mypyc.*")
+    shared.write_bytes(b"not an ELF file")
+    out = python(REPORT, None, tmp_path)
+    form, why, files = json.loads(out.stdout)
+    assert form == "reference" and "does not load here" in why and all(f.endswith(".py") for f in files)
+    (note,) = out.stderr.splitlines()
+    assert note.startswith("cardroom: the compiled engine does not load here") and note.endswith("reference engine")
