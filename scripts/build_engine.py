@@ -107,7 +107,8 @@ def main() -> int:
                 raise RuntimeError(f"the build made {sorted(found)}, not {sorted(wanted)}")
         except (Exception, SystemExit) as exc:  # a compiler missing or failing: the reference runs
             remove_build(engine_dir)
-            detail = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
+            lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+            detail = [line.strip() for line in lines if "error" in line.lower()][-1:]  # the compiler's own words
             why = f"{type(exc).__name__}: {exc}".strip()
             print(f"engine: not compiled ({why}{'; ' + detail[0] if detail else ''}); the pure-Python reference runs")
             return 0
