@@ -17,7 +17,7 @@
 FROM debian:bookworm-slim AS build
 ARG EXTRA_CA_CERTS=""
 RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates \
+ && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates gcc python3-dev \
  && if [ -n "$EXTRA_CA_CERTS" ]; then \
         printf '%s\n' "$EXTRA_CA_CERTS" > /usr/local/share/ca-certificates/build-extra.crt \
      && update-ca-certificates; \
@@ -40,6 +40,14 @@ COPY cardroom /src/cardroom
 COPY cardroom_sdk /src/cardroom_sdk
 RUN pip wheel --quiet --no-deps --wheel-dir /dist /src \
  && rm -rf /opt/venv/lib/python3*/site-packages/pip /opt/venv/lib/python3*/site-packages/setuptools
+# The rules compiled with mypyc for Debian's python3, the app's and the bots'
+# (engine/form.py), by the same script as make setup, with mypy in a venv of
+# its own that stays in this stage. Where the build fails, it says so in one
+# line and the image runs the pure-Python reference.
+COPY scripts/build_engine.py /src/scripts/build_engine.py
+RUN python3 -m venv /opt/build \
+ && /opt/build/bin/pip install --quiet "mypy>=1.10" setuptools \
+ && /opt/build/bin/python /src/scripts/build_engine.py
 
 FROM debian:bookworm-slim
 # python3: the app's interpreter and the bots'; bubblewrap, libseccomp2 (the bots'
@@ -60,7 +68,7 @@ COPY --from=build /dist /app/dist
 # the rules pages in docs/ are found where the code expects them).
 WORKDIR /app
 COPY manage.py pyproject.toml ./
-COPY engine engine
+COPY --from=build /src/engine engine
 COPY bots bots
 COPY research research
 COPY cardroom cardroom

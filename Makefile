@@ -4,6 +4,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+ENGINE_BUILT := $(VENV)/.engine-built
+ENGINE_SOURCES := engine/core.py engine/allegory/game.py engine/allegra/game.py engine/form.py scripts/build_engine.py
 
 .PHONY: help setup system-packages test test-fast test-containers lint demo play bench bench-sandbox clean dist
 
@@ -13,7 +15,7 @@ help:
 	@echo "make test       set up and run the whole test suite"
 	@echo "make test-containers  build the images and run the compose stack for real (private dockerd; root)"
 	@echo "make play       set up and play a first match (Allegra, greedy vs three random bots)"
-	@echo "make bench      engine speed: decisions and games per second"
+	@echo "make bench      engine speed, compiled beside the reference: decisions, sampled-world playouts and ismcts iterations per second"
 	@echo "make bench-compose  matches per minute on the compose stack with 1, 2 and 3 worker containers (root)"
 	@echo "make dist       build the author's wheel into dist/ (pip install dist/cardroom-*.whl)"
 	@echo "make lint       ruff"
@@ -24,8 +26,16 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# The rules compiled with mypyc beside their pure-Python reference
+# (engine/form.py); where that cannot be done, one line says why and the
+# reference runs. Again whenever the rules' sources change.
+$(ENGINE_BUILT): $(STAMP) $(ENGINE_SOURCES)
+	$(BIN)/python scripts/build_engine.py
+	touch $(ENGINE_BUILT)
+
 # The author's wheel (engine, cardroom_sdk, runner, sandbox, command line; no
-# Django), which the site offers for download (docs/bot-authors.md).
+# Django), which the site offers for download (docs/bot-authors.md). It is
+# pure Python (the reference engine): one wheel for every platform.
 dist: $(STAMP)
 	rm -rf dist/cardroom-*.whl build
 	$(BIN)/python -m pip wheel --quiet --no-deps --wheel-dir dist .
@@ -36,7 +46,7 @@ dist: $(STAMP)
 system-packages:
 	@bash scripts/install-system-packages.sh
 
-setup: $(STAMP) system-packages
+setup: $(STAMP) $(ENGINE_BUILT) system-packages
 
 test: setup
 	bash scripts/test.sh
@@ -46,7 +56,7 @@ test: setup
 test-containers: setup
 	bash scripts/test-containers.sh
 
-test-fast: $(STAMP)
+test-fast: $(STAMP) $(ENGINE_BUILT)
 	$(BIN)/python -m pytest -q -x -m "not slow"
 
 lint: $(STAMP)
@@ -55,7 +65,7 @@ lint: $(STAMP)
 # The embedded default: SQLite, a broker on SQLite, all processes on this machine.
 # bubblewrap is installed when we can; without it the demo says so and runs
 # only its own sample bots, unisolated.
-demo: $(STAMP)
+demo: $(STAMP) $(ENGINE_BUILT)
 	-@$(MAKE) --no-print-directory dist >/dev/null  # the site offers the wheel; the demo runs without it
 	-@bash scripts/install-system-packages.sh sandbox
 	@mkdir -p var && { [ -s var/secret_key ] || $(BIN)/python -c "import secrets; print(secrets.token_urlsafe(50))" > var/secret_key; }
@@ -65,14 +75,15 @@ play: setup
 	$(BIN)/cardroom play allegra builtin:greedy builtin:random builtin:random builtin:random --seed 1 --replay first-match.json
 	$(BIN)/cardroom verify first-match.json
 
-bench: $(STAMP)
+bench: $(STAMP) $(ENGINE_BUILT)
 	$(BIN)/cardroom bench
 
 bench-sandbox: setup
 	$(BIN)/python benchmarks/sandbox_bench.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis first-match.json dist build
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis first-match.json dist build
+	rm -f engine/compiled.json $$(find engine -name '*.so')
 
 # --- operations: load and throughput benchmarks (docs/operations.md) ---------
 .PHONY: load-test load-test-slow-bots bench-throughput

@@ -2,6 +2,10 @@
 
 Use ``engine.new_game("allegra", 4)`` (or ``engine.get_game_class``) and the
 state API in ``engine.core``. Nothing here imports Django.
+
+The same rules also run compiled (mypyc) where ``make setup`` built them;
+``ENGINE_FORM`` says which form this process runs and ``ENGINE_FORM_WHY``
+why (``engine/form.py``).
 """
 
 from __future__ import annotations
@@ -9,7 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.core import (
+from engine import form as _form
+
+# first: the form is chosen before any rules module is imported
+ENGINE_FORM, ENGINE_FORM_WHY = _form.load()
+
+from engine.core import (  # noqa: E402
     CHANCE,
     Action,
     EngineError,
@@ -50,6 +59,8 @@ def new_game(game_id: str, num_players: int, options: Mapping[str, Any] | None =
 
 __all__ = [
     "CHANCE",
+    "ENGINE_FORM",
+    "ENGINE_FORM_WHY",
     "Action",
     "EngineError",
     "Game",

@@ -19,12 +19,17 @@ from __future__ import annotations
 
 import abc
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 Action = dict[str, Any]
-CHANCE = "chance"
+CHANCE: Final = "chance"
+# What a caller hands in (a seat, an action, an option): any object, which the
+# engine checks itself. Typed Any so that the compiled engine (mypyc checks
+# declared argument types at the call) refuses a bad one with the same
+# EngineError as the reference, not a TypeError (docs/decisions.md, 142).
+Unchecked = Any
 
 
 class EngineError(Exception):
@@ -50,7 +55,7 @@ class IllegalActionError(EngineError):
     ``reason`` says, for a human, why it was refused.
     """
 
-    def __init__(self, seat: int | str, action: Any, reason: str):
+    def __init__(self, seat: Unchecked, action: Any, reason: str):
         self.seat = seat
         self.action = action
         self.reason = reason
@@ -75,7 +80,7 @@ class Result:
         return {"scores": list(self.scores), "ranks": list(self.ranks)}
 
 
-def competition_ranks(keys: Sequence[Any], forfeited: frozenset[int] | set[int] = frozenset()) -> list[int]:
+def competition_ranks(keys: Sequence[Any], forfeited: Collection[int] = frozenset()) -> list[int]:
     """1-based competition ranks from per-seat keys where a larger key is better.
 
     Seats in ``forfeited`` are ranked below every other seat and share the rank
@@ -92,7 +97,7 @@ def competition_ranks(keys: Sequence[Any], forfeited: frozenset[int] | set[int] 
     return ranks
 
 
-class State(abc.ABC):
+class State(metaclass=abc.ABCMeta):
     """A position in one game. Mutable: ``apply`` changes it in place."""
 
     game: Game
@@ -127,33 +132,33 @@ class State(abc.ABC):
         return "chance"
 
     @abc.abstractmethod
-    def apply_chance(self, action: Action) -> None:
+    def apply_chance(self, action: Unchecked) -> None:
         """Apply a chance event; raises IllegalActionError(seat="chance") if
         it is not a possible outcome here (a replay's deck that is not a
         permutation of the cards left, say)."""
 
     # -- decisions -------------------------------------------------------
     @abc.abstractmethod
-    def legal_actions(self, seat: int) -> list[Action]:
+    def legal_actions(self, seat: Unchecked) -> list[Action]:
         """The legal actions of ``seat`` in protocol form (Allegory's
         ``distribute`` as its template). Empty when ``seat`` may not act."""
 
     @abc.abstractmethod
-    def apply(self, seat: int, action: Action) -> None:
+    def apply(self, seat: Unchecked, action: Unchecked) -> None:
         """Apply a decision of ``seat``; raises IllegalActionError if illegal
         (and then leaves the state unchanged)."""
 
     @abc.abstractmethod
-    def random_action(self, seat: int, rng: random.Random) -> Action:
+    def random_action(self, seat: Unchecked, rng: random.Random) -> Action:
         """A uniformly random legal action (a random filling of templates)."""
 
     @abc.abstractmethod
-    def default_action(self, seat: int) -> Action:
+    def default_action(self, seat: Unchecked) -> Action:
         """The fixed, documented default policy that plays a forfeited seat."""
 
     # -- information -----------------------------------------------------
     @abc.abstractmethod
-    def observation(self, seat: int | None) -> dict[str, Any]:
+    def observation(self, seat: Unchecked) -> dict[str, Any]:
         """What ``seat`` may know now, as JSON-ready data; ``None`` gives the
         spectator's full view (everything, including hidden cards)."""
 
@@ -165,7 +170,7 @@ class State(abc.ABC):
     def scores(self) -> list[int]:
         """The per-seat final scores (valid once terminal)."""
 
-    def result(self, forfeited: frozenset[int] | set[int] = frozenset()) -> Result:
+    def result(self, forfeited: Collection[int] = frozenset()) -> Result:
         if not self.is_terminal():
             raise EngineError("the game is not over")
         return Result(self.scores(), competition_ranks(self.ranking_keys(), forfeited), self.score_details())
@@ -178,7 +183,7 @@ class State(abc.ABC):
     def clone(self) -> State: ...
 
 
-class Game(abc.ABC):
+class Game(metaclass=abc.ABCMeta):
     """A game with a fixed player count and options."""
 
     id: ClassVar[str]
@@ -188,7 +193,7 @@ class Game(abc.ABC):
     # option name -> (type, default); a new option is a contract change.
     option_specs: ClassVar[Mapping[str, tuple[type, Any]]] = {}
 
-    def __init__(self, num_players: int, options: Mapping[str, Any] | None = None):
+    def __init__(self, num_players: Unchecked, options: Mapping[str, Any] | None = None):
         if isinstance(num_players, bool) or not isinstance(num_players, int):
             raise PlayerCountError(f"{self.id}: the number of players must be a whole number, not {num_players!r}")
         if not self.min_players <= num_players <= self.max_players:
@@ -219,7 +224,7 @@ class Game(abc.ABC):
         return out
 
     @classmethod
-    def parse_option(cls, key: str, text: str) -> Any:
+    def parse_option(cls, key: Unchecked, text: Unchecked) -> Any:
         """Turn a command-line ``K=V`` value into the option's type."""
         if key not in cls.option_specs:
             known = ", ".join(sorted(cls.option_specs)) or "none"

@@ -163,13 +163,22 @@ def test_two_stalling_allegra_bots_end_every_round_at_the_turn_limit(tmp_path):
 
 
 def test_bench_reports_engine_sampled_world_and_search_speed():
+    """Both forms of the engine side by side: the reference, the compiled
+    form (where make setup built it: this checkout) and their ratio."""
+    import engine
+
     out = cardroom("bench", "--game", "allegra", "--players", "2", "--seconds", "0.2")
     assert out.returncode == 0, out.stderr
-    tables = out.stdout.split("\n\n")
+    forms, *tables = out.stdout.split("\n\n")
+    assert forms.startswith("reference = pure Python; ") and "load average" in forms, forms
     assert len(tables) == 3, out.stdout
+    built = engine.ENGINE_FORM == "compiled"
+    assert ("compiled = mypyc" in forms) == built, forms
     for table, heading in zip(tables, ("decisions/s", "sampled-world playouts/s", "ismcts iterations/s")):
         header, row = table.strip().splitlines()
-        assert heading in header
+        assert f"{heading} reference" in header and "compiled" in header
         fields = row.split()
         assert fields[:2] == ["allegra", "2"]
-        assert all(float(x.replace(",", "")) > 0 for x in fields[2:]), row
+        numbers = [x for x in fields[2:] if x != "-"]
+        assert len(numbers) == (len(fields) - 2 if built else (len(fields) - 2) // 3), row
+        assert all(float(x.replace(",", "")) > 0 for x in numbers), row

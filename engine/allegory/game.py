@@ -15,37 +15,37 @@ import json
 import random
 from collections import Counter
 from importlib import resources
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final, cast
 
-from engine.core import Action, EngineError, Game, IllegalActionError, State
+from engine.core import Action, EngineError, Game, IllegalActionError, State, Unchecked
 
 # --------------------------------------------------------------------------
 # Card data (cards.json)
 # --------------------------------------------------------------------------
 DATA: dict[str, Any] = json.loads(resources.files(__package__).joinpath("cards.json").read_text(encoding="utf-8"))
 
-THEMES: list[str] = [t["name"] for t in DATA["themes"]]
-GLOWING: list[bool] = [bool(t["glowing"]) for t in DATA["themes"]]
-TALES: list[str] = list(DATA["tales"])
-VALUES: list[int] = list(DATA["values"])
-_THEME_INDEX = {name: i for i, name in enumerate(THEMES)}
-_TALE_INDEX = {name: i for i, name in enumerate(TALES)}
+THEMES: Final[list[str]] = [t["name"] for t in DATA["themes"]]
+GLOWING: Final[list[bool]] = [bool(t["glowing"]) for t in DATA["themes"]]
+TALES: Final[list[str]] = list(DATA["tales"])
+VALUES: Final[list[int]] = list(DATA["values"])
+_THEME_INDEX: Final = {name: i for i, name in enumerate(THEMES)}
+_TALE_INDEX: Final = {name: i for i, name in enumerate(TALES)}
 
-CARD_NAME: list[str] = [c["card"] for c in DATA["cards"]]
-CARD_THEME: list[int] = [_THEME_INDEX[c["theme"]] for c in DATA["cards"]]
-CARD_VALUE: list[int] = [int(c["value"]) for c in DATA["cards"]]
-CARD_TALE: list[int] = [_TALE_INDEX[c["tale"]] for c in DATA["cards"]]
-CARD_ID: dict[str, int] = {name: i for i, name in enumerate(CARD_NAME)}
+CARD_NAME: Final[list[str]] = [c["card"] for c in DATA["cards"]]
+CARD_THEME: Final[list[int]] = [_THEME_INDEX[c["theme"]] for c in DATA["cards"]]
+CARD_VALUE: Final[list[int]] = [int(c["value"]) for c in DATA["cards"]]
+CARD_TALE: Final[list[int]] = [_TALE_INDEX[c["tale"]] for c in DATA["cards"]]
+CARD_ID: Final[dict[str, int]] = {name: i for i, name in enumerate(CARD_NAME)}
 
 _SETUP = DATA["setup"]
-CHIPS_PER_PLAYER: int = int(_SETUP["chips_per_player"])
-MORAL_COPIES: int = int(_SETUP["moral_copies"])
-MORAL_COPIES_UNIQUE: int = int(_SETUP["moral_copies_unique"])
-GLOWING_MIN_PLAYERS: int = int(_SETUP["glowing_themes_min_players"])
-CARDS_TO_END: int = int(DATA["end"]["cards_to_end"])
-SET_SIZE: int = int(DATA["scoring"]["set_size"])
-SET_BONUS: int = int(DATA["scoring"]["set_bonus"])
-MORAL_BONUS: int = int(DATA["scoring"]["moral_bonus_per_tale"])
+CHIPS_PER_PLAYER: Final[int] = int(_SETUP["chips_per_player"])
+MORAL_COPIES: Final[int] = int(_SETUP["moral_copies"])
+MORAL_COPIES_UNIQUE: Final[int] = int(_SETUP["moral_copies_unique"])
+GLOWING_MIN_PLAYERS: Final[int] = int(_SETUP["glowing_themes_min_players"])
+CARDS_TO_END: Final[int] = int(DATA["end"]["cards_to_end"])
+SET_SIZE: Final[int] = int(DATA["scoring"]["set_size"])
+SET_BONUS: Final[int] = int(DATA["scoring"]["set_bonus"])
+MORAL_BONUS: Final[int] = int(DATA["scoring"]["moral_bonus_per_tale"])
 
 
 def pool_size(num_players: int) -> int:
@@ -60,12 +60,16 @@ def pool_size(num_players: int) -> int:
 
 
 # Phases (small ints internally, names in observations).
-SETUP, BID, TAKE, DIST, OVER = 0, 1, 2, 3, 4
-PHASE_NAMES = ("setup", "bid", "take", "distribute", "over")
+SETUP: Final = 0
+BID: Final = 1
+TAKE: Final = 2
+DIST: Final = 3
+OVER: Final = 4
+PHASE_NAMES: Final = ("setup", "bid", "take", "distribute", "over")
 
-REST: Action = {"type": "rest"}
-_CLAIM: list[Action] = [{"type": "rest", "claim": name} for name in CARD_NAME]
-_TAKE: list[Action] = [{"type": "take", "card": name} for name in CARD_NAME]
+REST: Final[Action] = {"type": "rest"}
+_CLAIM: Final[list[Action]] = [{"type": "rest", "claim": name} for name in CARD_NAME]
+_TAKE: Final[list[Action]] = [{"type": "take", "card": name} for name in CARD_NAME]
 
 
 def _describe_keys(action: dict, allowed: tuple[str, ...]) -> str:
@@ -86,7 +90,7 @@ class AllegoryGame(Game):
     max_players: ClassVar[int] = int(_SETUP["max_players"])
     option_specs: ClassVar[dict[str, tuple[type, Any]]] = {"unique_morals": (bool, False)}
 
-    def __init__(self, num_players: int, options=None):
+    def __init__(self, num_players: Unchecked, options=None):
         super().__init__(num_players, options)
         n = self.num_players
         glowing_in = n >= GLOWING_MIN_PLAYERS
@@ -112,6 +116,10 @@ class AllegoryState(State):
         "game", "n", "phase", "deck", "pool", "pchips", "chips", "bids", "rested", "active",
         "cur", "high", "hbidder", "winner", "round", "tales", "ncards", "morals", "_legal",
     )  # fmt: skip
+
+    def __new__(cls, *args: Any) -> AllegoryState:
+        # allocation alone: clone() makes a blank state this way, without __init__
+        return object.__new__(cls)
 
     def __init__(self, game: AllegoryGame):
         n = game.num_players
@@ -149,7 +157,7 @@ class AllegoryState(State):
     def sample_chance(self, rng: random.Random) -> Action:
         if self.phase != SETUP:
             raise EngineError("no chance event is due")
-        g = self.game
+        g = cast(AllegoryGame, self.game)
         # a uniform shuffle: sort by one random key per card (faster than
         # rng.shuffle, which draws a bounded integer per card)
         r = rng.random
@@ -160,8 +168,8 @@ class AllegoryState(State):
     def chance_kind(self) -> str:
         return "setup"
 
-    def apply_chance(self, action: Action) -> None:
-        g = self.game
+    def apply_chance(self, action: Unchecked) -> None:
+        g = cast(AllegoryGame, self.game)
         if self.phase != SETUP:
             raise IllegalActionError("chance", action, "no chance event is due (the setup is done)")
         if type(action) is not dict:
@@ -212,7 +220,7 @@ class AllegoryState(State):
             return []
         return [i for i, c in enumerate(pc) if c == m]
 
-    def legal_actions(self, seat: int) -> list[Action]:
+    def legal_actions(self, seat: Unchecked) -> list[Action]:
         phase = self.phase
         if phase == SETUP or phase == OVER or seat != self.cur or type(seat) is not int:
             return []
@@ -222,7 +230,7 @@ class AllegoryState(State):
             if phase == BID:
                 legal = [REST]
                 legal += [_CLAIM[pool[i]] for i in self._claims()]
-                legal += self.game.bid_actions[self.high + 1 : self.chips[seat] + 1]
+                legal += cast(AllegoryGame, self.game).bid_actions[self.high + 1 : self.chips[seat] + 1]
             elif phase == TAKE:
                 legal = [_TAKE[c] for c in pool]
             else:
@@ -233,7 +241,7 @@ class AllegoryState(State):
             return [{"type": "distribute", "total": t["total"], "cards": list(t["cards"])}]
         return list(legal)
 
-    def random_action(self, seat: int, rng: random.Random) -> Action:
+    def random_action(self, seat: Unchecked, rng: random.Random) -> Action:
         phase = self.phase
         if phase == SETUP or phase == OVER or seat != self.cur:
             raise IllegalActionError(seat, None, "this seat has no decision to make now")
@@ -257,15 +265,20 @@ class AllegoryState(State):
                 for _ in range(r):
                     i = pc.index(most, i + 1)
                 return _CLAIM[pool[i]]
-            return self.game.bid_actions[high + r - nc]
+            return cast(AllegoryGame, self.game).bid_actions[high + r - nc]
         if phase == TAKE:
             return _TAKE[pool[int(rng.random() * len(pool))]]
+        # one uniform draw of a Pool card per chip: the numbers of
+        # rng.choices(names, k=bid), without building the list of names
+        rnd = rng.random
+        size = len(pool)
         chips: dict[str, int] = {}
-        for name in rng.choices([CARD_NAME[c] for c in pool], k=self.bids[seat]):
+        for _ in range(self.bids[seat]):
+            name = CARD_NAME[pool[int(rnd() * size)]]
             chips[name] = chips.get(name, 0) + 1
         return {"type": "distribute", "chips": chips}
 
-    def default_action(self, seat: int) -> Action:
+    def default_action(self, seat: Unchecked) -> Action:
         phase = self.phase
         if phase == SETUP or phase == OVER or seat != self.cur:
             raise IllegalActionError(seat, None, "this seat has no decision to make now")
@@ -275,7 +288,7 @@ class AllegoryState(State):
             return _TAKE[self.pool[0]]
         return {"type": "distribute", "chips": {CARD_NAME[self.pool[0]]: self.bids[seat]}}
 
-    def apply(self, seat: int, action: Action) -> None:
+    def apply(self, seat: Unchecked, action: Unchecked) -> None:
         phase = self.phase
         if phase == SETUP or phase == OVER:
             raise IllegalActionError(
@@ -475,7 +488,7 @@ class AllegoryState(State):
         return {"breakdown": [self._breakdown(s) for s in range(self.n)]}
 
     # -- information -------------------------------------------------------------
-    def observation(self, seat: int | None) -> dict[str, Any]:
+    def observation(self, seat: Unchecked) -> dict[str, Any]:
         if seat is not None and (type(seat) is not int or not 0 <= seat < self.n):
             raise EngineError(f"there is no seat {seat!r} in a {self.n}-player game")
         phase = self.phase
@@ -519,7 +532,7 @@ class AllegoryState(State):
         return obs
 
     @classmethod
-    def from_view(cls, game: AllegoryGame, view: dict[str, Any]) -> AllegoryState:
+    def from_view(cls, game: AllegoryGame, view: Unchecked) -> AllegoryState:
         """The state a spectator's full view shows (``observation(None)``).
 
         The inverse of the full view: ``from_view(g, s.observation(None))``
@@ -573,7 +586,7 @@ class AllegoryState(State):
         return state
 
     def clone(self) -> AllegoryState:
-        new = object.__new__(AllegoryState)
+        new = AllegoryState.__new__(AllegoryState)
         new.game = self.game
         new.n = self.n
         new.phase = self.phase

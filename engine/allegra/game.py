@@ -18,36 +18,44 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from pathlib import Path
-from typing import Any
+from importlib import resources
+from typing import Any, Final
 
-from engine.core import Action, EngineError, Game, IllegalActionError, State
+from engine.core import Action, EngineError, Game, IllegalActionError, State, Unchecked
 
 # --------------------------------------------------------------------------
 # card and table data (engine/allegra/cards.json)
 # --------------------------------------------------------------------------
-_DATA = json.loads((Path(__file__).resolve().parent / "cards.json").read_text(encoding="utf-8"))
-CARD_COUNTS: dict[int, int] = {int(k): int(v) for k, v in _DATA["values"].items()}
-CARDS: tuple[int, ...] = tuple(v for v in sorted(CARD_COUNTS) for _ in range(CARD_COUNTS[v]))
-NUM_CARDS = len(CARDS)
-ROWS: int = int(_DATA["grid"]["rows"])
-COLS: int = int(_DATA["grid"]["cols"])
-CELLS = ROWS * COLS
-LAST = COLS - 1  # the shared column
-ROUNDS: int = int(_DATA["rounds"])
-REVEALS: int = int(_DATA["reveals"])
-MIN_PLAYERS: int = int(_DATA["min_players"])
-MAX_PLAYERS: int = int(_DATA["max_players"])
-AREA_SIZE = CELLS + ROWS
+_DATA = json.loads(resources.files(__package__).joinpath("cards.json").read_text(encoding="utf-8"))
+CARD_COUNTS: Final[dict[int, int]] = {int(k): int(v) for k, v in _DATA["values"].items()}
+CARDS: Final[tuple[int, ...]] = tuple(v for v in sorted(CARD_COUNTS) for _ in range(CARD_COUNTS[v]))
+NUM_CARDS: Final = len(CARDS)
+ROWS: Final[int] = int(_DATA["grid"]["rows"])
+COLS: Final[int] = int(_DATA["grid"]["cols"])
+CELLS: Final = ROWS * COLS
+LAST: Final = COLS - 1  # the shared column
+ROUNDS: Final[int] = int(_DATA["rounds"])
+REVEALS: Final[int] = int(_DATA["reveals"])
+MIN_PLAYERS: Final[int] = int(_DATA["min_players"])
+MAX_PLAYERS: Final[int] = int(_DATA["max_players"])
+AREA_SIZE: Final = CELLS + ROWS
 # the platform's turn limit (rulings): a round with no ender ends after its
 # TURN_LIMIT_PER_PLAYER * n-th turn
-TURN_LIMIT_PER_PLAYER = 200
-_SORTED_CARDS = sorted(CARDS)
-MAX_SLOTS = MAX_PLAYERS * CELLS
+TURN_LIMIT_PER_PLAYER: Final = 200
+_SORTED_CARDS: Final = sorted(CARDS)
+MAX_SLOTS: Final = MAX_PLAYERS * CELLS
 
 # phases (internal codes and their observation names)
-DEAL, SHUFFLE, REVEAL, TURN, KNOCK, DRAWN, PLACE, EXCHANGE, OVER = range(9)
-PHASE_NAMES = ("deal", "deal", "reveal", "turn", "knock", "drawn", "place", "exchange", "over")
+DEAL: Final = 0
+SHUFFLE: Final = 1
+REVEAL: Final = 2
+TURN: Final = 3
+KNOCK: Final = 4
+DRAWN: Final = 5
+PLACE: Final = 6
+EXCHANGE: Final = 7
+OVER: Final = 8
+PHASE_NAMES: Final = ("deal", "deal", "reveal", "turn", "knock", "drawn", "place", "exchange", "over")
 
 # --------------------------------------------------------------------------
 # shared constant actions (never mutate)
@@ -58,19 +66,19 @@ def _slot_list(i: int) -> list[int]:
     return [i // CELLS, (i % CELLS) // COLS, i % COLS]
 
 
-SLOT_OF: tuple[tuple[int, int, int], ...] = tuple(tuple(_slot_list(i)) for i in range(MAX_SLOTS))  # type: ignore[misc]
+SLOT_OF: Final[tuple[tuple[int, int, int], ...]] = tuple(tuple(_slot_list(i)) for i in range(MAX_SLOTS))  # type: ignore[misc]
 
-DRAW: Action = {"type": "draw"}
-KNOCK_A: Action = {"type": "knock"}
-PASS_A: Action = {"type": "pass"}
-DISCARD_NONE: Action = {"type": "discard", "flip": None}
-REVEAL_A = tuple({"type": "reveal", "slot": _slot_list(i)} for i in range(MAX_SLOTS))
-TAKE_A = tuple({"type": "take_discard", "slot": _slot_list(i)} for i in range(MAX_SLOTS))
-SWAP_A = tuple({"type": "swap", "slot": _slot_list(i)} for i in range(MAX_SLOTS))
-FLIP_A = tuple({"type": "discard", "flip": _slot_list(i)} for i in range(MAX_SLOTS))
-PLACE_A = tuple({"type": "place", "slot": _slot_list(i)} for i in range(MAX_SLOTS))
-GIVE_A = tuple({"type": "give", "to": s} for s in range(MAX_PLAYERS))
-_EXCHANGE_CACHE: dict[int, Action] = {}
+DRAW: Final[Action] = {"type": "draw"}
+KNOCK_A: Final[Action] = {"type": "knock"}
+PASS_A: Final[Action] = {"type": "pass"}
+DISCARD_NONE: Final[Action] = {"type": "discard", "flip": None}
+REVEAL_A: Final = tuple({"type": "reveal", "slot": _slot_list(i)} for i in range(MAX_SLOTS))
+TAKE_A: Final = tuple({"type": "take_discard", "slot": _slot_list(i)} for i in range(MAX_SLOTS))
+SWAP_A: Final = tuple({"type": "swap", "slot": _slot_list(i)} for i in range(MAX_SLOTS))
+FLIP_A: Final = tuple({"type": "discard", "flip": _slot_list(i)} for i in range(MAX_SLOTS))
+PLACE_A: Final = tuple({"type": "place", "slot": _slot_list(i)} for i in range(MAX_SLOTS))
+GIVE_A: Final = tuple({"type": "give", "to": s} for s in range(MAX_PLAYERS))
+_EXCHANGE_CACHE: Final[dict[int, Action]] = {}
 
 
 def exchange_action(q: int, r: int) -> Action:
@@ -127,7 +135,7 @@ class Layout:
         self.order_from = tuple(tuple((a + k) % n for k in range(n)) for a in range(n))
 
 
-_LAYOUTS: dict[int, Layout] = {}
+_LAYOUTS: Final[dict[int, Layout]] = {}
 
 
 def layout(n: int) -> Layout:
@@ -166,6 +174,10 @@ class AllegraState(State):
         "totals", "round_scores", "raw_scores", "enders", "doubled", "turns", "turn_limit",
         "limit_ends",
     )  # fmt: skip
+
+    def __new__(cls, *args: Any) -> AllegraState:
+        # allocation alone: clone() makes a blank state this way, without __init__
+        return object.__new__(cls)
 
     def __init__(self, game: AllegraGame):
         self.game = game
@@ -214,7 +226,7 @@ class AllegraState(State):
     # -- building a state from a view -------------------------------------
     @classmethod
     def from_view(
-        cls, game: AllegraGame, view: dict[str, Any], final_queue: list[int] | None = None, held_public: bool = False
+        cls, game: AllegraGame, view: Unchecked, final_queue: Unchecked = None, held_public: Unchecked = False
     ) -> AllegraState:
         """The state a spectator's full view shows (``observation(None)``:
         every card's value, ``face_down``, the ``deck`` top first, the knock
@@ -311,7 +323,7 @@ class AllegraState(State):
 
     # -- copying ---------------------------------------------------------
     def clone(self) -> AllegraState:
-        c = object.__new__(AllegraState)
+        c = AllegraState.__new__(AllegraState)
         c.game = self.game
         c.n = self.n
         c.lay = self.lay
@@ -406,7 +418,7 @@ class AllegraState(State):
         (no other run can be new: the table never holds a triple between
         changes, and removing cards cannot create one)."""
         upv = self.upv
-        rem = None
+        rem: set[int] | None = None
         for x in slots:
             v = upv[x]
             if v is None:
@@ -454,7 +466,7 @@ class AllegraState(State):
         if rem:
             self._remove(rem)
 
-    def _parse_slot(self, seat: int, action: Action, key: str) -> int:
+    def _parse_slot(self, seat: Unchecked, action: Action, key: str) -> int:
         slot = action.get(key)
         if type(slot) is list and len(slot) == 3:
             s, r, c = slot
@@ -482,7 +494,7 @@ class AllegraState(State):
     def chance_kind(self) -> str:
         return "deal" if self.phase == DEAL else "reshuffle"
 
-    def apply_chance(self, action: Action) -> None:
+    def apply_chance(self, action: Unchecked) -> None:
         phase = self.phase
         if phase > SHUFFLE:
             raise _illegal("chance", action, "no chance event is due")
@@ -510,7 +522,7 @@ class AllegraState(State):
     def _deal(self, deck: list[int]) -> None:
         n = self.n
         N = self.lay.N
-        self.val = deck[:N]
+        self.val = deck[:N]  # type: ignore[assignment]
         self.upv = [None] * N
         self.fd_own = [CELLS] * n
         self.fd_last = [ROWS] * n
@@ -670,7 +682,7 @@ class AllegraState(State):
         self.to_act_ = (a,)
 
     # -- decisions -------------------------------------------------------
-    def apply(self, seat: int, action: Action) -> None:
+    def apply(self, seat: Unchecked, action: Unchecked) -> None:
         if seat not in self.to_act_:
             raise _illegal(seat, action, f"it is not this seat's turn (to act: {list(self.to_act_)})")
         if type(action) is not dict:
@@ -693,7 +705,7 @@ class AllegraState(State):
                     self.fd_own[s] -= 1
                     if i % COLS == LAST:
                         self.fd_last[s] -= 1
-                discard[-1] = val[i]
+                discard[-1] = val[i]  # type: ignore[assignment]
                 val[i] = v
                 self.upv[i] = v
                 self._triples((i,))
@@ -833,7 +845,7 @@ class AllegraState(State):
             raise _illegal(seat, action, "no decision is due")
 
     # -- legal actions ---------------------------------------------------
-    def legal_actions(self, seat: int) -> list[Action]:
+    def legal_actions(self, seat: Unchecked) -> list[Action]:
         """Legal actions of ``seat`` in this fixed order. Area order is the
         seat's own grid row-major, then its neighbour's last column top to
         bottom.
@@ -891,7 +903,7 @@ class AllegraState(State):
                 k -= 1
         raise AssertionError("no such slot")
 
-    def random_action(self, seat: int, rng: random.Random) -> Action:
+    def random_action(self, seat: Unchecked, rng: random.Random) -> Action:
         """Uniform over ``legal_actions(seat)``, without building the list."""
         if seat not in self.to_act_:
             raise EngineError(f"seat {seat} may not act now")
@@ -939,7 +951,7 @@ class AllegraState(State):
                     return exchange_action(q, r)
         raise EngineError("no decision is due")
 
-    def default_action(self, seat: int) -> Action:
+    def default_action(self, seat: Unchecked) -> Action:
         """The default policy for a forfeited seat (always makes progress:
         every turn turns a face-down card up while one is left).
 
@@ -971,7 +983,7 @@ class AllegraState(State):
         raise EngineError("no decision is due")
 
     # -- information -----------------------------------------------------
-    def observation(self, seat: int | None) -> dict[str, Any]:
+    def observation(self, seat: Unchecked) -> dict[str, Any]:
         n = self.n
         full = seat is None
         if not full and (isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n):
@@ -994,7 +1006,7 @@ class AllegraState(State):
                 rows.append(row)
             grids.append(rows)
         if self.phase == KNOCK and not full:
-            knockers = [seat] if self.answers[seat] else []
+            knockers = [seat] if self.answers[seat] else []  # type: ignore[index]
         elif self.phase == KNOCK:
             knockers = [s for s in range(n) if self.answers[s]]
         else:

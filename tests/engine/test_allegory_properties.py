@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from engine.allegory import AllegoryGame
 from engine.allegory.game import CARD_NAME
 from engine.core import IllegalActionError
+from engine.form import state_fields
 
 MAX_DECISIONS = 3000  # far above any real game (~50 decisions per player)
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -35,7 +36,7 @@ def fingerprint(state):
     return repr([getattr(state, name) for name in FIELDS])
 
 
-FIELDS = [name for name in AllegoryGame(2).new_initial_state().__slots__ if name not in ("game", "_legal")]
+FIELDS = [name for name in state_fields(AllegoryGame(2).new_initial_state()) if name not in ("game", "_legal")]
 
 
 def random_game(n, seed, unique=False, check=None):

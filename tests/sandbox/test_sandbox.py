@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import cardroom.sandbox as sandbox
+import engine
 from cardroom.launch import BotLimits, PlainLauncher
 from cardroom.runner import TimeControl, run_match
 from cardroom.sandbox import (
@@ -187,6 +188,8 @@ SDK_BOT = """
     import json, os, sys
     import cardroom_sdk
     out = {"sdk": cardroom_sdk.__file__, "engine": sys.modules["engine"].__file__}
+    out["form"] = sys.modules["engine"].ENGINE_FORM
+    out["rules"] = sys.modules["engine.allegra.game"].__file__
     def writable(folder):
         try:
             with open(os.path.join(folder or ".", "planted.py"), "w"):
@@ -214,6 +217,15 @@ def test_a_python_bot_imports_the_sdk_read_only(bwrap_launcher, tmp_path):
     assert status == 0, err
     assert info["sdk"] == f"{SDK_DIR}/cardroom_sdk/__init__.py"
     assert info["engine"] == f"{SDK_DIR}/engine/__init__.py"
+    # the bot's python3 runs the same form of the rules as the platform: the
+    # compiled one where make setup built it (docs/decisions.md, 141)
+    assert info["form"] == engine.ENGINE_FORM, err
+    rules = f"{SDK_DIR}/engine/allegra/game"
+    if engine.ENGINE_FORM == "compiled":
+        assert info["rules"].startswith(rules + ".cpython-311-"), info["rules"]
+    else:
+        assert info["rules"] == rules + ".py"
+    assert "reference engine" not in err, err
     assert info["agrees"] is True
     assert info["writable_on_path"] == []
 
