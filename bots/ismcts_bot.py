@@ -273,6 +273,93 @@ def slot_worths(view: dict, mean: float) -> dict[tuple[int, int, int], float]:
     }  # fmt: skip
 
 
+class Table:
+    """The full view of a world as the quick policy reads it: each occupied
+    slot's worth (a face-down card at ``mean``) and the face-up cards, which
+    alone make triples."""
+
+    __slots__ = ("view", "n", "worths", "up")
+
+    def __init__(self, view: dict, mean: float):
+        self.view = view
+        self.n = view["num_players"]
+        down = {tuple(x) for x in view["face_down"]}
+        self.worths: dict[tuple[int, int, int], float] = {}
+        self.up: dict[tuple[int, int, int], int] = {}
+        for s, grid in enumerate(view["grids"]):
+            for r, row in enumerate(grid):
+                for c, v in enumerate(row):
+                    if v is not None:
+                        cell = (s, r, c)
+                        if cell in down:
+                            self.worths[cell] = mean
+                        else:
+                            self.worths[cell] = self.up[cell] = v
+
+    def weight(self, cell: tuple[int, int, int], seat: int) -> float:
+        """What a point in ``cell`` costs ``seat`` against the others' mean:
+        1 in its own area, -1 / (n - 1) in a rival's; a last-column cell is
+        in its owner's area and its right-hand neighbour's."""
+        s, _r, c = cell
+        rival = -1 / (self.n - 1)
+        w = 1.0 if s == seat else rival
+        if c == COLS - 1:
+            w += 1.0 if (s - 1) % self.n == seat else rival
+        return w
+
+    def triples(self, slot: tuple[int, int, int], card: int) -> set:
+        """The cells that a face-up ``card`` put into ``slot`` removes with
+        itself: three or more equal face-up cards side by side in a line."""
+        gone: set = set()
+        up = self.up
+        lines, beside = lines_through(slot, self.n)
+        if not any(up.get(cell) == card for cell in beside):  # the common case
+            return gone
+        for line in lines:
+            p = line.index(slot)
+            lo, hi = p, p
+            while lo > 0 and up.get(line[lo - 1]) == card:
+                lo -= 1
+            while hi < len(line) - 1 and up.get(line[hi + 1]) == card:
+                hi += 1
+            if hi - lo >= 2:
+                gone.update(line[lo : hi + 1])
+        return gone
+
+    def gain(self, slot, card: int, seat: int) -> float:
+        """What a face-up ``card`` put into ``slot`` gains ``seat`` against
+        the others' mean, triples included (a removed card counts 0). A last
+        column is in two areas, so what it gains the seat it gains a rival
+        too, who counts 1 / (n - 1) of the seat's own."""
+        slot = tuple(slot)
+        gone = self.triples(slot, card)
+        if not gone:
+            return self.weight(slot, seat) * (self.worths[slot] - card)
+        return sum(self.weight(cell, seat) * self.worths[cell] for cell in gone)
+
+
+_LINES: dict[tuple[int, tuple[int, int, int]], tuple[list[list[tuple[int, int, int]]], list[tuple[int, int, int]]]] = {}
+
+
+def lines_through(slot: tuple[int, int, int], n: int) -> tuple[list[list[tuple[int, int, int]]], list[tuple[int, int, int]]]:
+    """The lines (rows of five, columns of three) of every area holding
+    ``slot`` (seat s's rows start with seat s + 1's last-column slot), and
+    the cells beside ``slot`` in them (a triple needs one of those)."""
+    key = (n, slot)
+    known = _LINES.get(key)
+    if known is None:
+        s, r, c = slot
+        lines = [[((s + 1) % n, r, COLS - 1)] + [(s, r, j) for j in range(COLS)], [(s, i, c) for i in range(ROWS)]]
+        if c == COLS - 1:
+            lines.append([(s, r, COLS - 1)] + [((s - 1) % n, r, j) for j in range(COLS)])
+        beside = []
+        for line in lines:
+            p = line.index(slot)
+            beside += line[max(p - 1, 0) : p] + line[p + 1 : p + 2]
+        known = _LINES[key] = (lines, beside)
+    return known
+
+
 def allegra_values(view: dict, mean: float, round_over: bool = False) -> list[float]:
     """Each seat's projected total in the full ``view`` (its score so far
     and, unless the round is over, its area's sum, a face-down card worth
@@ -298,16 +385,17 @@ def allegra_values(view: dict, mean: float, round_over: bool = False) -> list[fl
 
 def quick_allegra(state, seat: int, legal: list[dict], mean: float, rng: random.Random) -> dict:
     """The playout's move: a discard or a drawn card goes where it lowers
-    the seat's area most (a face-down card counted at ``mean``), if
-    anywhere; otherwise draw, or discard and turn a card up. It knocks, and
-    gives, when the card would replace the knocker's lowest card to the
-    knocker's gain (to the giver's); reveals at random."""
+    the seat's area most (a face-down card counted at ``mean``, triples
+    removed), if anywhere; otherwise draw, or discard and turn a card up.
+    It knocks, and gives, when the card would replace the knocker's lowest
+    card to the knocker's gain (to the giver's); reveals at random."""
     kind = legal[0]["type"]
     if kind == "reveal":
         return legal[int(rng.random() * len(legal))]
     view = state.observation(None)
-    worths = slot_worths(view, mean)
-    n = view["num_players"]
+    table = Table(view, mean)
+    worths = table.worths
+    n = table.n
     if kind == "knock":  # given the card, a knocker ends up with it instead of its lowest card
         return legal[0] if view["drawn"] < lowest(worths, seat, n) - 1 else legal[1]
     if kind == "give":  # the knocker's lowest card beats the drawn one
@@ -315,14 +403,15 @@ def quick_allegra(state, seat: int, legal: list[dict], mean: float, rng: random.
         if lowest(worths, k, n) < view["drawn"] - 1:
             return {"type": "give", "to": k}
     if kind == "place":
-        return max(legal, key=lambda a: worths[tuple(a["slot"])])
-    if kind == "exchange":  # the knocker's lowest card for the seat's highest
-        return max(legal, key=lambda a: worths[tuple(a["put"])] - worths[tuple(a["take"])])
+        return max(legal, key=lambda a: table.gain(a["slot"], view["drawn"], seat))
+    if kind == "exchange":  # the knocker's lowest card, put where it gains most
+        take = min({tuple(a["take"]) for a in legal}, key=lambda q: (worths[q], q))
+        return max((a for a in legal if tuple(a["take"]) == take), key=lambda a: exchange_gain(table, a, seat))
     card = view["discard"][-1] if view["drawn"] is None else view["drawn"]
     best, gain = None, 0.0
     for action in legal:
         if action["type"] in ("take_discard", "swap"):
-            g = slot_gain(worths, action["slot"], card, n)
+            g = table.gain(action["slot"], card, seat)
             if g > gain:
                 best, gain = action, g
     if best is not None and (gain >= 2 or best["type"] == "swap" or card < mean - 2):
@@ -335,12 +424,19 @@ def quick_allegra(state, seat: int, legal: list[dict], mean: float, rng: random.
     return best or legal[0]
 
 
-def slot_gain(worths: dict, slot: list[int], card: int, n: int) -> float:
-    """What putting ``card`` into ``slot`` gains the seat against the others'
-    mean: a last-column slot is in two areas, so what it gains the seat it
-    gains a rival too, who counts 1 / (n - 1) of the seat's own."""
-    gain = worths[tuple(slot)] - card
-    return gain * (1 - 1 / (n - 1)) if slot[2] == COLS - 1 else gain
+def exchange_gain(table: Table, action: dict, seat: int) -> float:
+    """An exchange's first effect for the giver ``seat``: the knocker's card
+    at ``take`` into ``put`` (its card discarded), the knocker's held card
+    into ``take`` (each change counted alone, triples included)."""
+    take, put = tuple(action["take"]), tuple(action["put"])
+    if take in table.up:
+        gain = table.gain(put, table.up[take], seat)
+    else:  # a face-down card: its worth, and no triple
+        gain = table.weight(put, seat) * (table.worths[put] - table.worths[take])
+    held = (table.view.get("held") or {}).get("card")
+    if isinstance(held, int):
+        gain += table.gain(take, held, seat)
+    return gain
 
 
 def lowest(worths: dict, seat: int, n: int) -> float:
@@ -530,28 +626,37 @@ class PairedSearch:
 
 EXCHANGES = 12  # Allegra: the exchanges (of up to 14 x 13) a search tries, the best by their first effect
 SLOTS = 5  # Allegra: the slots a search tries for the discard or the drawn card, the best where they stand
-FLIPS = 4  # Allegra: the face-down slots a search tries turning up (or revealing), in area order
+FLIPS = 2  # Allegra: the face-down slots a search tries turning up, its own unshared ones first
 
 
 def allegra_candidates(world, legal: list[dict], mean: float) -> list[dict]:
     """The moves Allegra's search tries, of ``legal``: drawing and every
     give; the ``SLOTS`` slots where the discard or the drawn card gains
-    most where it stands (a shared slot for what it gives a rival too);
-    ``FLIPS`` flips or reveals; the ``EXCHANGES`` best exchanges."""
+    most where it stands, triples removed (a shared slot for what it gives
+    a rival too); ``FLIPS`` flips or reveals, the seat's unshared slots
+    first; the ``EXCHANGES`` best exchanges by their first effect."""
     kind = legal[0]["type"]
     if kind in ("knock", "place") or len(legal) <= SLOTS:
         return list(legal)
     view = world.observation(None)
-    worths = slot_worths(view, mean)
+    table = Table(view, mean)
+    seat = view["to_act"][0]
     if kind == "exchange":
-        return sorted(legal, key=lambda a: worths[tuple(a["take"])] - worths[tuple(a["put"])])[:EXCHANGES]
+        return sorted(legal, key=lambda a: -exchange_gain(table, a, seat))[:EXCHANGES]
     if kind == "reveal":
-        return legal[:FLIPS]
+        return sorted(legal, key=lambda a: shared_or_rival(a["slot"], seat))[:FLIPS]
     card = view["discard"][-1] if view["drawn"] is None else view["drawn"]
     slots = [a for a in legal if a["type"] in ("take_discard", "swap")]
-    slots.sort(key=lambda a: -slot_gain(worths, a["slot"], card, view["num_players"]))
-    flips = [a for a in legal if a["type"] == "discard"][:FLIPS]
+    slots.sort(key=lambda a: -table.gain(a["slot"], card, seat))
+    flips = [a for a in legal if a["type"] == "discard"]
+    flips = sorted(flips, key=lambda a: a["flip"] is not None and shared_or_rival(a["flip"], seat))[:FLIPS]
     return [a for a in legal if a["type"] in ("draw", "give")] + slots[:SLOTS] + flips
+
+
+def shared_or_rival(slot: list[int], seat: int) -> bool:
+    """Whether ``slot`` is in another seat's area too (a card turned up
+    there tells the neighbour as much as the seat)."""
+    return slot[0] != seat or slot[2] == COLS - 1
 
 
 def new_search(observation: dict, history: list[dict], rng: random.Random, moves: list[dict]) -> Search | PairedSearch:
