@@ -34,11 +34,13 @@ the weaker, decisions.md "The search bot".)
   seat cannot see, an ender who is not the lowest doubled) is its projected
   score, and the value is its margin over the others' mean, squashed.
 
-The budget is per decision: ``TIME_MS`` of thinking (150 ms, at most a
-quarter of the match time left), or a fixed number of ``ITERATIONS`` (an
-iteration is one move tried in one world; the search always finishes the
-world it is in), which makes the bot deterministic given its seed. A
-decision with one candidate takes no time at all.
+The budget is per decision: ``TIME_MS`` of thinking (150 ms of this
+process's CPU time, so that a busy machine does not make it play worse,
+but never more than ``BUSY_FACTOR`` times that in wall time, a quarter of
+the match time left or half the time a move may take), or a fixed number
+of ``ITERATIONS`` (an iteration is one move tried in one world; the search
+always finishes the world it is in), which makes the bot deterministic
+given its seed. A decision with one candidate takes no time at all.
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ import time
 
 import cardroom_sdk
 
-TIME_MS = 150  # thinking per decision when no iteration budget is set
+TIME_MS = 150  # thinking per decision (CPU time) when no iteration budget is set
+BUSY_FACTOR = 4  # on a busy machine, thinking stops at this many times TIME_MS of wall time
 ITERATIONS = None  # a fixed number of iterations instead (deterministic)
 TREE = False  # Allegory: search with the ISMCTS tree (Search) instead of PairedSearch
 EXPLORATION = 0.5  # UCB's constant (Allegory's tree), for values in [0, 1]
@@ -383,17 +386,18 @@ def allegra_values(view: dict, mean: float, round_over: bool = False) -> list[fl
     return [0.5 + 0.5 * math.tanh(((whole - mine) / (n - 1) - mine) / MARGIN_SCALE) for mine in projected]
 
 
-def quick_allegra(state, seat: int, legal: list[dict], mean: float, rng: random.Random) -> dict:
+def quick_allegra(state, seat: int, legal: list[dict], mean: float, rng: random.Random, table: Table | None = None) -> dict:
     """The playout's move: a discard or a drawn card goes where it lowers
     the seat's area most (a face-down card counted at ``mean``, triples
     removed), if anywhere; otherwise draw, or discard and turn a card up.
     It knocks, and gives, when the card would replace the knocker's lowest
-    card to the knocker's gain (to the giver's); reveals at random."""
+    card to the knocker's gain (to the giver's); reveals at random.
+    ``table``: the state's, if known (the knock answers share one)."""
     kind = legal[0]["type"]
     if kind == "reveal":
         return legal[int(rng.random() * len(legal))]
-    view = state.observation(None)
-    table = Table(view, mean)
+    table = table or Table(state.observation(None), mean)
+    view = table.view
     worths = table.worths
     n = table.n
     if kind == "knock":  # given the card, a knocker ends up with it instead of its lowest card
@@ -460,6 +464,7 @@ def allegra_playout(state, root: int, mean: float, rng: random.Random) -> list[f
     view = state.observation(None)
     round_now = view["round"]
     replied: set[int] = set()
+    knock_table = None
     for _ in range(PLAYOUT_TURNS * 4 * state.num_players):
         if state.is_terminal():
             break
@@ -471,11 +476,16 @@ def allegra_playout(state, root: int, mean: float, rng: random.Random) -> list[f
             continue
         seat = state.to_act()[0]
         legal = state.legal_actions(seat)
-        if legal[0]["type"] in ("draw", "take_discard"):  # a turn begins
+        kind = legal[0]["type"]
+        if kind in ("draw", "take_discard"):  # a turn begins
             if seat == root or (seat not in replied and len(replied) == REPLIES):
                 break
             replied.add(seat)
-        state.apply(seat, quick_allegra(state, seat, legal, mean, rng))
+        if kind != "knock":
+            knock_table = None
+        elif knock_table is None:  # an answer changes no card: the answers share one table
+            knock_table = Table(state.observation(None), mean)
+        state.apply(seat, quick_allegra(state, seat, legal, mean, rng, knock_table))
     return allegra_values(state.observation(None), mean)
 
 
@@ -667,8 +677,11 @@ def new_search(observation: dict, history: list[dict], rng: random.Random, moves
 
 
 def decide(observation: dict, legal: list[dict], rng: random.Random, history: list[dict],
-           time_ms: float | None = TIME_MS, iterations: int | None = ITERATIONS) -> tuple[dict, int]:
-    """The action to play and the iterations the search ran."""
+           time_ms: float | None = TIME_MS, iterations: int | None = ITERATIONS,
+           wall_ms: float | None = None) -> tuple[dict, int]:
+    """The action to play and the iterations the search ran: ``iterations``
+    of them, or as many as ``time_ms`` of CPU time allows within ``wall_ms``
+    of wall time (by default ``BUSY_FACTOR`` times ``time_ms``)."""
     moves = candidates(legal)
     if len(moves) == 1:
         return moves[0], 0
@@ -679,8 +692,9 @@ def decide(observation: dict, legal: list[dict], rng: random.Random, history: li
             search.iterate()
             done += 1
     else:
-        deadline = time.perf_counter() + time_ms / 1000
-        while not search.complete() or time.perf_counter() < deadline:
+        cpu_end = time.process_time() + time_ms / 1000
+        wall_end = time.perf_counter() + (BUSY_FACTOR * time_ms if wall_ms is None else wall_ms) / 1000
+        while not search.complete() or (time.process_time() < cpu_end and time.perf_counter() < wall_end):
             search.iterate()
             done += 1
     return search.best_action(), done
@@ -700,12 +714,14 @@ def make_choose(time_ms: float | None = TIME_MS, iterations: int | None = ITERAT
 
 
 def choose(observation, legal, context):
-    """For ``cardroom_sdk.run``: the budget also stays within a quarter of
-    the match time left."""
-    time_ms = TIME_MS
+    """For ``cardroom_sdk.run``: the wall time also stays within a quarter
+    of the match time left and half the time a move may take."""
+    wall_ms = BUSY_FACTOR * TIME_MS
     if context.time_left_ms is not None:
-        time_ms = min(time_ms, context.time_left_ms / 4)
-    action, _ = decide(observation, legal, context.rng, context.history, time_ms, ITERATIONS)
+        wall_ms = min(wall_ms, context.time_left_ms / 4)
+    if context.per_move_ms is not None:
+        wall_ms = min(wall_ms, context.per_move_ms / 2)
+    action, _ = decide(observation, legal, context.rng, context.history, min(TIME_MS, wall_ms), ITERATIONS, wall_ms)
     return action
 
 
