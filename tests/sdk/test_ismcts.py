@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import random
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -130,3 +131,19 @@ def test_allegra_search_sees_the_triples_a_card_makes(players):
                 assert len(table.triples(tuple(action["slot"]), card)) == gone, action
                 made += gone > 0
     assert made
+
+
+def test_the_cpu_budget_stops_at_its_wall_time_bound():
+    """The budget is CPU time, but a busy machine cannot stretch a decision
+    past its wall-time bound (which keeps the bot from forfeiting)."""
+    state = new_game("allegra", 4).new_initial_state()
+    rng = random.Random(1)
+    while state.is_chance_node() or state.legal_actions(state.to_act()[0])[0]["type"] == "reveal":
+        if state.is_chance_node():
+            state.apply_chance(state.sample_chance(rng))
+        else:
+            state.apply(state.to_act()[0], state.random_action(state.to_act()[0], rng))
+    seat = state.to_act()[0]
+    started = time.perf_counter()
+    _, done = ismcts_bot.decide(state.observation(seat), state.legal_actions(seat), rng, [], time_ms=60_000, wall_ms=100)
+    assert done > 0 and time.perf_counter() - started < 5
