@@ -25,7 +25,7 @@ BUILTINS: dict[str, dict[str, str]] = {
 DESCRIPTIONS = {
     "random": "plays a uniformly random legal action",
     "greedy": "a one-move-lookahead heuristic for the game",
-    "ismcts": "search over worlds sampled from what it has seen, every move tried in each, 150 ms a decision (cardroom_sdk)",
+    "ismcts": "search over worlds sampled from what it has seen, every move tried in each, 150 ms of CPU a decision (cardroom_sdk)",
 }
 
 

@@ -34,11 +34,13 @@ the weaker, decisions.md "The search bot".)
   seat cannot see, an ender who is not the lowest doubled) is its projected
   score, and the value is its margin over the others' mean, squashed.
 
-The budget is per decision: ``TIME_MS`` of thinking (150 ms, at most a
-quarter of the match time left), or a fixed number of ``ITERATIONS`` (an
-iteration is one move tried in one world; the search always finishes the
-world it is in), which makes the bot deterministic given its seed. A
-decision with one candidate takes no time at all.
+The budget is per decision: ``TIME_MS`` of thinking (150 ms of this
+process's CPU time, so that a busy machine does not make it play worse,
+but never more than ``BUSY_FACTOR`` times that in wall time, a quarter of
+the match time left or half the time a move may take), or a fixed number
+of ``ITERATIONS`` (an iteration is one move tried in one world; the search
+always finishes the world it is in), which makes the bot deterministic
+given its seed. A decision with one candidate takes no time at all.
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ import time
 
 import cardroom_sdk
 
-TIME_MS = 150  # thinking per decision when no iteration budget is set
+TIME_MS = 150  # thinking per decision (CPU time) when no iteration budget is set
+BUSY_FACTOR = 4  # on a busy machine, thinking stops at this many times TIME_MS of wall time
 ITERATIONS = None  # a fixed number of iterations instead (deterministic)
 TREE = False  # Allegory: search with the ISMCTS tree (Search) instead of PairedSearch
 EXPLORATION = 0.5  # UCB's constant (Allegory's tree), for values in [0, 1]
@@ -273,6 +276,93 @@ def slot_worths(view: dict, mean: float) -> dict[tuple[int, int, int], float]:
     }  # fmt: skip
 
 
+class Table:
+    """The full view of a world as the quick policy reads it: each occupied
+    slot's worth (a face-down card at ``mean``) and the face-up cards, which
+    alone make triples."""
+
+    __slots__ = ("view", "n", "worths", "up")
+
+    def __init__(self, view: dict, mean: float):
+        self.view = view
+        self.n = view["num_players"]
+        down = {tuple(x) for x in view["face_down"]}
+        self.worths: dict[tuple[int, int, int], float] = {}
+        self.up: dict[tuple[int, int, int], int] = {}
+        for s, grid in enumerate(view["grids"]):
+            for r, row in enumerate(grid):
+                for c, v in enumerate(row):
+                    if v is not None:
+                        cell = (s, r, c)
+                        if cell in down:
+                            self.worths[cell] = mean
+                        else:
+                            self.worths[cell] = self.up[cell] = v
+
+    def weight(self, cell: tuple[int, int, int], seat: int) -> float:
+        """What a point in ``cell`` costs ``seat`` against the others' mean:
+        1 in its own area, -1 / (n - 1) in a rival's; a last-column cell is
+        in its owner's area and its right-hand neighbour's."""
+        s, _r, c = cell
+        rival = -1 / (self.n - 1)
+        w = 1.0 if s == seat else rival
+        if c == COLS - 1:
+            w += 1.0 if (s - 1) % self.n == seat else rival
+        return w
+
+    def triples(self, slot: tuple[int, int, int], card: int) -> set:
+        """The cells that a face-up ``card`` put into ``slot`` removes with
+        itself: three or more equal face-up cards side by side in a line."""
+        gone: set = set()
+        up = self.up
+        lines, beside = lines_through(slot, self.n)
+        if not any(up.get(cell) == card for cell in beside):  # the common case
+            return gone
+        for line in lines:
+            p = line.index(slot)
+            lo, hi = p, p
+            while lo > 0 and up.get(line[lo - 1]) == card:
+                lo -= 1
+            while hi < len(line) - 1 and up.get(line[hi + 1]) == card:
+                hi += 1
+            if hi - lo >= 2:
+                gone.update(line[lo : hi + 1])
+        return gone
+
+    def gain(self, slot, card: int, seat: int) -> float:
+        """What a face-up ``card`` put into ``slot`` gains ``seat`` against
+        the others' mean, triples included (a removed card counts 0). A last
+        column is in two areas, so what it gains the seat it gains a rival
+        too, who counts 1 / (n - 1) of the seat's own."""
+        slot = tuple(slot)
+        gone = self.triples(slot, card)
+        if not gone:
+            return self.weight(slot, seat) * (self.worths[slot] - card)
+        return sum(self.weight(cell, seat) * self.worths[cell] for cell in gone)
+
+
+_LINES: dict[tuple[int, tuple[int, int, int]], tuple[list[list[tuple[int, int, int]]], list[tuple[int, int, int]]]] = {}
+
+
+def lines_through(slot: tuple[int, int, int], n: int) -> tuple[list[list[tuple[int, int, int]]], list[tuple[int, int, int]]]:
+    """The lines (rows of five, columns of three) of every area holding
+    ``slot`` (seat s's rows start with seat s + 1's last-column slot), and
+    the cells beside ``slot`` in them (a triple needs one of those)."""
+    key = (n, slot)
+    known = _LINES.get(key)
+    if known is None:
+        s, r, c = slot
+        lines = [[((s + 1) % n, r, COLS - 1)] + [(s, r, j) for j in range(COLS)], [(s, i, c) for i in range(ROWS)]]
+        if c == COLS - 1:
+            lines.append([(s, r, COLS - 1)] + [((s - 1) % n, r, j) for j in range(COLS)])
+        beside = []
+        for line in lines:
+            p = line.index(slot)
+            beside += line[max(p - 1, 0) : p] + line[p + 1 : p + 2]
+        known = _LINES[key] = (lines, beside)
+    return known
+
+
 def allegra_values(view: dict, mean: float, round_over: bool = False) -> list[float]:
     """Each seat's projected total in the full ``view`` (its score so far
     and, unless the round is over, its area's sum, a face-down card worth
@@ -296,18 +386,20 @@ def allegra_values(view: dict, mean: float, round_over: bool = False) -> list[fl
     return [0.5 + 0.5 * math.tanh(((whole - mine) / (n - 1) - mine) / MARGIN_SCALE) for mine in projected]
 
 
-def quick_allegra(state, seat: int, legal: list[dict], mean: float, rng: random.Random) -> dict:
+def quick_allegra(state, seat: int, legal: list[dict], mean: float, rng: random.Random, table: Table | None = None) -> dict:
     """The playout's move: a discard or a drawn card goes where it lowers
-    the seat's area most (a face-down card counted at ``mean``), if
-    anywhere; otherwise draw, or discard and turn a card up. It knocks, and
-    gives, when the card would replace the knocker's lowest card to the
-    knocker's gain (to the giver's); reveals at random."""
+    the seat's area most (a face-down card counted at ``mean``, triples
+    removed), if anywhere; otherwise draw, or discard and turn a card up.
+    It knocks, and gives, when the card would replace the knocker's lowest
+    card to the knocker's gain (to the giver's); reveals at random.
+    ``table``: the state's, if known (the knock answers share one)."""
     kind = legal[0]["type"]
     if kind == "reveal":
         return legal[int(rng.random() * len(legal))]
-    view = state.observation(None)
-    worths = slot_worths(view, mean)
-    n = view["num_players"]
+    table = table or Table(state.observation(None), mean)
+    view = table.view
+    worths = table.worths
+    n = table.n
     if kind == "knock":  # given the card, a knocker ends up with it instead of its lowest card
         return legal[0] if view["drawn"] < lowest(worths, seat, n) - 1 else legal[1]
     if kind == "give":  # the knocker's lowest card beats the drawn one
@@ -315,14 +407,15 @@ def quick_allegra(state, seat: int, legal: list[dict], mean: float, rng: random.
         if lowest(worths, k, n) < view["drawn"] - 1:
             return {"type": "give", "to": k}
     if kind == "place":
-        return max(legal, key=lambda a: worths[tuple(a["slot"])])
-    if kind == "exchange":  # the knocker's lowest card for the seat's highest
-        return max(legal, key=lambda a: worths[tuple(a["put"])] - worths[tuple(a["take"])])
+        return max(legal, key=lambda a: table.gain(a["slot"], view["drawn"], seat))
+    if kind == "exchange":  # the knocker's lowest card, put where it gains most
+        take = min({tuple(a["take"]) for a in legal}, key=lambda q: (worths[q], q))
+        return max((a for a in legal if tuple(a["take"]) == take), key=lambda a: exchange_gain(table, a, seat))
     card = view["discard"][-1] if view["drawn"] is None else view["drawn"]
     best, gain = None, 0.0
     for action in legal:
         if action["type"] in ("take_discard", "swap"):
-            g = slot_gain(worths, action["slot"], card, n)
+            g = table.gain(action["slot"], card, seat)
             if g > gain:
                 best, gain = action, g
     if best is not None and (gain >= 2 or best["type"] == "swap" or card < mean - 2):
@@ -335,12 +428,19 @@ def quick_allegra(state, seat: int, legal: list[dict], mean: float, rng: random.
     return best or legal[0]
 
 
-def slot_gain(worths: dict, slot: list[int], card: int, n: int) -> float:
-    """What putting ``card`` into ``slot`` gains the seat against the others'
-    mean: a last-column slot is in two areas, so what it gains the seat it
-    gains a rival too, who counts 1 / (n - 1) of the seat's own."""
-    gain = worths[tuple(slot)] - card
-    return gain * (1 - 1 / (n - 1)) if slot[2] == COLS - 1 else gain
+def exchange_gain(table: Table, action: dict, seat: int) -> float:
+    """An exchange's first effect for the giver ``seat``: the knocker's card
+    at ``take`` into ``put`` (its card discarded), the knocker's held card
+    into ``take`` (each change counted alone, triples included)."""
+    take, put = tuple(action["take"]), tuple(action["put"])
+    if take in table.up:
+        gain = table.gain(put, table.up[take], seat)
+    else:  # a face-down card: its worth, and no triple
+        gain = table.weight(put, seat) * (table.worths[put] - table.worths[take])
+    held = (table.view.get("held") or {}).get("card")
+    if isinstance(held, int):
+        gain += table.gain(take, held, seat)
+    return gain
 
 
 def lowest(worths: dict, seat: int, n: int) -> float:
@@ -364,6 +464,7 @@ def allegra_playout(state, root: int, mean: float, rng: random.Random) -> list[f
     view = state.observation(None)
     round_now = view["round"]
     replied: set[int] = set()
+    knock_table = None
     for _ in range(PLAYOUT_TURNS * 4 * state.num_players):
         if state.is_terminal():
             break
@@ -375,11 +476,16 @@ def allegra_playout(state, root: int, mean: float, rng: random.Random) -> list[f
             continue
         seat = state.to_act()[0]
         legal = state.legal_actions(seat)
-        if legal[0]["type"] in ("draw", "take_discard"):  # a turn begins
+        kind = legal[0]["type"]
+        if kind in ("draw", "take_discard"):  # a turn begins
             if seat == root or (seat not in replied and len(replied) == REPLIES):
                 break
             replied.add(seat)
-        state.apply(seat, quick_allegra(state, seat, legal, mean, rng))
+        if kind != "knock":
+            knock_table = None
+        elif knock_table is None:  # an answer changes no card: the answers share one table
+            knock_table = Table(state.observation(None), mean)
+        state.apply(seat, quick_allegra(state, seat, legal, mean, rng, knock_table))
     return allegra_values(state.observation(None), mean)
 
 
@@ -530,28 +636,37 @@ class PairedSearch:
 
 EXCHANGES = 12  # Allegra: the exchanges (of up to 14 x 13) a search tries, the best by their first effect
 SLOTS = 5  # Allegra: the slots a search tries for the discard or the drawn card, the best where they stand
-FLIPS = 4  # Allegra: the face-down slots a search tries turning up (or revealing), in area order
+FLIPS = 2  # Allegra: the face-down slots a search tries turning up, its own unshared ones first
 
 
 def allegra_candidates(world, legal: list[dict], mean: float) -> list[dict]:
     """The moves Allegra's search tries, of ``legal``: drawing and every
     give; the ``SLOTS`` slots where the discard or the drawn card gains
-    most where it stands (a shared slot for what it gives a rival too);
-    ``FLIPS`` flips or reveals; the ``EXCHANGES`` best exchanges."""
+    most where it stands, triples removed (a shared slot for what it gives
+    a rival too); ``FLIPS`` flips or reveals, the seat's unshared slots
+    first; the ``EXCHANGES`` best exchanges by their first effect."""
     kind = legal[0]["type"]
     if kind in ("knock", "place") or len(legal) <= SLOTS:
         return list(legal)
     view = world.observation(None)
-    worths = slot_worths(view, mean)
+    table = Table(view, mean)
+    seat = view["to_act"][0]
     if kind == "exchange":
-        return sorted(legal, key=lambda a: worths[tuple(a["take"])] - worths[tuple(a["put"])])[:EXCHANGES]
+        return sorted(legal, key=lambda a: -exchange_gain(table, a, seat))[:EXCHANGES]
     if kind == "reveal":
-        return legal[:FLIPS]
+        return sorted(legal, key=lambda a: shared_or_rival(a["slot"], seat))[:FLIPS]
     card = view["discard"][-1] if view["drawn"] is None else view["drawn"]
     slots = [a for a in legal if a["type"] in ("take_discard", "swap")]
-    slots.sort(key=lambda a: -slot_gain(worths, a["slot"], card, view["num_players"]))
-    flips = [a for a in legal if a["type"] == "discard"][:FLIPS]
+    slots.sort(key=lambda a: -table.gain(a["slot"], card, seat))
+    flips = [a for a in legal if a["type"] == "discard"]
+    flips = sorted(flips, key=lambda a: a["flip"] is not None and shared_or_rival(a["flip"], seat))[:FLIPS]
     return [a for a in legal if a["type"] in ("draw", "give")] + slots[:SLOTS] + flips
+
+
+def shared_or_rival(slot: list[int], seat: int) -> bool:
+    """Whether ``slot`` is in another seat's area too (a card turned up
+    there tells the neighbour as much as the seat)."""
+    return slot[0] != seat or slot[2] == COLS - 1
 
 
 def new_search(observation: dict, history: list[dict], rng: random.Random, moves: list[dict]) -> Search | PairedSearch:
@@ -562,8 +677,11 @@ def new_search(observation: dict, history: list[dict], rng: random.Random, moves
 
 
 def decide(observation: dict, legal: list[dict], rng: random.Random, history: list[dict],
-           time_ms: float | None = TIME_MS, iterations: int | None = ITERATIONS) -> tuple[dict, int]:
-    """The action to play and the iterations the search ran."""
+           time_ms: float | None = TIME_MS, iterations: int | None = ITERATIONS,
+           wall_ms: float | None = None) -> tuple[dict, int]:
+    """The action to play and the iterations the search ran: ``iterations``
+    of them, or as many as ``time_ms`` of CPU time allows within ``wall_ms``
+    of wall time (by default ``BUSY_FACTOR`` times ``time_ms``)."""
     moves = candidates(legal)
     if len(moves) == 1:
         return moves[0], 0
@@ -574,8 +692,9 @@ def decide(observation: dict, legal: list[dict], rng: random.Random, history: li
             search.iterate()
             done += 1
     else:
-        deadline = time.perf_counter() + time_ms / 1000
-        while not search.complete() or time.perf_counter() < deadline:
+        cpu_end = time.process_time() + time_ms / 1000
+        wall_end = time.perf_counter() + (BUSY_FACTOR * time_ms if wall_ms is None else wall_ms) / 1000
+        while not search.complete() or (time.process_time() < cpu_end and time.perf_counter() < wall_end):
             search.iterate()
             done += 1
     return search.best_action(), done
@@ -595,12 +714,14 @@ def make_choose(time_ms: float | None = TIME_MS, iterations: int | None = ITERAT
 
 
 def choose(observation, legal, context):
-    """For ``cardroom_sdk.run``: the budget also stays within a quarter of
-    the match time left."""
-    time_ms = TIME_MS
+    """For ``cardroom_sdk.run``: the wall time also stays within a quarter
+    of the match time left and half the time a move may take."""
+    wall_ms = BUSY_FACTOR * TIME_MS
     if context.time_left_ms is not None:
-        time_ms = min(time_ms, context.time_left_ms / 4)
-    action, _ = decide(observation, legal, context.rng, context.history, time_ms, ITERATIONS)
+        wall_ms = min(wall_ms, context.time_left_ms / 4)
+    if context.per_move_ms is not None:
+        wall_ms = min(wall_ms, context.per_move_ms / 2)
+    action, _ = decide(observation, legal, context.rng, context.history, min(TIME_MS, wall_ms), ITERATIONS, wall_ms)
     return action
 
 

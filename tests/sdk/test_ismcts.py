@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import random
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,8 @@ from bots import builtin_chooser, ismcts_bot
 from cardroom.runner import run_match
 from engine import new_game
 from engine.replay import verify
+from tests.sdk.positions import new_game as table_game
+from tests.sdk.positions import play
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -100,3 +103,47 @@ def test_the_ismcts_tree_plays_allegory_deterministically(monkeypatch):
     monkeypatch.setattr(ismcts_bot, "TREE", True)
     first = _play_with_search("allegory", 3, seed=5, iterations=6)
     assert _play_with_search("allegory", 3, seed=5, iterations=6) == first
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_allegra_search_sees_the_triples_a_card_makes(players):
+    """Where the search and its playouts put a card, the triples it counts
+    are exactly the cards the engine removes (greedy play makes triples;
+    the search once missed them and played its area worse than greedy)."""
+    made = 0
+    for step, (state, _histories) in enumerate(play(table_game("allegra", players), seed=players, policy="greedy")):
+        if state.is_terminal() or step == 300:
+            break
+        seat = state.to_act()[0]
+        view = state.observation(None)
+        if view["phase"] not in ("turn", "drawn"):
+            continue
+        table = ismcts_bot.Table(view, 5.0)
+        card = view["discard"][-1] if view["drawn"] is None else view["drawn"]
+        for action in state.legal_actions(seat):
+            if action["type"] in ("take_discard", "swap"):
+                after = state.clone()
+                removed = len(after.observation(None)["removed"])
+                after.apply(seat, action)
+                if after.is_terminal() or after.is_chance_node() or after.observation(None)["round"] != view["round"]:
+                    continue  # the round ended: every card turned up, triples removed once more
+                gone = len(after.observation(None)["removed"]) - removed
+                assert len(table.triples(tuple(action["slot"]), card)) == gone, action
+                made += gone > 0
+    assert made
+
+
+def test_the_cpu_budget_stops_at_its_wall_time_bound():
+    """The budget is CPU time, but a busy machine cannot stretch a decision
+    past its wall-time bound (which keeps the bot from forfeiting)."""
+    state = new_game("allegra", 4).new_initial_state()
+    rng = random.Random(1)
+    while state.is_chance_node() or state.legal_actions(state.to_act()[0])[0]["type"] == "reveal":
+        if state.is_chance_node():
+            state.apply_chance(state.sample_chance(rng))
+        else:
+            state.apply(state.to_act()[0], state.random_action(state.to_act()[0], rng))
+    seat = state.to_act()[0]
+    started = time.perf_counter()
+    _, done = ismcts_bot.decide(state.observation(seat), state.legal_actions(seat), rng, [], time_ms=60_000, wall_ms=100)
+    assert done > 0 and time.perf_counter() - started < 5
