@@ -467,5 +467,6 @@ def test_cpu_used_while_frozen_counts_against_the_clock(recording: RecordingLaun
     forfeit = record.forfeits[0]
     assert forfeit.reason == "timeout" and "of CPU between its moves" in forfeit.detail, forfeit.detail
     charged = int(forfeit.detail.split("used ")[1].split(" ms")[0])
-    assert charged > 100, forfeit.detail  # more than its bank, all of it CPU while frozen
+    # More than its bank, all of it CPU while frozen (the detail rounds: 100.4 ms shows as 100).
+    assert charged >= 100, forfeit.detail
     assert_host_clean(recording.procs)
