@@ -4,7 +4,11 @@
 #   2. the ladder suite again against SQLite (the embedded default), less the
 #      tests marked any_database (what they check does not depend on the
 #      database: pyproject.toml's markers);
-#   3. the compose stack built and run for real (scripts/test-containers.sh).
+#   3. the compose stack built and run for real (scripts/test-containers.sh),
+#      beside 2: it shares nothing with it (its own Docker daemon, ports,
+#      PostgreSQL and Redis) and waits on builds and containers much of the
+#      time. Its output is kept and printed after 2's, so each part's lines
+#      and pytest summary stay together, and its status counts as before.
 # CI must have both services (the machine starts them; we start them if they
 # are installed but stopped). On a laptop without them, run 1 uses SQLite and
 # the Redis-dependent tests say why they are skipped.
@@ -47,6 +51,32 @@ run_pytest() {
   return $code
 }
 
+# The container deployment, in the background with its own process group
+# (job control on: Ctrl-C reaches it, and its trap tears the stack down).
+CONTAINERS_LOG=$(mktemp /tmp/cardroom-test-containers.XXXXXX)
+containers_pid=
+start_containers() {
+  set -m
+  bash scripts/test-containers.sh >"$CONTAINERS_LOG" 2>&1 &
+  containers_pid=$!
+  set +m
+}
+finish_containers() {  # waits, prints its output, returns its status
+  local code=0
+  wait "$containers_pid" || code=$?
+  echo "== the container deployment (make test-containers, run beside the SQLite pass)"
+  cat "$CONTAINERS_LOG"
+  rm -f "$CONTAINERS_LOG"
+  containers_pid=
+  return $code
+}
+interrupted() {
+  [ -n "$containers_pid" ] && kill -INT -- "-$containers_pid" 2>/dev/null && wait "$containers_pid"
+  rm -f "$CONTAINERS_LOG"
+  exit 130
+}
+trap interrupted INT TERM
+
 start_services
 status=0
 echo "== ruff"
@@ -54,6 +84,7 @@ echo "== ruff"
 if pg_up && redis_up; then
   echo "== tests on PostgreSQL + Redis"
   DATABASE_URL=$PG_URL CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-pg run_pytest "$@" || status=$?
+  start_containers
   echo "== ladder tests on SQLite (the embedded default; any_database tests deselected)"
   DATABASE_URL=sqlite:///$PWD/var/test-sqlite/db.sqlite3 CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-sqlite \
     run_pytest tests/ladder -m "not any_database" "$@" || status=$?
@@ -63,11 +94,11 @@ else
     exit 1
   fi
   echo "== PostgreSQL or Redis not reachable: running everything on SQLite"
+  start_containers
   DATABASE_URL=sqlite:///$PWD/var/test-sqlite/db.sqlite3 CARDROOM_VAR_DIR=$PWD/var/test-sqlite run_pytest "$@" || status=$?
 fi
 # The container deployment for real (a private Docker daemon, the images, the
 # compose stack and its scenario): where a daemon can run; it says SKIPPED and
 # why where not (and fails under CI=true, which can run it).
-echo "== the container deployment (make test-containers)"
-bash scripts/test-containers.sh || status=$?
+finish_containers || status=$?
 exit $status
