@@ -17,6 +17,7 @@ help:
 	@echo "make play       set up and play a first match (Allegra, greedy vs three random bots)"
 	@echo "make bench      engine speed, compiled beside the reference: decisions, sampled-world playouts and ismcts iterations per second"
 	@echo "make bench-compose  matches per minute on the compose stack with 1, 2 and 3 worker containers (root)"
+	@echo "make bench-compose-ismcts  the search bot on the compose stack's ladders: 100 matches, no forfeit (root)"
 	@echo "make dist       build the author's wheel into dist/ (pip install dist/cardroom-*.whl)"
 	@echo "make lint       ruff"
 
@@ -109,3 +110,10 @@ bench-throughput: setup
 .PHONY: bench-compose
 bench-compose: setup
 	bash scripts/containers/run.sh $(BIN)/python benchmarks/compose_scale.py
+
+# builtin:ismcts on the compose stack's ladders beside the other bots, until
+# 100 of its matches have finished: its forfeits (must be none) and the
+# matches a minute (a private Docker daemon, as make test-containers; root).
+.PHONY: bench-compose-ismcts
+bench-compose-ismcts: setup
+	bash scripts/containers/run.sh $(BIN)/python benchmarks/compose_ismcts.py

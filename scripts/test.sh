@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
 # The whole test suite, as `make test` (and so CI) runs it:
 #   1. everything against PostgreSQL and Redis (the production stack);
-#   2. the ladder suite again against SQLite (the embedded default);
-#   3. the compose stack built and run for real (scripts/test-containers.sh).
+#   2. the ladder suite again against SQLite (the embedded default), less the
+#      tests marked any_database (what they check does not depend on the
+#      database: pyproject.toml's markers);
+#   3. the compose stack built and run for real (scripts/test-containers.sh),
+#      beside 2: it shares nothing with it (its own Docker daemon, ports,
+#      PostgreSQL and Redis) and waits on builds and containers much of the
+#      time. Its output is kept and printed after 2's, so each part's lines
+#      and pytest summary stay together, and its status counts as before.
 # CI must have both services (the machine starts them; we start them if they
 # are installed but stopped). On a laptop without them, run 1 uses SQLite and
 # the Redis-dependent tests say why they are skipped.
+# Arguments go to pytest in runs 1 and 2 (e.g. -x, -k NAME); a run that they
+# narrow to no test at all (pytest's exit 5) is not a failure then.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 PG_URL=${TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/cardroom}
 REDIS_URL=${TEST_REDIS_URL:-redis://127.0.0.1:6379/14}
+NARROWED=$#
 
 pg_up() { $PY - "$PG_URL" <<'PYEOF' >/dev/null 2>&1
 import sys, psycopg
@@ -30,27 +39,66 @@ start_services() {
   fi
 }
 
+# pytest with the given arguments; its status, except that "no test
+# collected" (5) is fine when the caller's arguments narrowed the run.
+run_pytest() {
+  $PY -m pytest -q "$@"
+  local code=$?
+  if [ $code -eq 5 ] && [ "$NARROWED" -gt 0 ]; then
+    echo "(no test of this run matches the arguments)"
+    code=0
+  fi
+  return $code
+}
+
+# The container deployment, in the background with its own process group
+# (job control on: Ctrl-C reaches it, and its trap tears the stack down).
+CONTAINERS_LOG=$(mktemp /tmp/cardroom-test-containers.XXXXXX)
+containers_pid=
+start_containers() {
+  set -m
+  bash scripts/test-containers.sh >"$CONTAINERS_LOG" 2>&1 &
+  containers_pid=$!
+  set +m
+}
+finish_containers() {  # waits, prints its output, returns its status
+  local code=0
+  wait "$containers_pid" || code=$?
+  echo "== the container deployment (make test-containers, run beside the SQLite pass)"
+  cat "$CONTAINERS_LOG"
+  rm -f "$CONTAINERS_LOG"
+  containers_pid=
+  return $code
+}
+interrupted() {
+  [ -n "$containers_pid" ] && kill -INT -- "-$containers_pid" 2>/dev/null && wait "$containers_pid"
+  rm -f "$CONTAINERS_LOG"
+  exit 130
+}
+trap interrupted INT TERM
+
 start_services
 status=0
 echo "== ruff"
 .venv/bin/ruff check . || status=$?
 if pg_up && redis_up; then
   echo "== tests on PostgreSQL + Redis"
-  DATABASE_URL=$PG_URL CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-pg $PY -m pytest -q "$@" || status=$?
-  echo "== ladder tests on SQLite (the embedded default)"
+  DATABASE_URL=$PG_URL CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-pg run_pytest "$@" || status=$?
+  start_containers
+  echo "== ladder tests on SQLite (the embedded default; any_database tests deselected)"
   DATABASE_URL=sqlite:///$PWD/var/test-sqlite/db.sqlite3 CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-sqlite \
-    $PY -m pytest -q tests/ladder "$@" || status=$?
+    run_pytest tests/ladder -m "not any_database" "$@" || status=$?
 else
   if [ "${CI:-}" = "true" ]; then
     echo "CI needs PostgreSQL ($PG_URL) and Redis ($REDIS_URL); at least one is not reachable" >&2
     exit 1
   fi
   echo "== PostgreSQL or Redis not reachable: running everything on SQLite"
-  DATABASE_URL=sqlite:///$PWD/var/test-sqlite/db.sqlite3 CARDROOM_VAR_DIR=$PWD/var/test-sqlite $PY -m pytest -q "$@" || status=$?
+  start_containers
+  DATABASE_URL=sqlite:///$PWD/var/test-sqlite/db.sqlite3 CARDROOM_VAR_DIR=$PWD/var/test-sqlite run_pytest "$@" || status=$?
 fi
 # The container deployment for real (a private Docker daemon, the images, the
 # compose stack and its scenario): where a daemon can run; it says SKIPPED and
 # why where not (and fails under CI=true, which can run it).
-echo "== the container deployment (make test-containers)"
-bash scripts/test-containers.sh || status=$?
+finish_containers || status=$?
 exit $status

@@ -42,12 +42,15 @@ def port_is_free(port: int) -> bool:
 
 @dataclass
 class StackPorts:
-    # Unusual defaults, each overridable; checked free before the stack starts.
-    db: int = int(os.environ.get("CARDROOM_TEST_DB_PORT", 47432))
-    redis: int = int(os.environ.get("CARDROOM_TEST_REDIS_PORT", 47379))
-    cache: int = int(os.environ.get("CARDROOM_TEST_CACHE_PORT", 47381))
-    web: int = int(os.environ.get("CARDROOM_TEST_WEB_PORT", 47800))
-    proxy: int = int(os.environ.get("CARDROOM_TEST_PROXY_PORT", 47880))
+    # Unusual defaults, each overridable; checked free before the stack
+    # starts. Below Linux's ephemeral range (32768-60999): a port there can
+    # be any outgoing connection's local port at that moment (one of the
+    # test suite's running beside it), and the stack would not come up.
+    db: int = int(os.environ.get("CARDROOM_TEST_DB_PORT", 27432))
+    redis: int = int(os.environ.get("CARDROOM_TEST_REDIS_PORT", 27379))
+    cache: int = int(os.environ.get("CARDROOM_TEST_CACHE_PORT", 27381))
+    web: int = int(os.environ.get("CARDROOM_TEST_WEB_PORT", 27800))
+    proxy: int = int(os.environ.get("CARDROOM_TEST_PROXY_PORT", 27880))
 
     def check_free(self) -> None:
         busy = [f"{name} {port}" for name, port in vars(self).items() if not port_is_free(port)]

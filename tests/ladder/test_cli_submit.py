@@ -111,6 +111,7 @@ def write(platform, filename: str, text: str) -> str:
 
 @pytest.mark.worker
 @pytest.mark.slow
+@pytest.mark.any_database  # the command line's side of the path
 def test_login_then_submit_wait_good_and_failing_bots_and_a_replaced_token(platform):
     user = factories.user("author")
     url, env = platform["url"], platform["env"]
@@ -159,6 +160,7 @@ def test_login_then_submit_wait_good_and_failing_bots_and_a_replaced_token(platf
 
 @pytest.mark.worker
 @pytest.mark.slow
+@pytest.mark.any_database  # the command line's side of the path
 def test_submit_errors_are_one_line(platform):
     factories.user("quick")
     url, env = platform["url"], platform["env"]

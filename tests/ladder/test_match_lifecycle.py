@@ -361,7 +361,10 @@ def test_validation_fails_a_version_that_stops_reading_its_input(settings):
     now it forfeits on its own clock and the verdict is drawn."""
     settings.CARDROOM_SANDBOX = "none"
     settings.CARDROOM_ALLOW_UNSANDBOXED_UPLOADS = True
-    Ladder.objects.update(active=False)  # validation then plays one 2-player match
+    # Validation then plays one 2-player match, with this ladder's short
+    # clock: the staller's forfeit comes in about a second, not eleven.
+    Ladder.objects.exclude(game="allegra", players_per_match=2).update(active=False)
+    Ladder.objects.filter(game="allegra", players_per_match=2).update(per_move_ms=300, overage_ms=700)
     staller = Path(__file__).resolve().parents[1] / "sandbox" / "hostile" / "pipe_staller.py"
     version = uploaded_version(game="allegra", data=staller.read_bytes(), filename="pipe_staller.py", activate=False)
     started = time.monotonic()

@@ -28,6 +28,10 @@ from tests.ladder.worker_fixtures import (  # noqa: F401 (the fixture celery_wor
     worker_env,
 )
 
+# Which queue a message goes to, and how a worker shares itself between them,
+# is the broker's business: the SQLite pass need not repeat it.
+pytestmark = pytest.mark.any_database
+
 LIMITS = {"startup_ms": 5000, "per_move_ms": 500, "overage_ms": 2000, "total_ms": 20000}
 
 

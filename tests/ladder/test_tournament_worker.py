@@ -24,7 +24,7 @@ from tests.ladder.worker_fixtures import (  # noqa: F401 (the fixture celery_wor
     wait_until,
 )
 
-pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.any_database, pytest.mark.django_db(transaction=True)]
 
 LEASE = "3"
 QUEUES = "celery,tournaments"

@@ -31,6 +31,7 @@ pytestmark = [
     pytest.mark.worker,
     pytest.mark.slow,
     pytest.mark.postgres,
+    pytest.mark.any_database,
     pytest.mark.django_db(transaction=True),
     # the PostgreSQL pass is enough: nothing here depends on the database (the SQLite pass repeats tests/ladder)
     pytest.mark.skipif(connection.vendor != "postgresql", reason="runs on the PostgreSQL pass only"),

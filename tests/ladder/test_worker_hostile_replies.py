@@ -23,7 +23,7 @@ from tests.ladder.worker_fixtures import (  # noqa: F401 (the fixture celery_wor
     wait_until,
 )
 
-pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.any_database, pytest.mark.django_db(transaction=True)]
 
 
 def test_a_losing_bots_json_bomb_is_its_forfeit_and_the_match_is_rated(celery_workers, tmp_path):

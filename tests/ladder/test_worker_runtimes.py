@@ -22,7 +22,7 @@ from tests.ladder.worker_fixtures import (  # noqa: F401 (the fixture celery_wor
 )
 from tests.sandbox.native import HERE, compile_c
 
-pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.any_database, pytest.mark.django_db(transaction=True)]
 
 
 def native_zip(program: bytes) -> bytes:

@@ -32,7 +32,7 @@ from tests.ladder.worker_fixtures import (  # noqa: F401 (the fixture celery_wor
     wait_until,
 )
 
-pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.any_database, pytest.mark.django_db(transaction=True)]
 
 LEASE = "3"
 SLOW_BOT = (BOTS / "slow_bot.py").read_bytes().replace(b"SLEEP = 0.2", b"SLEEP = 1.0")  # about 20 s a match
