@@ -202,6 +202,9 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # The path converters of ladder.converters: still plain integers in the schema.
     "PATH_CONVERTER_OVERRIDES": {"id": int, "seat": int, "version": int},
+    # A match's status is one choice set wherever it is shown (matches, the
+    # human seat, its list): one named enum, not a collision resolved by a hash.
+    "ENUM_NAME_OVERRIDES": {"MatchStatusEnum": "ladder.models.Match.Status"},
 }
 
 # The shared cache: public reads (ladder.caching), rate-limit counters and
