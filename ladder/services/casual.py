@@ -204,6 +204,10 @@ def answer(*, user, match_id: int, body: Any) -> int:
 DB_ERRORS = (OperationalError, InterfaceError)
 
 
+# How far the wait for an answer backs off: up to this many poll intervals.
+POLL_BACKOFF = 5
+
+
 class HumanSeat(Player):
     """The person's seat in the runner: each decision is published to the
     CasualSeat row and answered through the API (see the module's doc)."""
@@ -253,6 +257,11 @@ class HumanSeat(Player):
             self._used_ms += (time.monotonic() - started) * 1000
 
     def _await(self, decision: int, deadline: float, move_s: float):
+        # The reads back off from the poll interval to POLL_BACKOFF times it:
+        # an answer that comes at once is seen at once, and a person thinking
+        # for minutes costs the database one read a second, not five
+        # (benchmarks/casual_load.py: what 20 waiting matches cost the ladder).
+        interval = self._poll_s
         while True:
             if self._lost():
                 raise matches.LeaseLost(f"match {self.match_id}: the lease was lost while the person thought")
@@ -273,7 +282,8 @@ class HumanSeat(Player):
                 )
             if time.monotonic() > deadline:
                 raise self._forfeit(f"no move within the person's {move_s:.0f} s for this move")
-            time.sleep(self._poll_s)
+            time.sleep(interval)
+            interval = min(interval * 1.5, self._poll_s * POLL_BACKOFF)
 
     def end(self, observation: dict[str, Any], result: dict[str, Any]) -> None:
         line = encode_message(end_message(observation, result)).decode().rstrip("\n")

@@ -4,10 +4,11 @@ queue running the built-in bots in the sandbox: a person signs in, starts
 a casual match from "Play against a bot" (reached from a rules page's "How
 to play"), plays it to its end by clicking the moves the page offers, sees
 the result, downloads the replay (which `cardroom verify` re-plays) and
-opens it in the viewer. Allegra at 3 players 1366 px wide (a knock and a
-give, and an exchange, happen for sure: tests/web/play_driver.py), Allegory
-at 2 players 390 px wide (a distribute, with + and a typed number); no page
-is wider than the viewport at either width."""
+opens it in the viewer. Allegra at 3 players, begun 1366 px wide and
+played on at 390 px (a knock and a give, and an exchange, happen for sure:
+tests/web/play_driver.py); Allegory at 2 players, its table shown at 1366
+px, played at 390 px (a distribute, with + and a typed number); each game's
+table fits both widths, and no page is wider than the viewport."""
 
 from __future__ import annotations
 
@@ -91,7 +92,13 @@ def test_a_person_plays_both_games_in_the_browser_to_the_end(web, celery_workers
     web.wait_for_selector(driver.TURN)
     shown = int(web.get_attribute("#play", "data-event"))
     assert shown == 1 and web.locator("#play [data-out=log] li").count() == 2  # the deal and the first reveal
+    # The rest at phone width: the knock, the give and the exchange are clicked at 390 px.
+    web.set_viewport_size(PHONE)
+    _fits(web, "the Allegra table at 390 px")
     clicks = driver.play_to_the_end(web)
+    _fits(web, "the finished Allegra match at 390 px")
+    web.set_viewport_size(WIDE)
+    _fits(web, "the finished Allegra match at 1366 px")
     replay = _the_end(web, match_id, tmp_path)
     mine = [e["action"]["type"] for e in replay["events"] if e["by"] == 0]
     assert {"knock", "give", "exchange", "reveal"} <= set(mine), clicks
@@ -99,10 +106,12 @@ def test_a_person_plays_both_games_in_the_browser_to_the_end(web, celery_workers
     allegra_seconds = time.monotonic() - started
     snap(web, "play-allegra-over")
 
-    # Allegory, 2 players, 390 px: bids, a take and a distribute; the others' moves one by one.
-    web.set_viewport_size(PHONE)
+    # Allegory, 2 players: its table at 1366 px, then bids, a take and a
+    # distribute at 390 px; the others' moves one by one.
     started = time.monotonic()
     match_id = driver.start_match(web, "allegory", ["builtin:random"], seat=1)
+    _fits(web, "the Allegory table at 1366 px")
+    web.set_viewport_size(PHONE)
     _fits(web, "the Allegory table at 390 px")
     web.evaluate(WATCH_FRAMES)
     clicks = driver.play_to_the_end(web, speed="250")
