@@ -185,7 +185,8 @@ def answer(*, user, match_id: int, body: Any) -> int:
                 "decision",
                 409,
             )
-        if match.status != Match.Status.RUNNING or not seat.message.startswith('{"type":"act"') or seat.answer is not None:
+        awaits_act = bool(seat.message) and json.loads(seat.message)["type"] == "act"
+        if match.status != Match.Status.RUNNING or not awaits_act or seat.answer is not None:
             why = "the match is over" if match.status not in OPEN else "it is not your move (others act, or your answer is in)"
             raise ServiceError(f"no action is awaited from your seat now: {why}", None, 409)
         state = state_after(match.game, match.num_players, match.options, seat.events)
