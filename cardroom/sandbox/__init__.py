@@ -14,7 +14,8 @@ Every bot process runs
   ``/usr/local`` and the distribution's extra Python packages), the ``/lib``
   links and the few ``/etc`` files the interpreter reads, the bot's own files
   read-only at ``/bot`` (a copy made for this run), a private ``/tmp``, a
-  read-only ``/dev`` holding the usual character devices and a tiny
+  read-only ``/dev`` holding the usual character devices (one folder
+  prepared once per host, ``devdir``; else bwrap's ``--dev``) and a tiny
   ``/dev/shm`` (both tmpfs mounts limited in size and in inodes), no ptys
   and no ``/proc/sys`` (host-wide quotas and counters), an empty environment but for ``PATH``, ``LANG``, ``HOME``,
   ``TMPDIR`` and ``PYTHONDONTWRITEBYTECODE``/``PYTHONUNBUFFERED``; no
@@ -65,7 +66,8 @@ says what failed and how to fix it: there is never a silent fallback.
 
 The modules, by concern: ``config`` (settings, errors, the state folder),
 ``uids`` (the uid pool), ``cgroups`` (per-bot cgroups: memory, pids, cpu,
-freezer), ``tmpfs`` (the bot's inode-limited /tmp and /dev/shm), ``reaping`` (killing
+freezer), ``tmpfs`` (the bot's inode-limited /tmp and /dev/shm), ``devdir``
+(the bots' prepared, read-only /dev), ``reaping`` (killing
 and reaping a bot's processes, sweeping stale leftovers), ``shim`` (the
 stdin/stdout hand-over), ``launcher`` (the bwrap command line and the
 running bot), ``probe`` (the probe report and ``get_launcher``). Everything

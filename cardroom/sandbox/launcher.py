@@ -33,6 +33,7 @@ from .config import (
     state_dir,
     uid_range,
 )
+from .devdir import prepare_dev
 from .reaping import (
     _children,
     _cleanup,
@@ -255,13 +256,22 @@ def _copy_bot_files(src: Path, dest: Path, gid: int) -> None:
 
 
 def _etc_binds() -> list[str]:
-    """The few /etc files the interpreter (and libc) read, and the
-    alternatives links through which numpy finds its BLAS and LAPACK."""
+    """The /etc files every runtime's programs read through libc."""
     args: list[str] = []
-    for name in ("ld.so.cache", "localtime", "python3.11"):
+    for name in ("ld.so.cache", "localtime"):
         path = Path("/etc") / name
         if path.exists():
             args += ["--ro-bind", str(path), str(path)]
+    return args
+
+
+def _python_etc_binds() -> list[str]:
+    """What only the Python interpreter reads of /etc: its own folder, and
+    the alternatives links through which numpy finds its BLAS and LAPACK."""
+    args: list[str] = []
+    path = Path("/etc/python3.11")
+    if path.exists():
+        args += ["--ro-bind", str(path), str(path)]
     if NUMPY_DIR.is_dir():
         for path in sorted(Path("/etc/alternatives").glob("lib*.so*-*-linux-gnu")):
             if path.name.startswith(("libblas", "liblapack", "libopenblas")) and path.exists():
@@ -336,6 +346,7 @@ class BwrapLauncher(Launcher):
         disable_userns: bool | None = None,
         tmpfs_mounts: bool | None = None,
         seccomp: SeccompFilter | None = None,
+        prepared_dev: bool = True,
     ):
         self.bwrap = bwrap
         self.seccomp = seccomp  # None only in the weak mode the operator chose
@@ -355,9 +366,23 @@ class BwrapLauncher(Launcher):
         # own tmpfs, size-limited only: the weak mode).
         self.tmpfs_mounts = tmpfs_mounts
         self._empty = state_dir() / "empty"
-        self._static = _root_links() + _etc_binds() + _sdk_binds() + _python_dist_binds(_mount_points_dir())
+        # What every bot sees, then what a Python bot sees besides (decision
+        # 160): a node or native bot gets none of Python's binds, and an empty
+        # folder over dist-packages instead of numpy's three.
+        self._static = _root_links() + _etc_binds()
         self._hidden = _hidden_dirs()
         self.shim = _install_shim()
+        self._python_only = _python_etc_binds() + _sdk_binds() + _python_dist_binds(_mount_points_dir())
+        if self.shim is not None:
+            self._python_only += ["--ro-bind", str(self.shim), SHIM_DIR]
+        self._python_hidden = [str(NUMPY_DIR.parent)] if NUMPY_DIR.parent.is_dir() else []
+        # /dev: one bind of a prepared read-only folder (decision 159), else
+        # bwrap's --dev; ``dev_note`` says which, and why, for the probe.
+        self.dev: Path | None = None
+        self.dev_note = "bwrap's --dev (a prepared /dev was not asked for)"
+        if prepared_dev:
+            self.dev, how = prepare_dev()
+            self.dev_note = how if self.dev is not None else f"bwrap's --dev (no prepared /dev here: {how})"
 
     def argv(
         self,
@@ -399,8 +424,11 @@ class BwrapLauncher(Launcher):
         ]
         for hidden in self._hidden:
             args += ["--ro-bind", str(self._empty), hidden]
-        if self.shim is not None:
-            args += ["--ro-bind", str(self.shim), SHIM_DIR]
+        if _is_python(inner_argv[0]):
+            args += self._python_only
+        else:
+            for hidden in self._python_hidden:
+                args += ["--ro-bind", str(self._empty), hidden]
         args += [
             "--proc",
             "/proc",
@@ -410,16 +438,25 @@ class BwrapLauncher(Launcher):
             "--ro-bind",
             str(self._empty),
             "/proc/sys",
-            "--dev",
-            "/dev",
-            # No ptys: bwrap's devpts instance draws on the host's one
-            # kernel.pty.max, which a bot could exhaust for every container.
-            "--ro-bind",
-            str(self._empty),
-            "/dev/pts",
-            *shm_args,
-            "--remount-ro",
-            "/dev",
+        ]
+        if self.dev is not None:
+            # Read-only already (its superblock is), with no pts or ptmx:
+            # one mount where --dev makes nine (decision 159).
+            args += ["--dev-bind", str(self.dev), "/dev", *shm_args]
+        else:
+            args += [
+                "--dev",
+                "/dev",
+                # No ptys: bwrap's devpts instance draws on the host's one
+                # kernel.pty.max, which a bot could exhaust for every container.
+                "--ro-bind",
+                str(self._empty),
+                "/dev/pts",
+                *shm_args,
+                "--remount-ro",
+                "/dev",
+            ]
+        args += [
             *tmp_args,
             "--ro-bind",
             str(run_dir),
@@ -621,7 +658,9 @@ class BwrapLauncher(Launcher):
 
 
 def _is_python(program: str) -> bool:
-    return os.path.basename(program).startswith("python")
+    """Is ``program`` the Python interpreter (under /usr)? Never a native
+    bot's own program (``./ENTRY``), whatever its name."""
+    return program.startswith("/") and os.path.basename(program).startswith("python")
 
 
 def _address_space(limits: BotLimits, memory_cgroup: bool) -> int | None:

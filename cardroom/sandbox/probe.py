@@ -262,6 +262,12 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
     report.nested_userns = "blocked (--disable-userns)" if launcher.disable_userns else "allowed (bubblewrap < 0.8)"
     report.rlimits = f"set by {prlimit} before bwrap starts"
     error = _trial_run(launcher, report)
+    if error and launcher.dev is not None:
+        # Never refuse for want of the prepared /dev: bwrap's --dev instead.
+        launcher.dev = None
+        launcher.dev_note = f"bwrap's --dev (the test bot failed with the prepared /dev: {error})"
+        error = _trial_run(launcher, report)
+    report.notes.append(f"/dev: {launcher.dev_note}")
     if error:
         report.error = error
         return report, None
@@ -326,7 +332,13 @@ try:  # refused by the seccomp filter (EPERM), when it is in force
     netlink = "allowed"
 except OSError as exc:
     netlink = "denied" if exc.errno == 1 else "failed"
-sys.stdout.write("cardroom-probe %d %s %s\\n" % (os.getuid(), net, netlink))
+try:  # the devices of /dev work (a prepared /dev: decision 159)
+    with open("/dev/null", "wb") as null, open("/dev/urandom", "rb") as urandom:
+        null.write(b"x")
+        dev = "ok" if len(urandom.read(8)) == 8 else "short"
+except OSError as exc:
+    dev = "failed"
+sys.stdout.write("cardroom-probe %d %s %s %s\\n" % (os.getuid(), net, netlink, dev))
 sys.stdout.flush()
 """
 
@@ -366,13 +378,15 @@ def _trial_run(launcher: BwrapLauncher, report: ProbeReport) -> str | None:
                     err = b""
                 report.userns = "failed"
                 return _explain(" ".join(err.decode("utf-8", "replace").split())[:500] or "the test bot printed nothing")
-            _, uid, net, netlink = out.decode().split()
+            _, uid, net, netlink, dev = out.decode().split()
             report.userns = "work (unprivileged, as the bot's uid)"
             report.start_ms = elapsed
             if net != "none":
                 return "the test bot reached the network from inside the sandbox; refusing to run bots here"
             if int(uid) == 0:
                 return "the test bot ran as uid 0 inside the sandbox; refusing to run bots here"
+            if dev != "ok":
+                return f"/dev/null or /dev/urandom does not work in the sandbox ({launcher.dev_note}); refusing to run bots here"
             if launcher.seccomp is not None and netlink != "denied":
                 return (
                     f"the seccomp filter is not in force in the sandbox (a netlink socket was {netlink}); "

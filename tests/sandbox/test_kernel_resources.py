@@ -48,7 +48,7 @@ def test_pty_hog_gets_no_pty(clean_host):
     record = play(clean_host, [HOSTILE / "pty_hog.py", *OPPONENTS])
     log = check_forfeit(record, 0, "exit")
     assert "opened" not in log, log[-2000:]
-    assert "pty refused: ENOENT" in log, log[-2000:]  # no /dev/ptmx behind the link
+    assert "pty refused: ENOENT" in log, log[-2000:]  # no /dev/ptmx (or, with bwrap's --dev, nothing behind the link)
 
 
 @pytest.mark.parametrize(("channel", "bits"), [("aio", 16), ("pty", 4)])
@@ -68,7 +68,7 @@ def test_nothing_crosses_through_aio_nr_or_pty_nr(clean_host, tmp_path, channel,
 
 SYSCTLS = """
     import json, os
-    out = {"proc_sys": os.listdir("/proc/sys"), "pts": os.listdir("/dev/pts")}
+    out = {"proc_sys": os.listdir("/proc/sys"), "pts": os.listdir("/dev/pts") if os.path.isdir("/dev/pts") else []}
     for path in ("/proc/sys/fs/aio-nr", "/proc/sys/kernel/pty/nr", "/proc/sys/fs/file-nr", "/proc/sys/fs/inode-nr"):
         try:
             open(path).read()
