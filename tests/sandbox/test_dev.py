@@ -172,6 +172,30 @@ def test_what_a_bot_of_each_runtime_sees_of_dev(bwrap_launcher, tmp_path, runtim
     assert_host_clean(recording.procs)
 
 
+def test_bwraps_own_size_limited_shm_mounts_over_the_prepared_dev(bwrap_launcher, tmp_path):
+    """Where we cannot mount the bots' tmpfs ourselves (the weak mode of
+    decision "tmpfs"), bwrap's --tmpfs /dev/shm goes on the read-only
+    folder's mount point the same way."""
+    if bwrap_launcher.dev is None:
+        pytest.skip(f"no prepared /dev here: {bwrap_launcher.dev_note}")
+    from cardroom.sandbox.launcher import BwrapLauncher
+
+    weak = BwrapLauncher(
+        bwrap_launcher.bwrap,
+        bwrap_launcher.controllers,
+        prlimit=bwrap_launcher.prlimit,
+        tmpfs_mounts=False,
+        seccomp=bwrap_launcher.seccomp,
+    )
+    assert weak.dev == bwrap_launcher.dev
+    recording = RecordingLauncher(weak)
+    root, entry = view_package("python", tmp_path / "python")
+    info = run_view(recording, root, "python", entry)
+    assert info["dev"] == prepared_dev_view() and info["dev_readonly"] == 1, info
+    assert info["shm_write"] == "ok" and info["shm"][0] == BotLimits().shm_bytes, info
+    assert_host_clean(recording.procs)
+
+
 def test_a_native_bot_named_python_is_not_given_pythons_binds(bwrap_launcher, tmp_path):
     """Whether a bot is Python's is its interpreter under /usr, never the
     name of a native bot's own program."""
