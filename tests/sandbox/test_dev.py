@@ -24,7 +24,7 @@ from cardroom.sandbox import devdir
 
 from .conftest import REPO, RecordingLauncher, assert_host_clean
 from .native import HERE, compile_c, native_package, node_package
-from .test_sandbox import read_all, wait_exit
+from .test_sandbox import finish
 
 pytestmark = pytest.mark.sandbox
 
@@ -112,17 +112,7 @@ def prepared_dev_view() -> dict[str, list]:
 
 def run_view(launcher, root: Path, runtime: str, entry: str) -> dict:
     limits = runtime_limits(runtime, BotLimits())
-    proc = launcher.spawn(root, runtime_argv(runtime, entry, limits), limits)
-    try:
-        out = read_all(proc.stdout_fd)
-        status = wait_exit(proc)
-        os.set_blocking(proc.stderr_fd, False)
-        try:
-            err = os.read(proc.stderr_fd, 1 << 16).decode(errors="replace")
-        except BlockingIOError:
-            err = ""
-    finally:
-        proc.kill()
+    out, err, status = finish(launcher.spawn(root, runtime_argv(runtime, entry, limits), limits))
     assert status == 0, err
     return json.loads(out)
 

@@ -89,9 +89,9 @@ def wait_exit(proc, timeout: float = 10.0) -> int:
     raise AssertionError("the bot did not exit")
 
 
-def run(launcher, tmp_path, code, limits=DEFAULT_LIMITS, files=None):
-    """Run a bot to its end; (parsed JSON stdout, stderr text, status)."""
-    proc = start(launcher, tmp_path, code, limits, files)
+def finish(proc) -> tuple[bytes, str, int]:
+    """Let a started bot run to its end, then clean up; (stdout, stderr
+    text, status)."""
     try:
         out = read_all(proc.stdout_fd)
         status = wait_exit(proc)
@@ -102,6 +102,13 @@ def run(launcher, tmp_path, code, limits=DEFAULT_LIMITS, files=None):
             err = ""
     finally:
         proc.kill()
+    return out, err, status
+
+
+def run(launcher, tmp_path, code, limits=DEFAULT_LIMITS, files=None):
+    """Run a bot to its end; (parsed JSON stdout, stderr text, status)."""
+    proc = start(launcher, tmp_path, code, limits, files)
+    out, err, status = finish(proc)
     assert_host_clean([proc])
     return (json.loads(out) if out.strip() else None), err, status
 
