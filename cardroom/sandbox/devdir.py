@@ -17,8 +17,8 @@ What a bot sees (``DEV_ENTRIES``): ``null``, ``zero``, ``full``,
 ``random``, ``urandom`` and ``tty`` (the stateless character devices bwrap's
 ``--dev`` gives it), the ``fd``/``stdin``/``stdout``/``stderr`` links into
 ``/proc/self/fd``, and ``shm``. No ``ptmx`` and no ``pts``: a bot gets no
-pty (each would draw on the host's one ``kernel.pty.max``, decision on
-ptys), and with neither entry ``openpty`` fails with ENOENT at once. No
+pty (each would draw on the host's one ``kernel.pty.max``, decision 93),
+and with neither entry ``openpty`` fails with ENOENT at once. No
 ``core`` link (``/proc/kcore`` is not the bot's to read).
 
 Where this cannot be done (no ``CAP_MKNOD`` or ``CAP_SYS_ADMIN``, a host
