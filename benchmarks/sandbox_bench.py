@@ -443,13 +443,72 @@ def breakdown(launcher: Launcher, bot: BenchBot, runs: int) -> None:
         print(f"  {label:<40}{statistics.median(values):>8.2f}")
     print(f"  {'spawn() in all':<40}{statistics.median(spawn):>8.2f}")
     print(f"  {'then: bot start-up to its first reply':<40}{statistics.median(reply):>8.2f}")
+    cpu = bwrap_cpu(launcher, bot, runs)
+    print(f"  {'bwrap alone, CPU (see bwrap_cpu)':<40}{statistics.median(cpu):>8.2f}")
+
+
+def bwrap_cpu(launcher: Launcher, bot: BenchBot, runs: int) -> list[float]:
+    """bwrap's own CPU time (ms) per start: the launcher's command line for
+    this bot (its mounts, its filter), run as a pool uid with /usr/bin/true
+    in place of the bot's program; user and system time of bwrap, its child
+    and true, from wait4 (exact: the kernel's runtime, not ticks)."""
+    import subprocess
+
+    from cardroom.sandbox import lease_uid, state_dir
+    from cardroom.sandbox.seccomp import filter_fd
+    from cardroom.sandbox.tmpfs import mount_bot_tmpfs, unmount_bot_tmpfs
+
+    lease = lease_uid()
+    uid = lease.uid
+    tmpfs = mount_bot_tmpfs(uid, bot.limits) if launcher.tmpfs_mounts else None  # type: ignore[attr-defined]
+    info_r, info_w = os.pipe2(os.O_CLOEXEC)
+    os.set_blocking(info_r, False)
+    samples = []
+    try:
+        for _ in range(runs):
+            seccomp = launcher.seccomp  # type: ignore[attr-defined]
+            seccomp_fd = filter_fd(seccomp.program) if seccomp is not None else None  # read to its end by each bwrap
+            try:
+                argv = launcher.argv(bot.argv, bot.limits, state_dir() / "empty", info_w, None, tmpfs, seccomp_fd)  # type: ignore[attr-defined]
+                argv = argv[: argv.index("--") + 1] + ["/usr/bin/true"]
+                fds = [info_w] + ([seccomp_fd] if seccomp_fd is not None else [])
+                popen = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    cwd="/",
+                    user=uid,
+                    group=uid,
+                    extra_groups=[],
+                    pass_fds=fds,
+                )
+                _, status, usage = os.wait4(popen.pid, 0)
+                popen.returncode = os.waitstatus_to_exitcode(status)
+                if popen.returncode != 0:
+                    raise RuntimeError(f"bwrap exited with {popen.returncode}: {' '.join(argv)}")
+                samples.append((usage.ru_utime + usage.ru_stime) * 1000)
+            finally:
+                if seccomp_fd is not None:
+                    os.close(seccomp_fd)
+            try:
+                os.read(info_r, 1 << 16)  # bwrap's child-pid report
+            except BlockingIOError:
+                pass
+    finally:
+        os.close(info_r)
+        os.close(info_w)
+        if tmpfs is not None:
+            unmount_bot_tmpfs(tmpfs[0].parent)
+        lease.release()
+    return samples
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--starts", type=int, default=20)
     parser.add_argument("--round-trips", type=int, default=2000)
-    parser.add_argument("--breakdown", action="store_true", help="also time the steps of a sandboxed start")
+    parser.add_argument("--breakdown", action="store_true", help="also time the steps of a sandboxed start, and bwrap's own CPU")
     parser.add_argument("--no-freeze", action="store_true", help="round trips without freezing and thawing (comparison)")
     parser.add_argument("--fairness-rounds", type=int, default=5, help="matches per opponent for the fairness figure")
     parser.add_argument("--runtimes", default=",".join(RUNTIMES), help="the runtimes to measure, comma-separated (default: all)")
