@@ -15,7 +15,8 @@ Every bot process runs
   links and the few ``/etc`` files the interpreter reads, the bot's own files
   read-only at ``/bot`` (a copy made for this run), a private ``/tmp``, a
   read-only ``/dev`` holding the usual character devices (one folder
-  prepared once per host, ``devdir``; else bwrap's ``--dev``) and a tiny
+  prepared once per host, ``devdir``; else the same entries built per
+  bot) and a tiny
   ``/dev/shm`` (both tmpfs mounts limited in size and in inodes), no ptys
   and no ``/proc/sys`` (host-wide quotas and counters), an empty environment but for ``PATH``, ``LANG``, ``HOME``,
   ``TMPDIR`` and ``PYTHONDONTWRITEBYTECODE``/``PYTHONUNBUFFERED``; no

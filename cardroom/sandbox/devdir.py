@@ -1,7 +1,7 @@
 """The bots' ``/dev``: one small tmpfs, prepared once per host and version,
 read-only, bound into every sandbox with a single mount.
 
-bwrap's ``--dev`` builds a fresh ``/dev`` for every bot: a tmpfs, six bind
+bwrap's ``--dev`` built a fresh ``/dev`` for every bot: a tmpfs, six bind
 mounts of the host's device nodes and a devpts instance (then we hid
 ``/dev/pts`` and remounted ``/dev`` read-only: three more). bwrap reads
 ``/proc/self/mountinfo`` again after each mount, which is most of what those
@@ -15,7 +15,7 @@ that keeps device nodes usable) and a mount of its own ``/dev/shm`` on the
 
 What a bot sees (``DEV_ENTRIES``): ``null``, ``zero``, ``full``,
 ``random``, ``urandom`` and ``tty`` (the stateless character devices bwrap's
-``--dev`` gives it), the ``fd``/``stdin``/``stdout``/``stderr`` links into
+``--dev`` gave it), the ``fd``/``stdin``/``stdout``/``stderr`` links into
 ``/proc/self/fd``, and ``shm``. No ``ptmx`` and no ``pts``: a bot gets no
 pty (each would draw on the host's one ``kernel.pty.max``, decision 93),
 and with neither entry ``openpty`` fails with ENOENT at once. No
@@ -23,8 +23,12 @@ and with neither entry ``openpty`` fails with ENOENT at once. No
 
 Where this cannot be done (no ``CAP_MKNOD`` or ``CAP_SYS_ADMIN``, a host
 whose mounts are all ``nodev``, a device cgroup that refuses the nodes ...)
-``prepare_dev`` says why and the launcher keeps bwrap's ``--dev``: the same
-devices, at a few milliseconds more CPU per start, never a weaker ``/dev``.
+``prepare_dev`` says why and the launcher builds the same entries for each
+bot (a tmpfs, a bind of each of the host's six device nodes, the links, then
+read-only: ``BwrapLauncher.argv``), at 0.8 ms more of bwrap's CPU per start
+(decision 161), never a weaker ``/dev``: each start first checks that the
+host's nodes are still those devices (``host_devices_problem``), since a
+regular file bound there would be writable state shared by every seat.
 """
 
 from __future__ import annotations
@@ -140,6 +144,22 @@ def dev_problem(folder: Path) -> str | None:
             os.close(fd)
     except OSError as exc:
         return f"{exc.filename or folder}: {exc.strerror or exc}"
+    return None
+
+
+def host_devices_problem(folder: Path = Path("/dev")) -> str | None:
+    """None if the host's nodes a built /dev binds are the character devices
+    ``DEV_ENTRIES`` names, else which is not (a root process that replaced
+    ``/dev/null`` by a file, say)."""
+    for name, entry in DEV_ENTRIES.items():
+        if entry[0] != "char":
+            continue
+        try:
+            st = os.stat(folder / name)  # followed, as bwrap follows it
+        except OSError as exc:
+            return f"{folder / name}: {exc.strerror or exc}"
+        if not stat.S_ISCHR(st.st_mode) or st.st_rdev != os.makedev(entry[1], entry[2]):
+            return f"{folder / name} is not the character device {entry[1]}:{entry[2]}"
     return None
 
 

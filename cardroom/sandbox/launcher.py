@@ -33,7 +33,7 @@ from .config import (
     state_dir,
     uid_range,
 )
-from .devdir import prepare_dev
+from .devdir import DEV_ENTRIES, host_devices_problem, prepare_dev
 from .reaping import (
     _children,
     _cleanup,
@@ -377,12 +377,13 @@ class BwrapLauncher(Launcher):
             self._python_only += ["--ro-bind", str(self.shim), SHIM_DIR]
         self._python_hidden = [str(NUMPY_DIR.parent)] if NUMPY_DIR.parent.is_dir() else []
         # /dev: one bind of a prepared read-only folder (decision 159), else
-        # bwrap's --dev; ``dev_note`` says which, and why, for the probe.
+        # the same entries built per bot; ``dev_note`` says which, and why,
+        # for the probe.
         self.dev: Path | None = None
-        self.dev_note = "bwrap's --dev (a prepared /dev was not asked for)"
+        self.dev_note = "built for each bot (a prepared /dev was not asked for)"
         if prepared_dev:
             self.dev, how = prepare_dev()
-            self.dev_note = how if self.dev is not None else f"bwrap's --dev (no prepared /dev here: {how})"
+            self.dev_note = how if self.dev is not None else f"built for each bot (no prepared /dev here: {how})"
 
     def argv(
         self,
@@ -441,21 +442,25 @@ class BwrapLauncher(Launcher):
         ]
         if self.dev is not None:
             # Read-only already (its superblock is), with no pts or ptmx:
-            # one mount where --dev makes nine (decision 159).
+            # one mount where bwrap's --dev made nine (decision 159).
             args += ["--dev-bind", str(self.dev), "/dev", *shm_args]
         else:
-            args += [
-                "--dev",
-                "/dev",
-                # No ptys: bwrap's devpts instance draws on the host's one
-                # kernel.pty.max, which a bot could exhaust for every container.
-                "--ro-bind",
-                str(self._empty),
-                "/dev/pts",
-                *shm_args,
-                "--remount-ro",
-                "/dev",
-            ]
+            # The same entries built for this bot: a tmpfs, a bind of each of
+            # the host's device nodes, the links, then read-only (the device
+            # binds are mounts of their own: the remount leaves them usable).
+            # Not bwrap's --dev, whose devpts instance would draw on the
+            # host's one kernel.pty.max (decision 93), and which is two more
+            # mounts (the devpts and the folder that hid it).
+            problem = host_devices_problem()
+            if problem is not None:  # never bind a file every seat could write
+                raise SandboxError(f"the host's device nodes cannot be given to a bot: {problem}")
+            args += ["--tmpfs", "/dev"]
+            for name, entry in DEV_ENTRIES.items():
+                if entry[0] == "char":
+                    args += ["--dev-bind", f"/dev/{name}", f"/dev/{name}"]
+                elif entry[0] == "link":
+                    args += ["--symlink", entry[1], f"/dev/{name}"]
+            args += [*shm_args, "--remount-ro", "/dev"]
         args += [
             *tmp_args,
             "--ro-bind",

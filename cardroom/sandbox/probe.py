@@ -263,9 +263,9 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
     report.rlimits = f"set by {prlimit} before bwrap starts"
     error = _trial_run(launcher, report)
     if error and launcher.dev is not None:
-        # Never refuse for want of the prepared /dev: bwrap's --dev instead.
+        # Never refuse for want of the prepared /dev: one built per bot instead.
         launcher.dev = None
-        launcher.dev_note = f"bwrap's --dev (the test bot failed with the prepared /dev: {error})"
+        launcher.dev_note = f"built for each bot (the test bot failed with the prepared /dev: {error})"
         error = _trial_run(launcher, report)
     report.notes.append(f"/dev: {launcher.dev_note}")
     if error:

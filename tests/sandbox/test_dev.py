@@ -3,14 +3,15 @@
 bot of every runtime, none of them writable or removable, no pty, the
 devices working, its own limited /dev/shm; the prepared folder read-only
 even for root on the host, rebuilt when it is not as it should be; and,
-where it cannot be made (no CAP_MKNOD), bwrap's --dev, still read-only and
-without ptys."""
+where it cannot be made (no CAP_MKNOD), the same entries built per bot,
+read-only and without ptys."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import textwrap
@@ -21,6 +22,7 @@ import pytest
 from cardroom.launch import BotLimits
 from cardroom.runtimes import runtime_argv, runtime_limits
 from cardroom.sandbox import devdir
+from cardroom.sandbox.launcher import BwrapLauncher
 
 from .conftest import REPO, RecordingLauncher, assert_host_clean
 from .native import HERE, compile_c, native_package, node_package
@@ -77,8 +79,9 @@ json.dump(out, sys.stdout)
 """
 
 REFUSED = {"EROFS", "EACCES", "EPERM"}
-# bwrap's --dev, as the fallback gives it (our ro bind hides /dev/pts's devpts).
-BWRAP_DEV = {
+# Built per bot where no prepared /dev can be made: the same entries, the
+# folder and links the bot's own (made by bwrap in its user namespace).
+BUILT_DEV = {
     "null": ["chr", 0o666, 1, 3, 0],
     "zero": ["chr", 0o666, 1, 5, 0],
     "full": ["chr", 0o666, 1, 7, 0],
@@ -89,9 +92,6 @@ BWRAP_DEV = {
     "stdin": ["lnk", "/proc/self/fd/0", 1],
     "stdout": ["lnk", "/proc/self/fd/1", 1],
     "stderr": ["lnk", "/proc/self/fd/2", 1],
-    "core": ["lnk", "/proc/kcore", 1],
-    "ptmx": ["lnk", "pts/ptmx", 1],
-    "pts": ["dir", 0],
     "shm": ["dir", 1],
 }
 
@@ -128,14 +128,29 @@ def view_package(runtime: str, folder: Path) -> tuple[Path, str]:
     return folder, "main.py"
 
 
+@pytest.mark.parametrize("prepared", [True, False], ids=["prepared", "built"])
 @pytest.mark.parametrize("runtime", ["python", "node", "native"])
-def test_what_a_bot_of_each_runtime_sees_of_dev(bwrap_launcher, tmp_path, runtime):
-    if bwrap_launcher.dev is None:
-        pytest.skip(f"no prepared /dev here: {bwrap_launcher.dev_note}")
-    recording = RecordingLauncher(bwrap_launcher)
+def test_what_a_bot_of_each_runtime_sees_of_dev(bwrap_launcher, tmp_path, runtime, prepared):
+    """With the prepared /dev, and with the one built per bot where it
+    cannot be made: the same entries, as read-only."""
+    if prepared:
+        launcher = bwrap_launcher
+        if launcher.dev is None:
+            pytest.skip(f"no prepared /dev here: {launcher.dev_note}")
+    else:
+        launcher = BwrapLauncher(
+            bwrap_launcher.bwrap,
+            bwrap_launcher.controllers,
+            prlimit=bwrap_launcher.prlimit,
+            tmpfs_mounts=bwrap_launcher.tmpfs_mounts,
+            seccomp=bwrap_launcher.seccomp,
+            prepared_dev=False,
+        )
+        assert launcher.dev is None
+    recording = RecordingLauncher(launcher)
     root, entry = view_package(runtime, tmp_path / runtime)
     info = run_view(recording, root, runtime, entry)
-    assert info["dev"] == prepared_dev_view(), info["dev"]
+    assert info["dev"] == (prepared_dev_view() if prepared else BUILT_DEV), info["dev"]
     # Nothing can be added, removed or changed; no pty (nor devpts).
     tried = {k: info[k] for k in ("create", "mkdir", "mkfifo", "symlink", "unlink", "chmod") if k in info}
     assert tried and set(tried.values()) <= REFUSED, tried
@@ -145,7 +160,7 @@ def test_what_a_bot_of_each_runtime_sees_of_dev(bwrap_launcher, tmp_path, runtim
     # /dev/shm: its own, writable, with its size and inode limits.
     assert info["shm_write"] == "ok", info
     limits = BotLimits()
-    if bwrap_launcher.tmpfs_mounts:
+    if launcher.tmpfs_mounts:
         assert info["shm"] == [limits.shm_bytes, limits.shm_inodes], info["shm"]
     # Beside /dev, a node or native bot sees less than a Python one: none of
     # Python's folders and /etc files, an empty dist-packages (decision 160).
@@ -168,8 +183,6 @@ def test_bwraps_own_size_limited_shm_mounts_over_the_prepared_dev(bwrap_launcher
     folder's mount point the same way."""
     if bwrap_launcher.dev is None:
         pytest.skip(f"no prepared /dev here: {bwrap_launcher.dev_note}")
-    from cardroom.sandbox.launcher import BwrapLauncher
-
     weak = BwrapLauncher(
         bwrap_launcher.bwrap,
         bwrap_launcher.controllers,
@@ -235,6 +248,30 @@ def test_the_prepared_dev_is_read_only_even_for_root_and_rebuilt_when_wrong(bwra
     assert os.path.ismount(folder) and os.stat(folder / "null").st_rdev == os.makedev(1, 3)
 
 
+def test_a_built_dev_binds_only_the_hosts_true_devices(tmp_path):
+    """Each start without a prepared /dev first checks the host's nodes: a
+    regular file (or a link to one) where /dev/null should be is refused,
+    the real devices pass."""
+    assert devdir.host_devices_problem() is None
+    fake = tmp_path / "dev"
+    fake.mkdir()
+    for name, entry in devdir.DEV_ENTRIES.items():
+        if entry[0] == "char":
+            os.mknod(fake / name, stat.S_IFCHR | 0o666, os.makedev(entry[1], entry[2]))
+    assert devdir.host_devices_problem(fake) is None
+    (fake / "null").unlink()
+    (fake / "null").write_text("")
+    assert devdir.host_devices_problem(fake) == f"{fake / 'null'} is not the character device 1:3"
+    (fake / "null").unlink()
+    (fake / "null").symlink_to(fake / "zero")
+    assert devdir.host_devices_problem(fake) == f"{fake / 'null'} is not the character device 1:3"
+    (fake / "tty").unlink()
+    assert devdir.host_devices_problem(fake) == f"{fake / 'null'} is not the character device 1:3"
+    (fake / "null").unlink()
+    os.mknod(fake / "null", stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    assert devdir.host_devices_problem(fake) == f"{fake / 'tty'}: No such file or directory"
+
+
 FALLBACK_RUN = """
 import json, sys, os
 from pathlib import Path
@@ -257,7 +294,8 @@ print(json.dumps({"notes": probe().notes, "dev": str(launcher.dev), "view": json
 def test_without_mknod_the_sandbox_keeps_bwraps_dev(bwrap_launcher, tmp_path):
     """A worker that may not make device nodes (CAP_MKNOD dropped from its
     bounding set, as some container runtimes do): the probe says why and the
-    bots get bwrap's --dev, read-only, without ptys, the devices working."""
+    bots get the same entries built per start, read-only, without ptys, the
+    devices working."""
     setpriv = shutil.which("setpriv")
     if setpriv is None:
         pytest.skip("setpriv (util-linux) is not installed")
@@ -283,9 +321,11 @@ def test_without_mknod_the_sandbox_keeps_bwraps_dev(bwrap_launcher, tmp_path):
     result = json.loads(out.stdout.splitlines()[-1])
     assert result["dev"] == "None"
     note = next(n for n in result["notes"] if n.startswith("/dev: "))
-    assert note.startswith("/dev: bwrap's --dev (no prepared /dev here: ") and "Operation not permitted" in note, note
+    assert note.startswith("/dev: built for each bot (no prepared /dev here: ") and "Operation not permitted" in note, (
+        note
+    )
     info = result["view"]
-    assert info["dev"] == BWRAP_DEV, info["dev"]
+    assert info["dev"] == BUILT_DEV, info["dev"]
     tried = {k: info[k] for k in ("create", "mkdir", "mkfifo", "symlink", "unlink", "chmod")}
     assert set(tried.values()) <= REFUSED, tried
     assert info["dev_readonly"] == 1 and info["pts"] == [] and info["ptmx"] == "ENOENT", info
