@@ -486,9 +486,14 @@ class AllegraState(State):
         else:
             raise EngineError("no chance event is due")
         # a uniform shuffle: sort by independent random keys (faster than
-        # rng.shuffle for 120 cards; ties have probability ~0)
+        # rng.shuffle for 120 cards; ties have probability ~0), in the order
+        # of the pairs (key, card) without making the pairs: the positions
+        # sorted by card, then (a stable sort) by key
         rnd = rng.random
-        deck = [v for _k, v in sorted([(rnd(), v) for v in deck])]
+        keys = [rnd() for _ in deck]
+        order = sorted(range(len(deck)), key=deck.__getitem__)
+        order.sort(key=keys.__getitem__)
+        deck = [deck[i] for i in order]
         return {"type": "deal" if self.phase == DEAL else "reshuffle", "deck": deck}
 
     def chance_kind(self) -> str:
