@@ -465,12 +465,30 @@ def end_process(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
+def mounts_below(folder: Path) -> list[str]:
+    """The mount points under ``folder`` (the prepared /dev a launcher made
+    there, decision 159), deepest first."""
+    prefix = f"{folder}/"
+    with open("/proc/self/mountinfo") as mountinfo:
+        points = [line.split()[4] for line in mountinfo]
+    return sorted((p for p in points if p.startswith(prefix)), key=len, reverse=True)
+
+
+def remove_state(state: Path) -> None:
+    """A test's state folder, with what was mounted in it: the host keeps
+    no mount of a test's (each would slow every later bwrap, decision 161)."""
+    for point in mounts_below(state):
+        subprocess.run(["umount", "--lazy", point], check=True)
+    shutil.rmtree(state)
+    assert not mounts_below(state)
+
+
 def private_state(uids: str, monkeypatch, request) -> Path:
     """A sandbox state folder of the test's own (bot uids must traverse it),
     with the pool set to ``uids``: no other test's bot can use them."""
     monkeypatch.setenv("CARDROOM_SANDBOX_UIDS", uids)
     state = Path(tempfile.mkdtemp(prefix="cardroom-sandbox-test-", dir="/tmp"))
-    request.addfinalizer(lambda: shutil.rmtree(state, ignore_errors=True))
+    request.addfinalizer(lambda: remove_state(state))
     os.chmod(state, 0o711)
     monkeypatch.setenv("CARDROOM_SANDBOX_DIR", str(state))
     sandbox._prepare_state_dir()
