@@ -26,7 +26,7 @@ from cardroom.sandbox.launcher import BwrapLauncher
 
 from .conftest import REPO, RecordingLauncher, assert_host_clean
 from .native import HERE, compile_c, native_package, node_package
-from .test_sandbox import finish
+from .test_sandbox import finish, remove_state
 
 pytestmark = pytest.mark.sandbox
 
@@ -219,9 +219,7 @@ def fresh_state(monkeypatch):
     folder.mkdir(mode=0o711)
     monkeypatch.setenv("CARDROOM_SANDBOX_DIR", str(folder))
     yield folder
-    for entry in folder.glob("dev-*"):
-        devdir._detach(entry)
-    shutil.rmtree(folder)
+    remove_state(folder)
 
 
 def test_the_prepared_dev_is_read_only_even_for_root_and_rebuilt_when_wrong(bwrap_launcher, fresh_state):
