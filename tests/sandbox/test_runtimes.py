@@ -29,7 +29,12 @@ from .native import HERE, compile_c, native_package, node_package
 
 pytestmark = pytest.mark.sandbox
 
-TIME = TimeControl(startup_ms=15_000, per_move_ms=2_000, overage_ms=0, total_ms=60_000, end_grace_ms=500)
+# A small overage bank: CPU a bot's cgroup is charged between its moves
+# counts against it (decision 115), and in a virtual machine a stalled vCPU
+# is charged to whatever task it was running; with no bank at all, one such
+# stall of a few ms at the wrong moment forfeited an honest seat (about one
+# match in 60, in a loop here).
+TIME = TimeControl(startup_ms=15_000, per_move_ms=2_000, overage_ms=1_000, total_ms=60_000, end_grace_ms=500)
 MiB = 1024 * 1024
 
 
