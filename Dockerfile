@@ -48,6 +48,9 @@ COPY scripts/build_engine.py /src/scripts/build_engine.py
 RUN python3 -m venv /opt/build \
  && /opt/build/bin/pip install --quiet "mypy>=1.10" setuptools \
  && /opt/build/bin/python /src/scripts/build_engine.py
+# bot-exec, the sandbox's start helper (cardroom/sandbox/bot_exec.c, decision
+# 164), built here beside its source: the final image has no compiler.
+RUN cd /src && python3 -c 'from cardroom.sandbox.botexec import build_prebuilt; print(build_prebuilt())'
 
 FROM debian:bookworm-slim
 # python3: the app's interpreter and the bots'; bubblewrap, libseccomp2 (the bots'
@@ -72,6 +75,7 @@ COPY --from=build /src/engine engine
 COPY bots bots
 COPY research research
 COPY cardroom cardroom
+COPY --from=build /src/cardroom/sandbox/bot-exec-* cardroom/sandbox/
 COPY cardroom_sdk cardroom_sdk
 COPY ladder ladder
 COPY config config

@@ -417,7 +417,7 @@ def breakdown(launcher: Launcher, bot: BenchBot, runs: int) -> None:
     timed(sb, "_copy_bot_files", "copy the bot's files")
     timed(sb_cgroups._Controller, "prepare", "prepare cgroups (each)")
     timed(sb, "mount_bot_tmpfs", "mount /tmp and /dev/shm")
-    timed(subprocess, "Popen", "start prlimit+bwrap (Popen)")
+    timed(subprocess, "Popen", "start bot-exec+bwrap (Popen)")
     timed(sb, "_read_child_pid", "wait for the bot's pid (--info-fd)")
     timed(sb_cgroups._Controller, "join", "")
     try:
@@ -450,8 +450,10 @@ def breakdown(launcher: Launcher, bot: BenchBot, runs: int) -> None:
 def bwrap_cpu(launcher: Launcher, bot: BenchBot, runs: int) -> list[float]:
     """bwrap's own CPU time (ms) per start: the launcher's command line for
     this bot (its mounts, its filter), run as a pool uid with /usr/bin/true
-    in place of the bot's program; user and system time of bwrap, its child
-    and true, from wait4 (exact: the kernel's runtime, not ticks)."""
+    in place of the bot's program, started as the launcher starts it
+    (through bot-exec, in a network namespace of its pool, where it has
+    them); user and system time of bwrap, its child and true, from wait4
+    (exact: the kernel's runtime, not ticks)."""
     import subprocess
 
     from cardroom.sandbox import lease_uid, state_dir
@@ -464,24 +466,34 @@ def bwrap_cpu(launcher: Launcher, bot: BenchBot, runs: int) -> list[float]:
     info_r, info_w = os.pipe2(os.O_CLOEXEC)
     os.set_blocking(info_r, False)
     samples = []
+    pool = getattr(launcher, "netns", None)
+    netns_fd = pool.acquire() if pool is not None else None
     try:
         for _ in range(runs):
             seccomp = launcher.seccomp  # type: ignore[attr-defined]
             seccomp_fd = filter_fd(seccomp.program) if seccomp is not None else None  # read to its end by each bwrap
             try:
-                argv = launcher.argv(bot.argv, bot.limits, state_dir() / "empty", info_w, None, tmpfs, seccomp_fd)  # type: ignore[attr-defined]
+                argv = launcher.argv(  # type: ignore[attr-defined]
+                    bot.argv, bot.limits, state_dir() / "empty", info_w, None, tmpfs, seccomp_fd, netns_joined=netns_fd is not None
+                )
                 argv = argv[: argv.index("--") + 1] + ["/usr/bin/true"]
                 fds = [info_w] + ([seccomp_fd] if seccomp_fd is not None else [])
+                bot_exec = getattr(launcher, "bot_exec", None)
+                if bot_exec is not None:
+                    netns = [] if netns_fd is None else [f"--netns-fd={netns_fd}"]
+                    fds += [] if netns_fd is None else [netns_fd]
+                    argv = [bot_exec, *netns, f"--uid={uid}", f"--gid={uid}", "--", *argv]
+                    as_uid: dict = {}
+                else:
+                    as_uid = {"user": uid, "group": uid, "extra_groups": []}
                 popen = subprocess.Popen(
                     argv,
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
                     cwd="/",
-                    user=uid,
-                    group=uid,
-                    extra_groups=[],
                     pass_fds=fds,
+                    **as_uid,
                 )
                 _, status, usage = os.wait4(popen.pid, 0)
                 popen.returncode = os.waitstatus_to_exitcode(status)
@@ -496,6 +508,8 @@ def bwrap_cpu(launcher: Launcher, bot: BenchBot, runs: int) -> list[float]:
             except BlockingIOError:
                 pass
     finally:
+        if netns_fd is not None:
+            pool.release(netns_fd, clean=True)  # every run has exited
         os.close(info_r)
         os.close(info_w)
         if tmpfs is not None:

@@ -33,11 +33,15 @@ Every bot process runs
 
 Start-up, in order: lease a uid; copy the bot's files to
 ``<state>/runs/uid-N`` (root-owned, readable by the bot's group only); run
-``prlimit --as=… -- bwrap … --as-pid-1 …`` as the bot's uid (Popen
-``user=``: no ``preexec_fn`` in the threaded runner; prlimit(1) sets the
-rlimits on itself before it becomes bwrap, since setting them from outside
-would need CAP_SYS_RESOURCE, which root lacks on some machines, this one
-included). The bot is pid 1 of its pid namespace (``--as-pid-1``: no init
+``bot-exec --netns-fd=N --uid=… --gid=… --as=… -- bwrap … --as-pid-1 …``
+with a vfork: bot-exec (``botexec.py``, a C program with no C library)
+joins an empty network namespace of the worker's pool (``netns.py``), drops
+to the bot's uid and gid with no groups, sets the rlimits on itself and
+becomes bwrap (no ``preexec_fn`` in the threaded runner; setting rlimits
+from outside would need CAP_SYS_RESOURCE, which root lacks on some
+machines). Where bot-exec cannot be built, ``prlimit --as=… -- bwrap …``
+runs as the bot's uid instead (Popen ``user=``, a fork), and bwrap makes
+the network namespace. The bot is pid 1 of its pid namespace (``--as-pid-1``: no init
 process to fork, which is measurably faster to start); when it exits, the
 kernel kills everything else in the namespace. bwrap reports the bot's host
 pid on ``--info-fd``; we move it into the bot's cgroups while its interpreter

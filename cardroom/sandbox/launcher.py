@@ -19,6 +19,7 @@ from pathlib import Path
 
 from cardroom.launch import BotLimits, BotProcess, Launcher, PlainLauncher, PlainProcess, sdk_packages
 
+from .botexec import bot_exec_program
 from .cgroups import CPU_PERIOD_US, _Controller
 from .config import (
     BOT_DIR,
@@ -34,6 +35,7 @@ from .config import (
     uid_range,
 )
 from .devdir import DEV_ENTRIES, host_devices_problem, prepare_dev
+from .netns import NetnsPool
 from .reaping import (
     _children,
     _cleanup,
@@ -86,8 +88,10 @@ class BwrapProcess(BotProcess):
         pidns: tuple[int, int] | None = None,
         mounts: list[Path] | None = None,
         freezer_file: tuple[int, bytes, bytes] | None = None,
+        netns: tuple[NetnsPool, int] | None = None,
     ):
         self._popen = popen
+        self._netns = netns  # the pooled network namespace it was lent
         assert popen.stderr is not None
         self.stdin = os.fdopen(stdin_fd, "wb")
         self.stdout_fd = stdout_fd
@@ -195,9 +199,14 @@ class BwrapProcess(BotProcess):
             if self._killed:
                 return
             self._killed = True
+        gone = False
         try:
-            _cleanup(self._popen, self._inner_pidfd, self._pidns, self._cgroups, self.run_dir, self.mounts)
+            gone = _cleanup(self._popen, self._inner_pidfd, self._pidns, self._cgroups, self.run_dir, self.mounts)
         finally:
+            if self._netns is not None:
+                pool, fd = self._netns
+                self._netns = None
+                pool.release(fd, clean=gone)
             if self._inner_pidfd is not None:
                 os.close(self._inner_pidfd)
                 self._inner_pidfd = None
@@ -347,6 +356,7 @@ class BwrapLauncher(Launcher):
         tmpfs_mounts: bool | None = None,
         seccomp: SeccompFilter | None = None,
         prepared_dev: bool = True,
+        bot_exec: str | None = None,
     ):
         self.bwrap = bwrap
         self.seccomp = seccomp  # None only in the weak mode the operator chose
@@ -356,8 +366,18 @@ class BwrapLauncher(Launcher):
         # (less kernel attack surface).
         self.disable_userns = disable_userns
         self.as_pid_1 = True  # the bot is pid 1: no init process to fork
+        # bot-exec sets the uid and the rlimits and executes bwrap, started
+        # with a vfork (decision 164); else prlimit(1), in a fork of the
+        # worker that changed its uid: the same limits, a slower start.
+        if bot_exec is None:
+            bot_exec, self.bot_exec_note = bot_exec_program()
+        else:
+            self.bot_exec_note = bot_exec or "not asked for"
+        self.bot_exec = bot_exec or None
+        # Empty network namespaces, reused (decision 165); bot-exec joins them.
+        self.netns = NetnsPool() if self.bot_exec is not None else None
         self.prlimit = prlimit or shutil.which("prlimit")
-        if self.prlimit is None:  # the probe says so first, with the fix
+        if self.bot_exec is None and self.prlimit is None:  # the probe says so first, with the fix
             raise SandboxError("prlimit(1) is not installed (util-linux): it sets each bot's rlimits")
         self.controllers = controllers
         if tmpfs_mounts is None:
@@ -394,10 +414,13 @@ class BwrapLauncher(Launcher):
         block_fd: int | None,
         tmpfs: tuple[Path, Path] | None = None,
         seccomp_fd: int | None = None,
+        netns_joined: bool = False,
     ) -> list[str]:
         """The bwrap command line; ``tmpfs``: the bot's (tmp, shm) mounts
         made by ``mount_bot_tmpfs``, else bwrap makes size-limited ones;
-        ``seccomp_fd``: the filter program (``filter_fd``)."""
+        ``seccomp_fd``: the filter program (``filter_fd``); ``netns_joined``:
+        bwrap starts in an empty network namespace of the pool (bot-exec
+        joined it), else it makes a new one."""
         if tmpfs is not None:
             shm_args = ["--bind", str(tmpfs[1]), "/dev/shm"]
             tmp_args = ["--bind", str(tmpfs[0]), "/tmp"]
@@ -408,7 +431,7 @@ class BwrapLauncher(Launcher):
             self.bwrap,
             "--unshare-user",
             "--unshare-pid",
-            "--unshare-net",
+            *([] if netns_joined else ["--unshare-net"]),
             "--unshare-ipc",
             "--unshare-uts",
             "--unshare-cgroup-try",
@@ -499,6 +522,7 @@ class BwrapLauncher(Launcher):
         fds: list[int] = []
         socks: list[socket.socket] = []
         forking = False
+        netns_fd: int | None = None
         try:
             # A run folder left behind means a worker died without cleaning
             # up after this uid (what still ran of it, in its cgroups, is
@@ -558,9 +582,23 @@ class BwrapLauncher(Launcher):
                 child_stdin, child_stdout = stdin_r, stdout_w
                 if _is_python(argv[0]):
                     env["PYTHONPATH"] = SDK_DIR
-            command = self.argv(argv, limits, run_dir, info_w, block_r if use_block else None, tmpfs, seccomp_fd)
+            if self.netns is not None:
+                netns_fd = self.netns.acquire()
+            if netns_fd is not None:
+                pass_fds.append(netns_fd)
+            command = self.argv(
+                argv, limits, run_dir, info_w, block_r if use_block else None, tmpfs, seccomp_fd, netns_joined=netns_fd is not None
+            )
             memory_cgroup = any(controller.name == "memory" for controller, _ in cgroups)
-            command = _prlimit_prefix(self.prlimit, limits, memory_cgroup) + command
+            rlimits = _rlimit_options(limits, memory_cgroup)
+            if self.bot_exec is not None:
+                netns = [] if netns_fd is None else [f"--netns-fd={netns_fd}"]
+                command = [self.bot_exec, *netns, f"--uid={uid}", f"--gid={uid}", *rlimits, "--", *command]
+                as_uid = {}  # bot-exec switches: Popen may vfork
+            else:
+                assert self.prlimit is not None
+                command = [self.prlimit, *rlimits, "--", *command]
+                as_uid = {"user": uid, "group": uid, "extra_groups": []}
             forking = True  # from here on a launcher of ours may run, even if Popen never returns
             popen = subprocess.Popen(
                 command,
@@ -569,9 +607,7 @@ class BwrapLauncher(Launcher):
                 stderr=subprocess.PIPE,
                 cwd="/",
                 env=env,
-                user=uid,
-                group=uid,
-                extra_groups=[],
+                **as_uid,  # type: ignore[arg-type]
                 start_new_session=True,
                 pass_fds=pass_fds,
                 close_fds=True,
@@ -633,9 +669,21 @@ class BwrapLauncher(Launcher):
             if freezer_file is not None:
                 fds.append(freezer_file[0])
             process = BwrapProcess(
-                popen, stdin_w, stdout_r, inner_pid, inner_pidfd, lease, run_dir, cgroups, pidns, mounts, freezer_file
+                popen,
+                stdin_w,
+                stdout_r,
+                inner_pid,
+                inner_pidfd,
+                lease,
+                run_dir,
+                cgroups,
+                pidns,
+                mounts,
+                freezer_file,
+                None if netns_fd is None else (self.netns, netns_fd),  # type: ignore[arg-type]
             )
             fds = []
+            netns_fd = None  # the process's now
             return process
         except BaseException:
             for fd in fds:
@@ -645,6 +693,8 @@ class BwrapLauncher(Launcher):
                     pass
             for sock in socks:
                 sock.close()
+            if netns_fd is not None and self.netns is not None:
+                self.netns.release(netns_fd, clean=False)  # a start that failed: never lent again
             try:
                 _cleanup(popen, inner_pidfd, pidns, cgroups, run_dir, mounts)
                 if inner_pidfd is None and forking:
@@ -677,12 +727,12 @@ def _address_space(limits: BotLimits, memory_cgroup: bool) -> int | None:
     return None if memory_cgroup else NO_CGROUP_ADDRESS_FACTOR * limits.memory_bytes
 
 
-def _prlimit_prefix(prlimit: str, limits: BotLimits, memory_cgroup: bool = True) -> list[str]:
-    """``prlimit --as=… -- `` : the rlimits, set by the (already unprivileged)
-    child on itself just before it becomes bwrap (decision 74). (Setting them
-    from outside with prlimit(2) would need CAP_SYS_RESOURCE, which root does
-    not always have: the VMs this was developed on drop it from the bounding
-    set.)"""
+def _rlimit_options(limits: BotLimits, memory_cgroup: bool = True) -> list[str]:
+    """``--as=SOFT:HARD …``, as prlimit(1) and bot-exec both read them: the
+    rlimits, set by the (already unprivileged) child on itself just before
+    it becomes bwrap (decision 74). (Setting them from outside with
+    prlimit(2) would need CAP_SYS_RESOURCE, which root does not always have:
+    the VMs this was developed on drop it from the bounding set.)"""
     address_space = _address_space(limits, memory_cgroup)
     rlimits = [
         ("as", address_space or "unlimited", address_space or "unlimited"),
@@ -694,7 +744,7 @@ def _prlimit_prefix(prlimit: str, limits: BotLimits, memory_cgroup: bool = True)
         ("memlock", 0, 0),
         ("msgqueue", 0, 0),
     ]
-    return [prlimit] + [f"--{option}={soft}:{hard}" for option, soft, hard in rlimits] + ["--"]
+    return [f"--{option}={soft}:{hard}" for option, soft, hard in rlimits]
 
 
 def _read_child_pid(fd: int, popen: subprocess.Popen) -> int:

@@ -260,7 +260,10 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
         report.notes.append(f"removed {len(swept)} run folders, cgroups and /run/user folders left behind by workers that died or by earlier versions")
     launcher = BwrapLauncher(bwrap, controllers, prlimit=prlimit, tmpfs_mounts=tmpfs_error is None, seccomp=seccomp_filter)
     report.nested_userns = "blocked (--disable-userns)" if launcher.disable_userns else "allowed (bubblewrap < 0.8)"
-    report.rlimits = f"set by {prlimit} before bwrap starts"
+    if launcher.bot_exec is not None:
+        report.rlimits = f"set by bot-exec before bwrap starts: {launcher.bot_exec_note}"
+    else:
+        report.rlimits = f"set by {prlimit} before bwrap starts (a slower start: no bot-exec, {launcher.bot_exec_note})"
     error = _trial_run(launcher, report)
     if error and launcher.dev is not None:
         # Never refuse for want of the prepared /dev: one built per bot instead.

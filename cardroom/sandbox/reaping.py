@@ -124,8 +124,8 @@ def kill_sandbox_strays(uid: int, run_dir: Path, settle: float = 0.0) -> list[in
       parent-death signal, when the worker dies) the child either waits
       for it forever (on its eventfd) or, released by the dead worker's
       closed --block-fd, goes on to start the bot outside the cgroups;
-    * our launcher of ``uid`` (prlimit, then the outer bwrap: this run
-      folder is an argument of its command line).
+    * our launcher of ``uid`` (bot-exec or prlimit, then the outer bwrap:
+      this run folder is an argument of its command line).
 
     A host process of ``uid`` that is neither is left alone. ``settle``:
     scan again until a scan finds nothing, for at least that long (a
@@ -182,7 +182,9 @@ def _cleanup(
     cgroups: list[tuple[_Controller, Path]],
     run_dir: Path | None,
     mounts: list[Path] | None = None,
-) -> None:
+) -> bool:
+    """Kill and clean up after a bot; True if all of its processes are known
+    to be gone (its pid 1 was seen to exit, and its cgroups are removed)."""
     # 1. The bot, pid 1 of its namespace, first: its death kills the whole
     #    pid namespace (double-forked, setsid daemons included); the kernel
     #    has reaped them all by the time pid 1 itself is seen to exit. Then
@@ -233,6 +235,7 @@ def _cleanup(
         unmount_tmpfs(mount)
     if run_dir is not None:
         shutil.rmtree(run_dir, ignore_errors=True)
+    return bot_gone and inner_pidfd is not None and not any(path.exists() for _, path in cgroups)
 
 
 def _wait_pidfd(pidfd: int, timeout: float) -> bool:
