@@ -2,6 +2,7 @@
  * bot-exec: the first program of every sandboxed bot's start (decision 164).
  *
  *   bot-exec [--netns-fd=FD] --uid=UID --gid=GID [--RESOURCE=SOFT:HARD ...] -- PROGRAM [ARG ...]
+ *   bot-exec --stdio-socket=FD -- PROGRAM [ARG ...]
  *
  * The worker starts it as root with a vfork (nothing of the worker's memory
  * is copied). In this order it joins the network namespace FD (an empty one
@@ -10,6 +11,14 @@
  * saved), sets each rlimit (RESOURCE as prlimit(1) names them: as, cpu,
  * nproc, fsize, nofile, core, memlock, msgqueue; "unlimited" or a number),
  * and executes PROGRAM (bwrap) with the environment it was given.
+ *
+ * With --stdio-socket it is the first program inside a node or native bot's
+ * sandbox (decision 166), as the bot's uid: it waits on the Unix socket FD
+ * for two descriptors (SCM_RIGHTS), the bot's stdin and stdout, puts them on
+ * 0 and 1, closes FD and executes the bot. The worker sends them once the
+ * sandbox is in its cgroups, so nothing of the bot runs before; and only the
+ * bot holds its pipes (not the outer bwrap, which started with stand-ins),
+ * so a bot that closes its stdout is seen at once.
  *
  * It fails closed: an unknown option, a malformed number, a uid or gid of 0,
  * no uid or gid, or any system call failing, and it writes one line to
@@ -29,6 +38,8 @@ typedef unsigned long u64;
 
 #define SYS_write 1
 #define SYS_close 3
+#define SYS_dup2 33
+#define SYS_recvmsg 47
 #define SYS_execve 59
 #define SYS_exit 60
 #define SYS_setgroups 116
@@ -37,6 +48,10 @@ typedef unsigned long u64;
 #define SYS_prlimit64 302
 #define SYS_setns 308
 #define CLONE_NEWNET 0x40000000
+#define SOL_SOCKET 1
+#define SCM_RIGHTS 1
+#define MSG_CMSG_CLOEXEC 0x40000000
+#define MSG_CTRUNC 0x8
 #define RLIM_INFINITY (~0UL)
 #define EXIT_REFUSED 126
 
@@ -135,6 +150,46 @@ struct rlimit64 {
     u64 soft, hard;
 };
 
+struct iovec {
+    void *base;
+    u64 length;
+};
+
+struct msghdr {
+    void *name;
+    int name_length;
+    struct iovec *iov;
+    u64 iov_count;
+    void *control;
+    u64 control_length;
+    int flags;
+};
+
+/* --stdio-socket=FD -- PROGRAM ...: receive stdin and stdout, then become PROGRAM. */
+static void __attribute__((noreturn)) hand_over_stdio(long socket_fd, char **program, char **envp)
+{
+    char byte;
+    struct iovec iov = {&byte, 1};
+    /* A cmsghdr (length, level, type: 16 bytes) and two ints, and room to
+       see that no more came. */
+    u64 control[8] = {0};
+    struct msghdr message = {0, 0, &iov, 1, control, sizeof control, 0};
+    long got = syscall4(SYS_recvmsg, socket_fd, (long)&message, MSG_CMSG_CLOEXEC, 0);
+    if (got <= 0)
+        refuse("the bot's stdin and stdout never came", 0);
+    int *fds = (int *)&control[2];
+    if (message.flags & MSG_CTRUNC || message.control_length != 24 || control[0] != 24 ||
+        ((int *)control)[2] != SOL_SOCKET || ((int *)control)[3] != SCM_RIGHTS)
+        refuse("not the bot's stdin and stdout", 0);
+    /* Received close-on-exec: after the two dup2, only 0 and 1 go on. */
+    if (syscall4(SYS_dup2, fds[0], 0, 0, 0) < 0 || syscall4(SYS_dup2, fds[1], 1, 0, 0) < 0)
+        refuse("cannot put the bot's stdin and stdout in place", 0);
+    if (syscall4(SYS_close, socket_fd, 0, 0, 0) < 0)
+        refuse("cannot close the socket", 0);
+    syscall4(SYS_execve, (long)program[0], (long)program, (long)envp, 0);
+    refuse("cannot execute", program[0]);
+}
+
 int run(long argc, char **argv, char **envp)
 {
     long netns_fd = -1;
@@ -143,8 +198,17 @@ int run(long argc, char **argv, char **envp)
     int resources[N_RESOURCES];
     unsigned n_limits = 0;
     long i;
+    const char *value, *rest;
+    if (argc >= 4 && (value = value_of(argv[1], "--stdio-socket="))) {
+        u64 fd;
+        if (!parse_number(value, 0, &fd, &rest) || fd > 0x7fffffff)
+            refuse("not a descriptor", argv[1]);
+        if (!(argv[2][0] == '-' && argv[2][1] == '-' && argv[2][2] == 0))
+            refuse("--stdio-socket takes no other option", argv[2]);
+        hand_over_stdio((long)fd, argv + 3, envp);
+    }
     for (i = 1; i < argc; i++) {
-        const char *arg = argv[i], *value, *rest;
+        const char *arg = argv[i];
         unsigned r;
         if (arg[0] == '-' && arg[1] == '-' && arg[2] == 0) {
             i++;

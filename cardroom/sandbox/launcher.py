@@ -54,6 +54,9 @@ from .uids import UidLease, lease_uid
 # Where Debian's python3-numpy lives (the only package of dist-packages a bot sees).
 NUMPY_DIR = Path("/usr/lib/python3/dist-packages/numpy")
 NO_CGROUP_ADDRESS_FACTOR = 8
+# Where a node or native bot's sandbox shows bot-exec, which hands it its
+# stdin and stdout (decision 166); beside a Python bot's shim.
+BOT_EXEC_IN_SANDBOX = f"{SHIM_DIR}/bot-exec"
 
 
 def _mount_points_dir() -> Path:
@@ -415,12 +418,15 @@ class BwrapLauncher(Launcher):
         tmpfs: tuple[Path, Path] | None = None,
         seccomp_fd: int | None = None,
         netns_joined: bool = False,
+        stdio_socket: int | None = None,
     ) -> list[str]:
         """The bwrap command line; ``tmpfs``: the bot's (tmp, shm) mounts
         made by ``mount_bot_tmpfs``, else bwrap makes size-limited ones;
         ``seccomp_fd``: the filter program (``filter_fd``); ``netns_joined``:
         bwrap starts in an empty network namespace of the pool (bot-exec
-        joined it), else it makes a new one."""
+        joined it), else it makes a new one; ``stdio_socket``: a node or
+        native bot's stdin and stdout come over this socket, to bot-exec
+        run in the sandbox before the bot (decision 166)."""
         if tmpfs is not None:
             shm_args = ["--bind", str(tmpfs[1]), "/dev/shm"]
             tmp_args = ["--bind", str(tmpfs[0]), "/tmp"]
@@ -453,6 +459,10 @@ class BwrapLauncher(Launcher):
         else:
             for hidden in self._python_hidden:
                 args += ["--ro-bind", str(self._empty), hidden]
+            if stdio_socket is not None:
+                assert self.bot_exec is not None
+                args += ["--ro-bind", self.bot_exec, BOT_EXEC_IN_SANDBOX]
+                inner_argv = [BOT_EXEC_IN_SANDBOX, f"--stdio-socket={stdio_socket}", "--", *inner_argv]
         args += [
             "--proc",
             "/proc",
@@ -552,10 +562,17 @@ class BwrapLauncher(Launcher):
             stdout_r, stdout_w = os.pipe2(os.O_CLOEXEC)
             fds += [stdout_r, stdout_w]
             env = dict(BOT_ENV)
-            handover = self.shim is not None and _is_python(argv[0])
+            python = _is_python(argv[0])
+            # The bot's stdin and stdout handed over once it is in its
+            # cgroups: to a Python bot's shim (its interpreter starts up
+            # meanwhile), to bot-exec before a node or native bot (decision
+            # 166); where neither can be had, bwrap's own pipes.
+            shim_handover = self.shim is not None and python
+            exec_handover = self.bot_exec is not None and not python
+            handover = shim_handover or exec_handover
+            child_fd = -1
             # What keeps the bot's own code from running before its processes
-            # are in the cgroups: the shim waiting for its stdin and stdout
-            # (the interpreter starts up meanwhile: see below), or else
+            # are in the cgroups: the wait for its stdin and stdout, or else
             # bwrap's --block-fd.
             use_block = bool(cgroups) and not handover
             pass_fds = [info_w] + ([block_r] if use_block else [])
@@ -566,16 +583,17 @@ class BwrapLauncher(Launcher):
                 pass_fds.append(seccomp_fd)
             if handover:
                 # The bot's stdin/stdout travel over a socket (SCM_RIGHTS) to
-                # the shim in its own interpreter, so that only the bot holds
-                # them (bwrap's two helpers would keep them open otherwise: a
-                # bot closing its stdout would never look closed).
+                # the shim in its own interpreter, or to bot-exec, so that only
+                # the bot holds them (bwrap's two helpers would keep them open
+                # otherwise: a bot closing its stdout would never look closed).
                 parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
                 socks += [parent_sock, child_sock]
                 child_fd = child_sock.fileno()
                 dummy_r, dummy_w = os.pipe2(os.O_CLOEXEC)
                 fds += [dummy_r, dummy_w]
-                env["PYTHONPATH"] = f"{SHIM_DIR}:{SDK_DIR}"
-                env[SHIM_ENV] = str(child_fd)
+                if shim_handover:
+                    env["PYTHONPATH"] = f"{SHIM_DIR}:{SDK_DIR}"
+                    env[SHIM_ENV] = str(child_fd)
                 pass_fds.append(child_fd)
                 child_stdin, child_stdout = dummy_r, dummy_w
             else:
@@ -587,7 +605,15 @@ class BwrapLauncher(Launcher):
             if netns_fd is not None:
                 pass_fds.append(netns_fd)
             command = self.argv(
-                argv, limits, run_dir, info_w, block_r if use_block else None, tmpfs, seccomp_fd, netns_joined=netns_fd is not None
+                argv,
+                limits,
+                run_dir,
+                info_w,
+                block_r if use_block else None,
+                tmpfs,
+                seccomp_fd,
+                netns_joined=netns_fd is not None,
+                stdio_socket=child_fd if exec_handover else None,
             )
             memory_cgroup = any(controller.name == "memory" for controller, _ in cgroups)
             rlimits = _rlimit_options(limits, memory_cgroup)
@@ -659,7 +685,7 @@ class BwrapLauncher(Launcher):
                 try:
                     socket.send_fds(parent_sock, [b"\0"], [stdin_r, stdout_w])
                 except OSError:
-                    raise SandboxError(f"the bot's interpreter did not start: {_bwrap_error(popen)}") from None
+                    raise SandboxError(f"the bot's sandbox did not start: {_bwrap_error(popen)}") from None
                 parent_sock.close()
             for fd in fds:
                 if fd not in (stdin_w, stdout_r):

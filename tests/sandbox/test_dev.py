@@ -170,8 +170,10 @@ def test_what_a_bot_of_each_runtime_sees_of_dev(bwrap_launcher, tmp_path, runtim
         assert set(etc) < set(info["etc"]), info["etc"]
     else:
         assert sorted(info["etc"]) == etc, info["etc"]
+        # /cardroom holds bot-exec, which hands the bot its stdin and stdout (decision 166).
+        handed_over = ["cardroom"] if launcher.bot_exec is not None else []
         assert sorted(info["root"]) == sorted(
-            ["bin", "bot", "dev", "etc", "lib", "lib64", "proc", "sbin", "tmp", "usr"]
+            ["bin", "bot", "dev", "etc", "lib", "lib64", "proc", "sbin", "tmp", "usr", *handed_over]
         ), info["root"]
         assert info["dist_packages"] == [], info["dist_packages"]
     assert_host_clean(recording.procs)

@@ -22,6 +22,7 @@ import cardroom.sandbox as sandbox
 import engine
 from cardroom.launch import BotLimits, PlainLauncher
 from cardroom.runner import TimeControl, run_match
+from cardroom.runtimes import runtime_argv, runtime_limits
 from cardroom.sandbox import (
     BOT_ENV,
     NONE_WARNING,
@@ -37,6 +38,7 @@ from cardroom.sandbox.config import SDK_DIR
 from cardroom.sandbox.reaping import _pidfd_open, _status_fields, _wait_pidfd
 
 from .conftest import REPO, assert_host_clean, uid_is_free, zombie_children
+from .native import HERE, compile_c, native_package, node_package
 
 MiB = 1024 * 1024
 
@@ -362,11 +364,46 @@ def test_exit_status(bwrap_launcher, tmp_path, code, expected):
     assert status == expected, err
 
 
+CLOSE_PIPES_PY = """
+import os, sys, time
+if sys.argv[1] == "stdin":
+    os.close(0)
+    print("closed", flush=True)
+else:
+    print("hi", flush=True)
+    os.close(1)
+time.sleep(60)
+"""
+
+
+@pytest.fixture(scope="module")
+def close_pipes_c(tmp_path_factory) -> Path:
+    return compile_c("close_pipes.c", tmp_path_factory.mktemp("close_pipes") / "close_pipes")
+
+
+def start_pipe_closer(launcher, folder: Path, runtime: str, which: str, close_pipes_c: Path):
+    """A bot of ``runtime`` that closes its stdout, or its stdin (``which``),
+    and then keeps running."""
+    if runtime == "native":
+        root, argv = native_package(folder, close_pipes_c), ["./bot", which]
+    elif runtime == "node":
+        root, argv = node_package(folder, HERE / "runtimes" / "close_pipes.js"), [*runtime_argv("node", "main.js", BotLimits()), which]
+    else:
+        folder.mkdir()
+        (folder / "bot.py").write_text(CLOSE_PIPES_PY)
+        root, argv = folder, ["/usr/bin/python3", "bot.py", which]
+    return launcher.spawn(root, argv, runtime_limits(runtime, BotLimits()))
+
+
 @pytest.mark.sandbox
-def test_closing_stdout_is_seen_at_once(bwrap_launcher, tmp_path):
-    """Only the bot holds its stdout (bwrap's helpers do not): closing it is
-    an end of output while the bot still runs."""
-    proc = start(bwrap_launcher, tmp_path, "import os, time; print('hi', flush=True); os.close(1); time.sleep(60)")
+@pytest.mark.parametrize("runtime", ["python", "node", "native"])
+def test_closing_stdout_is_seen_at_once(bwrap_launcher, tmp_path, close_pipes_c, runtime):
+    """Only the bot holds its stdout (bwrap's helpers do not: the shim or
+    bot-exec was handed it, decision 166): closing it is an end of output
+    while the bot still runs."""
+    if runtime != "python" and bwrap_launcher.bot_exec is None:
+        pytest.skip(f"no bot-exec here: {bwrap_launcher.bot_exec_note}")
+    proc = start_pipe_closer(bwrap_launcher, tmp_path / "bot", runtime, "stdout", close_pipes_c)
     try:
         assert read_all(proc.stdout_fd, timeout=10) == b"hi\n"
         assert proc.poll() is None
@@ -376,8 +413,9 @@ def test_closing_stdout_is_seen_at_once(bwrap_launcher, tmp_path):
 
 
 @pytest.mark.sandbox
-def test_closing_stdin_breaks_the_pipe(bwrap_launcher, tmp_path):
-    proc = start(bwrap_launcher, tmp_path, "import os, time; os.close(0); print('closed', flush=True); time.sleep(60)")
+@pytest.mark.parametrize("runtime", ["python", "node", "native"])
+def test_closing_stdin_breaks_the_pipe(bwrap_launcher, tmp_path, close_pipes_c, runtime):
+    proc = start_pipe_closer(bwrap_launcher, tmp_path / "bot", runtime, "stdin", close_pipes_c)
     try:
         assert read_line(proc.stdout_fd) == b"closed\n"
         with pytest.raises(BrokenPipeError):

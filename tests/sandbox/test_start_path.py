@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import textwrap
 from pathlib import Path
@@ -215,3 +216,30 @@ def test_a_pool_that_cannot_make_namespaces_leaves_it_to_bwrap(bwrap_launcher, t
     info = json.loads(out)
     assert info["netns"] != os.readlink("/proc/self/ns/net") and info["lo"] == 1
     assert_host_clean(recording.procs)
+
+
+@pytest.mark.parametrize(
+    "sent, said",
+    [(None, "the bot's stdin and stdout never came"), (1, "not the bot's stdin and stdout"), (3, "not the bot's stdin and stdout")],
+)
+def test_bot_exec_hands_over_only_two_descriptors(bot_exec, tmp_path, sent, said):
+    """--stdio-socket: no message (the worker gave up), or other than two
+    descriptors: refused, and the program never runs."""
+    marker = tmp_path / "ran"
+    parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    with parent, child:
+        proc = subprocess.Popen(
+            [bot_exec, f"--stdio-socket={child.fileno()}", "--", "/usr/bin/touch", str(marker)],
+            pass_fds=[child.fileno()],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        child.close()
+        if sent is not None:
+            null = os.open(os.devnull, os.O_RDONLY)
+            socket.send_fds(parent, [b"\0"], [null] * sent)
+            os.close(null)
+        parent.close()
+        _, err = proc.communicate(timeout=10)
+    assert proc.returncode == EXIT_REFUSED and said in err, err
+    assert not marker.exists()
