@@ -20,6 +20,12 @@ one, concurrent seats of a match included.
 
 Where one cannot be made (no CAP_SYS_ADMIN), ``acquire`` returns None and
 the launcher asks bwrap for a new one, as before: never the host's.
+
+A forked process (a prefork pool's child, a tournament's job) inherits the
+pool's descriptors with its memory, and the same namespace could then be
+lent in two processes at once: a pool belongs to the process that made it,
+and in any other it starts empty, closing its copies (what was lent before
+the fork is closed, never pooled, when it comes back).
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ class NetnsPool:
 
     def __init__(self) -> None:
         self._free: list[int] = []
+        self._lent: set[int] = set()
+        self._pid = os.getpid()
         self._lock = threading.Lock()
         self.problem: str | None = None  # why none can be made here (then the launcher's --unshare-net)
 
@@ -45,23 +53,42 @@ class NetnsPool:
         """A descriptor of an empty network namespace, lent until ``release``;
         None where none can be made."""
         with self._lock:
+            self._own()
             if self._free:
-                return self._free.pop()
+                fd = self._free.pop()
+                self._lent.add(fd)
+                return fd
         if self.problem is not None:
             return None
         fd, problem = _new_namespace()
         if fd is None:
             self.problem = problem
+            return None
+        with self._lock:
+            self._own()
+            self._lent.add(fd)
         return fd
 
     def release(self, fd: int, clean: bool) -> None:
         """Take ``fd`` back: kept for the next bot if ``clean`` (every process
         that used it is known to be gone), else closed."""
         with self._lock:
-            if clean and len(self._free) < KEEP_FREE:
+            self._own()
+            lent_here = fd in self._lent
+            self._lent.discard(fd)
+            if clean and lent_here and len(self._free) < KEEP_FREE:
                 self._free.append(fd)
                 return
         os.close(fd)
+
+    def _own(self) -> None:
+        """(With the lock.) In a process forked from the pool's own: start
+        empty (decision 165)."""
+        if self._pid == os.getpid():
+            return
+        for fd in self._free:
+            os.close(fd)  # this process's copies; the parent's stay open
+        self._free, self._lent, self._pid = [], set(), os.getpid()
 
     def close(self) -> None:
         with self._lock:

@@ -243,3 +243,33 @@ def test_bot_exec_hands_over_only_two_descriptors(bot_exec, tmp_path, sent, said
         _, err = proc.communicate(timeout=10)
     assert proc.returncode == EXIT_REFUSED and said in err, err
     assert not marker.exists()
+
+
+def test_a_forked_process_never_lends_its_parents_namespaces(bwrap_launcher):
+    """A prefork pool's child inherits the launcher: its pool starts empty,
+    so no namespace can be lent in two processes at once."""
+    pool = bwrap_launcher.netns
+    if pool is None or pool.problem is not None:
+        pytest.skip("no pool of network namespaces here (bwrap makes one per bot)")
+    fd = pool.acquire()
+    assert fd is not None
+    parents = os.fstat(fd).st_ino
+    pool.release(fd, clean=True)
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            lent = pool.acquire()
+            os.write(write_end, str(os.fstat(lent).st_ino if lent is not None else -1).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    os.waitpid(child, 0)
+    childs = int(os.read(read_end, 64) or b"-1")
+    os.close(read_end)
+    assert childs not in (-1, parents)
+    again = pool.acquire()  # the parent's own pool is as it was
+    try:
+        assert os.fstat(again).st_ino == parents
+    finally:
+        pool.release(again, clean=True)
