@@ -478,14 +478,8 @@ def bwrap_cpu(launcher: Launcher, bot: BenchBot, runs: int) -> list[float]:
                 )
                 argv = argv[: argv.index("--") + 1] + ["/usr/bin/true"]
                 fds = [info_w] + ([seccomp_fd] if seccomp_fd is not None else [])
-                bot_exec = getattr(launcher, "bot_exec", None)
-                if bot_exec is not None:
-                    netns = [] if netns_fd is None else [f"--netns-fd={netns_fd}"]
-                    fds += [] if netns_fd is None else [netns_fd]
-                    argv = [bot_exec, *netns, f"--uid={uid}", f"--gid={uid}", "--", *argv]
-                    as_uid: dict = {}
-                else:
-                    as_uid = {"user": uid, "group": uid, "extra_groups": []}
+                fds += [] if netns_fd is None else [netns_fd]
+                argv, as_uid = launcher.as_bot(argv, uid, [], netns_fd)  # type: ignore[attr-defined]
                 popen = subprocess.Popen(
                     argv,
                     stdin=subprocess.DEVNULL,

@@ -199,10 +199,12 @@ int run(long argc, char **argv, char **envp)
     unsigned n_limits = 0;
     long i;
     const char *value, *rest;
-    if (argc >= 4 && (value = value_of(argv[1], "--stdio-socket="))) {
+    if (argc >= 2 && (value = value_of(argv[1], "--stdio-socket="))) {
         u64 fd;
         if (!parse_number(value, 0, &fd, &rest) || fd > 0x7fffffff)
             refuse("not a descriptor", argv[1]);
+        if (argc < 4)
+            refuse("no program after --", 0);
         if (!(argv[2][0] == '-' && argv[2][1] == '-' && argv[2][2] == 0))
             refuse("--stdio-socket takes no other option", argv[2]);
         hand_over_stdio((long)fd, argv + 3, envp);

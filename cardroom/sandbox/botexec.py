@@ -80,10 +80,14 @@ def _trusted(path: Path) -> bool:
     return st.st_uid == 0 and not st.st_mode & 0o022 and os.access(path, os.X_OK)
 
 
+def _compiler() -> str | None:
+    return shutil.which("cc") or shutil.which("gcc")
+
+
 def build_prebuilt() -> Path:
     """Build bot-exec beside this module (the image's build stage)."""
     target = Path(__file__).with_name(program_name())
-    compiler = shutil.which("cc") or shutil.which("gcc")
+    compiler = _compiler()
     if compiler is None:
         raise OSError("no C compiler (cc or gcc) to build bot-exec")
     build(target, compiler)
@@ -103,7 +107,7 @@ def bot_exec_program() -> tuple[str | None, str]:
     target = folder / name
     if _trusted(target):
         return str(target), str(target)
-    compiler = shutil.which("cc") or shutil.which("gcc")
+    compiler = _compiler()
     if compiler is None:
         return None, f"no C compiler to build {name} from {SOURCE.name}, and no prebuilt {prebuilt}"
     try:

@@ -513,6 +513,17 @@ class BwrapLauncher(Launcher):
         ]
         return args
 
+    def as_bot(self, command: list[str], uid: int, rlimits: list[str], netns_fd: int | None) -> tuple[list[str], dict]:
+        """``command`` (bwrap's) as the bot's uid under ``rlimits`` (in the
+        pool's namespace ``netns_fd``): the command line to start, and
+        Popen's arguments for it. bot-exec switches itself, so Popen may
+        vfork; prlimit needs a child that Popen has switched (a fork)."""
+        if self.bot_exec is not None:
+            netns = [] if netns_fd is None else [f"--netns-fd={netns_fd}"]
+            return [self.bot_exec, *netns, f"--uid={uid}", f"--gid={uid}", *rlimits, "--", *command], {}
+        assert self.prlimit is not None and netns_fd is None
+        return [self.prlimit, *rlimits, "--", *command], {"user": uid, "group": uid, "extra_groups": []}
+
     def spawn(self, root: Path, argv: list[str], limits: BotLimits) -> BotProcess:
         interpreter = argv[0]
         if not interpreter.startswith(("/usr/", "/bin/", "./")):  # ./ENTRY: a native bot, in /bot
@@ -616,15 +627,7 @@ class BwrapLauncher(Launcher):
                 stdio_socket=child_fd if exec_handover else None,
             )
             memory_cgroup = any(controller.name == "memory" for controller, _ in cgroups)
-            rlimits = _rlimit_options(limits, memory_cgroup)
-            if self.bot_exec is not None:
-                netns = [] if netns_fd is None else [f"--netns-fd={netns_fd}"]
-                command = [self.bot_exec, *netns, f"--uid={uid}", f"--gid={uid}", *rlimits, "--", *command]
-                as_uid = {}  # bot-exec switches: Popen may vfork
-            else:
-                assert self.prlimit is not None
-                command = [self.prlimit, *rlimits, "--", *command]
-                as_uid = {"user": uid, "group": uid, "extra_groups": []}
+            command, as_uid = self.as_bot(command, uid, _rlimit_options(limits, memory_cgroup), netns_fd)
             forking = True  # from here on a launcher of ours may run, even if Popen never returns
             popen = subprocess.Popen(
                 command,

@@ -2,7 +2,7 @@
 
 Every bot runs in a network namespace of its own, with no interface but a
 loopback that is down. bwrap's ``--unshare-net`` made a new one for each
-bot (and brought its loopback up): 1.3-1.7 ms of a native bot's start here,
+bot (and brought its loopback up): 1.7-2.8 ms of a native bot's start here,
 and more of the kernel's time to tear it down afterwards. A worker process
 now keeps the namespaces its bots used, held by a descriptor each, and gives
 one to each bot it starts: bot-exec joins it before it becomes the bot's

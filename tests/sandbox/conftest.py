@@ -29,6 +29,15 @@ def bwrap_launcher() -> Launcher:
         pytest.skip(f"the bwrap sandbox is unavailable here: {exc}")
 
 
+def launcher_like(base, **changes):
+    """A new bwrap launcher set up as ``base`` (the probe's), but for
+    ``changes`` (its constructor's keyword arguments)."""
+    from cardroom.sandbox import BwrapLauncher
+
+    settings = {"prlimit": base.prlimit, "tmpfs_mounts": base.tmpfs_mounts, "seccomp": base.seccomp, **changes}
+    return BwrapLauncher(base.bwrap, base.controllers, **settings)
+
+
 class RecordingLauncher(Launcher):
     """The real bwrap launcher, remembering every process it started (so the
     test knows each bot's uid, run folder and cgroups)."""

@@ -22,9 +22,8 @@ import pytest
 from cardroom.launch import BotLimits
 from cardroom.runtimes import runtime_argv, runtime_limits
 from cardroom.sandbox import devdir
-from cardroom.sandbox.launcher import BwrapLauncher
 
-from .conftest import REPO, RecordingLauncher, assert_host_clean
+from .conftest import REPO, RecordingLauncher, assert_host_clean, launcher_like
 from .native import HERE, compile_c, native_package, node_package
 from .test_sandbox import finish, remove_state
 
@@ -138,14 +137,7 @@ def test_what_a_bot_of_each_runtime_sees_of_dev(bwrap_launcher, tmp_path, runtim
         if launcher.dev is None:
             pytest.skip(f"no prepared /dev here: {launcher.dev_note}")
     else:
-        launcher = BwrapLauncher(
-            bwrap_launcher.bwrap,
-            bwrap_launcher.controllers,
-            prlimit=bwrap_launcher.prlimit,
-            tmpfs_mounts=bwrap_launcher.tmpfs_mounts,
-            seccomp=bwrap_launcher.seccomp,
-            prepared_dev=False,
-        )
+        launcher = launcher_like(bwrap_launcher, prepared_dev=False)
         assert launcher.dev is None
     recording = RecordingLauncher(launcher)
     root, entry = view_package(runtime, tmp_path / runtime)
@@ -185,13 +177,7 @@ def test_bwraps_own_size_limited_shm_mounts_over_the_prepared_dev(bwrap_launcher
     folder's mount point the same way."""
     if bwrap_launcher.dev is None:
         pytest.skip(f"no prepared /dev here: {bwrap_launcher.dev_note}")
-    weak = BwrapLauncher(
-        bwrap_launcher.bwrap,
-        bwrap_launcher.controllers,
-        prlimit=bwrap_launcher.prlimit,
-        tmpfs_mounts=False,
-        seccomp=bwrap_launcher.seccomp,
-    )
+    weak = launcher_like(bwrap_launcher, tmpfs_mounts=False)
     assert weak.dev == bwrap_launcher.dev
     recording = RecordingLauncher(weak)
     root, entry = view_package("python", tmp_path / "python")

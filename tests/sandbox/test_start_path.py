@@ -9,16 +9,14 @@ import json
 import os
 import socket
 import subprocess
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from cardroom.launch import BotLimits
-from cardroom.sandbox import BwrapLauncher, lease_uid
+from cardroom.sandbox import lease_uid
 from cardroom.sandbox.botexec import EXIT_REFUSED
 
-from .conftest import RecordingLauncher, assert_host_clean
+from .conftest import RecordingLauncher, assert_host_clean, launcher_like
 from .test_sandbox import finish, read_line, start
 
 pytestmark = pytest.mark.sandbox
@@ -47,6 +45,8 @@ def bot_exec(bwrap_launcher) -> str:
         (["--uid=7", "--gid=7", "--netns-fd=x"], "not a descriptor: --netns-fd=x"),
         (["--uid=7", "--gid=7", "--netns-fd=999"], "cannot join the network namespace"),
         (["--uid=7", "--gid=7", "--"], "no program after --"),
+        (["--stdio-socket=5", "--"], "no program after --"),
+        (["--stdio-socket=5", "--uid=7"], "--stdio-socket takes no other option: --uid=7"),
     ],
 )
 def test_bot_exec_refuses_and_runs_nothing(bot_exec, tmp_path, args, said):
@@ -166,29 +166,19 @@ INSPECT_START = """
 def test_prlimit_stands_in_for_bot_exec_with_the_same_limits(bwrap_launcher, tmp_path):
     """Where bot-exec cannot be had: prlimit(1) in a fork that changed its
     uid, bwrap's own network namespace; what the bot gets is the same."""
-    plain_start = BwrapLauncher(
-        bwrap_launcher.bwrap,
-        bwrap_launcher.controllers,
-        prlimit=bwrap_launcher.prlimit,
-        tmpfs_mounts=bwrap_launcher.tmpfs_mounts,
-        seccomp=bwrap_launcher.seccomp,
-        bot_exec="",
-    )
+    plain_start = launcher_like(bwrap_launcher, bot_exec="")
     assert plain_start.bot_exec is None and plain_start.netns is None
     seen = {}
-    recordings = []
     for name, launcher in (("bot-exec", bwrap_launcher), ("prlimit", plain_start)):
         recording = RecordingLauncher(launcher)
-        recordings.append(recording)
         folder = tmp_path / name
         folder.mkdir()
-        out, err, status = finish(start(recording, folder, textwrap.dedent(INSPECT_START), BotLimits()))
+        out, err, status = finish(start(recording, folder, INSPECT_START))
         assert status == 0, err
         seen[name] = json.loads(out)
         assert_host_clean(recording.procs)
-    uid_of = {name: seen[name]["ids"][0][0] for name in seen}
-    for name, info in seen.items():
-        uid = uid_of[name]
+    for info in seen.values():
+        uid = info["ids"][0][0]
         assert info["ids"] == [[uid] * 3, [uid] * 3, []], info
         assert info["caps"] == "0000000000000000"
         assert info["netns"] != os.readlink("/proc/self/ns/net") and info["lo"] == 1
@@ -201,17 +191,11 @@ def test_a_pool_that_cannot_make_namespaces_leaves_it_to_bwrap(bwrap_launcher, t
     (no CAP_SYS_ADMIN), each bot gets bwrap's --unshare-net, as before."""
     if bwrap_launcher.bot_exec is None:
         pytest.skip(f"no bot-exec here: {bwrap_launcher.bot_exec_note}")
-    launcher = BwrapLauncher(
-        bwrap_launcher.bwrap,
-        bwrap_launcher.controllers,
-        prlimit=bwrap_launcher.prlimit,
-        tmpfs_mounts=bwrap_launcher.tmpfs_mounts,
-        seccomp=bwrap_launcher.seccomp,
-    )
+    launcher = launcher_like(bwrap_launcher)
     assert launcher.netns is not None
     launcher.netns.problem = "unshare(CLONE_NEWNET) failed: Operation not permitted (as a worker without CAP_SYS_ADMIN)"
     recording = RecordingLauncher(launcher)
-    out, err, status = finish(start(recording, tmp_path, textwrap.dedent(INSPECT_START), BotLimits()))
+    out, err, status = finish(start(recording, tmp_path, INSPECT_START))
     assert status == 0, err
     info = json.loads(out)
     assert info["netns"] != os.readlink("/proc/self/ns/net") and info["lo"] == 1
