@@ -9,6 +9,8 @@
 #   python3-numpy - numpy for python bots (Debian's, under /usr like python3)
 #   g++, libc6-dev - the tests build native (C) bots; g++ brings libstdc++'s
 #                 static library, for starters built with -static
+#   rustc       - the tests build the Rust starter (Debian's rustc, 1.63 on
+#                 Debian 12; any rustc already on the PATH, e.g. rustup's, does)
 #   chromium, fonts-liberation - headless browser (and a font) for tests/web
 #   docker-compose - validates docker-compose.yml in CI (tests/ops)
 #   docker.io, containerd, runc, tini, debootstrap - `containers` mode only:
@@ -59,10 +61,11 @@ command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$missing 
 # python3-venv: the author's-install tests put the wheel into a fresh venv of
 # Debian's python3, as an author would (tests/web/test_author_install.py).
 /usr/bin/python3 -c 'import ensurepip' >/dev/null 2>&1 || missing="$missing python3-venv"
-# The runtime tests compile native bots (C, and the C++ starter, static).
+# The runtime tests compile native bots (C, and the C++ and Rust starters, static).
 command -v gcc >/dev/null 2>&1 || missing="$missing gcc"
 command -v g++ >/dev/null 2>&1 || missing="$missing g++"
 [ -e /usr/include/stdio.h ] || missing="$missing libc6-dev"
+command -v rustc >/dev/null 2>&1 || [ -x /usr/bin/rustc ] || missing="$missing rustc"
 fi
 fi
 
@@ -87,10 +90,10 @@ if command -v apt-get >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
 elif command -v dnf >/dev/null 2>&1; then
     # shellcheck disable=SC2086
-    $SUDO dnf install -y $(echo "$missing" | sed 's/libseccomp2/libseccomp/')
+    $SUDO dnf install -y $(echo "$missing" | sed 's/libseccomp2/libseccomp/; s/rustc/rust/')
 elif command -v apk >/dev/null 2>&1; then
     # shellcheck disable=SC2086
-    $SUDO apk add --no-cache $(echo "$missing" | sed 's/util-linux/util-linux-misc/; s/libseccomp2/libseccomp/')
+    $SUDO apk add --no-cache $(echo "$missing" | sed 's/util-linux/util-linux-misc/; s/libseccomp2/libseccomp/; s/rustc/rust/')
 else
     echo "install-system-packages: no apt-get, dnf or apk here; install by hand:$missing" >&2
     exit 1
