@@ -94,11 +94,12 @@ STARTER_KITS = [
     StarterKit("python-numpy", "python", "Python with numpy: a linear scorer over each legal action (both games)"),
     StarterKit("node", "node", "Node.js, plain JavaScript, no npm packages: a random bot (both games)"),
     StarterKit("cpp", "native", "C++17, one file and a Makefile that builds a static binary: a random bot (both games)"),
+    StarterKit("rust", "native", "Rust, one file and no crates, a Makefile that builds a static binary with rustc: a random bot (both games)"),
 ]
 STARTER_KITS_BY_NAME = {k.name: k for k in STARTER_KITS}
 # A kit's zip holds the sources an author starts from, never what a build
-# or a local run left in the folder (the C++ binary is listed in the kit's
-# .gitignore).
+# or a local run left in the folder (the C++ and Rust binaries, and cargo's
+# target/ folder, are listed in the kits' .gitignore).
 _KIT_SKIPPED_DIRS = {"__pycache__", "node_modules", "logs"}
 _ZIP_DATE = (2026, 1, 1, 0, 0, 0)  # fixed, so the same sources make the same bytes
 
@@ -117,14 +118,16 @@ def starter_path(filename: str) -> Path | None:
 
 def folder_files(folder: Path) -> list[tuple[str, Path]]:
     """A downloadable folder's files as (path inside it, file), sorted:
-    every regular file but those its .gitignore names and what builds and
-    runs leave (caches, logs)."""
+    every regular file but those its .gitignore names (a name, a path, or a
+    folder as ``target/``) and what builds and runs leave (caches, logs)."""
     ignore_file = folder / ".gitignore"
-    ignored = set(ignore_file.read_text().split()) if ignore_file.is_file() else set()
+    patterns = ignore_file.read_text().split() if ignore_file.is_file() else []
+    ignored = {p for p in patterns if not p.endswith("/")}  # a file's name or path (or a folder's)
+    skipped_dirs = _KIT_SKIPPED_DIRS | {p.rstrip("/") for p in patterns}
     files = []
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder)
-        if path.is_symlink() or not path.is_file() or _KIT_SKIPPED_DIRS & set(relative.parts[:-1]):
+        if path.is_symlink() or not path.is_file() or skipped_dirs & set(relative.parts[:-1]):
             continue
         if relative.name in ignored or relative.as_posix() in ignored or path.suffix == ".pyc":
             continue

@@ -235,13 +235,37 @@ def test_each_starter_kit_downloads_as_a_zip_that_is_a_bot_package(tmp_path):
         entry = manifest.split('entry = "', 1)[1].split('"', 1)[0]
         if kit.name == "cpp":  # the binary is built by the author: the sources and the Makefile are there, it is not
             assert {"cpp/bot.cpp", "cpp/Makefile"} <= names and "cpp/bot" not in names
+        elif kit.name == "rust":  # likewise, with cargo's manifest beside the Makefile
+            assert {"rust/src/main.rs", "rust/Makefile", "rust/Cargo.toml"} <= names and "rust/bot" not in names
         else:
             assert archive.read(f"{kit.name}/{entry}") == (folder / entry).read_bytes()
             (tmp_path / kit.zip_name).write_bytes(response.content)
             if kit.runtime == "python":  # the package checks take the zip as it is
                 assert load_bot_package(tmp_path / kit.zip_name, tmp_path / "unpacked").entry == entry
-    assert _client().get("/docs/starter-kits/rust.zip").status_code == 404
+    assert _client().get("/docs/starter-kits/cobol.zip").status_code == 404
     assert _client().get("/docs/starter-kits/..%2Fbots.zip").status_code == 404
+
+
+@pytest.mark.parametrize("kit", ["cpp", "rust"])
+def test_a_native_kit_zip_leaves_out_what_building_it_left_in_the_folder(tmp_path, kit):
+    """Built in place (make, or cargo for Rust) and run locally, the folder
+    zips to its sources alone: the binary, cargo's target/ and Cargo.lock,
+    the run's logs stay out, since the kit's .gitignore names them."""
+    import io
+    import shutil
+    import zipfile
+
+    folder = tmp_path / kit
+    shutil.copytree(f.ROOT / "bots" / "starters" / kit, folder)
+    sources = {f"{kit}/{name}" for name, _ in docs.folder_files(folder)}
+    left_behind = ["bot", "logs/seat-0.log"]
+    if kit == "rust":
+        left_behind += ["Cargo.lock", "target/release/bot", "target/release/deps/bot-0123", "target/CACHEDIR.TAG"]
+    for name in left_behind:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(b"built")
+    assert set(zipfile.ZipFile(io.BytesIO(docs.folder_zip(folder, kit))).namelist()) == sources
+    assert f"{kit}/Makefile" in sources and f"{kit}/.gitignore" in sources
 
 
 def test_starter_kits_are_linked_from_the_first_bot_page_the_index_and_the_runtimes_page():
