@@ -16,17 +16,31 @@ def _fresh_shared_cache():
     yield
 
 
+def _built_starter(tmp_path_factory, name: str):
+    """bots/starters/NAME copied (less its .gitignore's build products) and
+    built there with its own Makefile, as its README tells an author to."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    folder = tmp_path_factory.mktemp("starter") / name
+    source = Path(__file__).resolve().parents[1] / "bots" / "starters" / name
+    shutil.copytree(source, folder, ignore=shutil.ignore_patterns("bot", "target", "Cargo.lock"))
+    subprocess.run(["make", "-s"], cwd=folder, check=True, capture_output=True, timeout=120)
+    return folder
+
+
 @pytest.fixture(scope="session")
 def cpp_starter(tmp_path_factory):
     """bots/starters/cpp copied and built with its own Makefile, as its
     README tells an author to (never built inside the repository): the
     folder, with the static binary `bot` in it. Built once per session."""
-    import shutil
-    import subprocess
-    from pathlib import Path
+    return _built_starter(tmp_path_factory, "cpp")
 
-    folder = tmp_path_factory.mktemp("starter") / "cpp"
-    source = Path(__file__).resolve().parents[1] / "bots" / "starters" / "cpp"
-    shutil.copytree(source, folder, ignore=shutil.ignore_patterns("bot"))
-    subprocess.run(["make", "-s"], cwd=folder, check=True, capture_output=True, timeout=120)
-    return folder
+
+@pytest.fixture(scope="session")
+def rust_starter(tmp_path_factory):
+    """bots/starters/rust copied and built with its own Makefile (rustc
+    alone, no cargo), as cpp_starter: the folder, with the static binary
+    `bot` in it. Built once per session."""
+    return _built_starter(tmp_path_factory, "rust")

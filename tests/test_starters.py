@@ -15,14 +15,19 @@ from cardroom.packages import BotPackage, load_bot_package, package_argv
 
 ROOT = Path(__file__).resolve().parents[1]
 STARTERS = ROOT / "bots" / "starters"
-KITS = {"python-numpy": ("python", "bot.py"), "node": ("node", "bot.js"), "cpp": ("native", "bot")}
+KITS = {
+    "python-numpy": ("python", "bot.py"),
+    "node": ("node", "bot.js"),
+    "cpp": ("native", "bot"),
+    "rust": ("native", "bot"),
+}
 
 
 @pytest.fixture(scope="module")
-def packages(cpp_starter, tmp_path_factory) -> dict[str, BotPackage]:
-    """Each starter as the package checks load it (the C++ one built)."""
+def packages(cpp_starter, rust_starter, tmp_path_factory) -> dict[str, BotPackage]:
+    """Each starter as the package checks load it (the C++ and Rust ones built)."""
     work = tmp_path_factory.mktemp("unpacked")
-    folders = {name: STARTERS / name for name in KITS} | {"cpp": cpp_starter}
+    folders = {name: STARTERS / name for name in KITS} | {"cpp": cpp_starter, "rust": rust_starter}
     return {name: load_bot_package(folder, work) for name, folder in folders.items()}
 
 
@@ -33,10 +38,15 @@ def test_every_starter_has_its_runtime_entry_and_a_readme(packages):
         assert "cardroom play" in readme and "cardroom submit" in readme
 
 
-def test_the_cpp_starter_builds_a_static_binary(packages):
-    binary = packages["cpp"].root / "bot"
+@pytest.mark.parametrize("name", ["cpp", "rust"])
+def test_the_native_starters_build_a_static_binary(packages, cpp_starter, rust_starter, name):
+    binary = packages[name].root / "bot"
     described = subprocess.run(["file", "-b", str(binary)], capture_output=True, text=True, check=True).stdout
     assert "ELF 64-bit" in described and "x86-64" in described and "statically linked" in described
+    # `make check`, as the README says: the built folder's binary is static and ldd says it is not dynamic.
+    folder = {"cpp": cpp_starter, "rust": rust_starter}[name]
+    check = subprocess.run(["make", "check"], cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+    assert check.returncode == 0 and "not a dynamic executable" in check.stdout, check.stdout
 
 
 def _talk(package: BotPackage, lines: list[str]) -> list[dict]:

@@ -1,8 +1,8 @@
 """Each starter kit, as the site offers it for download, passes validation on
 the ladder: uploaded over the API, validated by a real Celery worker (from
 Redis, on the test database) in the sandbox, and active at the end. The C++
-kit is built from its download with its own Makefile and zipped again with
-the binary, as its README tells an author to."""
+and Rust kits are built from their downloads with their own Makefiles and
+zipped again with the binary, as their READMEs tell an author to."""
 
 from __future__ import annotations
 
@@ -25,26 +25,29 @@ from tests.ladder.worker_fixtures import (  # noqa: F401 (the fixture celery_wor
 pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.any_database, pytest.mark.django_db(transaction=True)]
 
 # Each kit plays its validation in one game; tests/sandbox/test_starters_sandbox.py plays both.
-GAMES = {"python-numpy": "allegra", "node": "allegory", "cpp": "allegory"}
+GAMES = {"python-numpy": "allegra", "node": "allegory", "cpp": "allegory", "rust": "allegra"}
+BUILT = {"cpp": "g++", "rust": "rustc"}  # the kits built with `make`, and the compiler each needs
 
 
-def built_cpp_zip(downloaded: bytes, workdir) -> bytes:
-    """The downloaded C++ kit, unzipped, built with `make`, zipped again."""
+def built_zip(downloaded: bytes, name: str, workdir) -> bytes:
+    """The downloaded kit NAME, unzipped, built with `make`, zipped again."""
     zipfile.ZipFile(io.BytesIO(downloaded)).extractall(workdir)
-    folder = workdir / "cpp"
+    folder = workdir / name
     subprocess.run(["make", "-s"], cwd=folder, check=True, capture_output=True, timeout=120)
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted(folder.iterdir()):
-            info = zipfile.ZipInfo(f"cpp/{path.name}")
-            info.external_attr = (0o100000 | (path.stat().st_mode & 0o777)) << 16  # keeps the binary executable
-            archive.writestr(info, path.read_bytes())
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                info = zipfile.ZipInfo(f"{name}/{path.relative_to(folder).as_posix()}")
+                info.external_attr = (0o100000 | (path.stat().st_mode & 0o777)) << 16  # keeps the binary executable
+                archive.writestr(info, path.read_bytes())
     return out.getvalue()
 
 
 def test_every_starter_kit_passes_validation_through_a_real_worker(celery_workers, tmp_path):
-    if shutil.which("make") is None or shutil.which("g++") is None:
-        pytest.fail("the C++ starter needs make and g++ (scripts/install-system-packages.sh installs them)")
+    for tool in ["make", *BUILT.values()]:
+        if shutil.which(tool) is None:
+            pytest.fail(f"the C++ and Rust starters need make, g++ and rustc; {tool} is missing (scripts/install-system-packages.sh installs them)")
     worker = celery_workers.start("starters")
     api = Client()
     auth = register(api, "kit-author")
@@ -52,7 +55,7 @@ def test_every_starter_kit_passes_validation_through_a_real_worker(celery_worker
     for kit in docs.STARTER_KITS:
         downloaded = api.get(f"/docs/starter-kits/{kit.name}.zip")
         assert downloaded.status_code == 200
-        data = downloaded.content if kit.name != "cpp" else built_cpp_zip(downloaded.content, tmp_path)
+        data = built_zip(downloaded.content, kit.name, tmp_path) if kit.name in BUILT else downloaded.content
         bot_id = create_bot(api, auth, f"{kit.name}-starter", GAMES[kit.name])
         uploads[kit.name] = (bot_id, upload(api, auth, bot_id, kit.zip_name, data)["number"])
     for name, (bot_id, number) in uploads.items():

@@ -1,6 +1,6 @@
 """Every starter kit of bots/starters/ plays whole matches of both games, at
 2 and 4 players, in the real bwrap sandbox, as an author's folder is given
-to `cardroom play` (the C++ kit built with its own Makefile first), and
+to `cardroom play` (the C++ and Rust kits built with their own Makefiles first), and
 `cardroom verify` accepts every replay."""
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from cardroom.runner import run_match
 
 REPO = Path(__file__).resolve().parents[2]
 STARTERS = REPO / "bots" / "starters"
-KITS = ("python-numpy", "node", "cpp")
+KITS = ("python-numpy", "node", "cpp", "rust")
 
 
 @pytest.fixture(scope="module")
-def kit_folders(cpp_starter) -> dict[str, Path]:
-    """Each kit as an author has it: the C++ one built with `make`."""
-    return {name: STARTERS / name for name in KITS} | {"cpp": cpp_starter}
+def kit_folders(cpp_starter, rust_starter) -> dict[str, Path]:
+    """Each kit as an author has it: the C++ and Rust ones built with `make`."""
+    return {name: STARTERS / name for name in KITS} | {"cpp": cpp_starter, "rust": rust_starter}
 
 
 @pytest.mark.parametrize("kit", KITS)
