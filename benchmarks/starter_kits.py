@@ -12,9 +12,9 @@ as its manifest says, in the bwrap sandbox and started plainly:
   ``ready``, summed; in the sandbox those of its cgroup, so bubblewrap's
   own process is not counted. The median of the N starts.
 
-The C++ kit is built with its Makefile into a temporary folder first. Needs
-root and bubblewrap for the sandboxed column. The figures are in
-docs/runtimes.md, with the machine's load average.
+The C++ and Rust kits are built with their Makefiles into a temporary
+folder first. Needs root and bubblewrap for the sandboxed column. The
+figures are in docs/runtimes.md, with the machine's load average.
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ from cardroom.packages import BotPackage, load_bot_package, package_argv  # noqa
 from cardroom.runtimes import runtime_limits  # noqa: E402
 
 STARTERS = Path(__file__).resolve().parent.parent / "bots" / "starters"
-KITS = ("python-numpy", "node", "cpp")
+KITS = ("python-numpy", "node", "cpp", "rust")
+BUILT = ("cpp", "rust")  # kits built with `make` (their .gitignore's products left out of the copy)
 
 
 def rss_kib(pid: int) -> int:
@@ -86,9 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     launchers = [("plain", PlainLauncher()), ("sandbox", get_launcher("bwrap"))]
     with tempfile.TemporaryDirectory(prefix="starter-bench-") as tmp:
         work = Path(tmp)
-        shutil.copytree(STARTERS / "cpp", work / "cpp", ignore=shutil.ignore_patterns("bot"))
-        subprocess.run(["make", "-s"], cwd=work / "cpp", check=True, capture_output=True)
-        folders = {name: STARTERS / name for name in KITS} | {"cpp": work / "cpp"}
+        for name in BUILT:
+            shutil.copytree(STARTERS / name, work / name, ignore=shutil.ignore_patterns("bot", "target", "Cargo.lock"))
+            subprocess.run(["make", "-s"], cwd=work / name, check=True, capture_output=True)
+        folders = {name: STARTERS / name for name in KITS} | {name: work / name for name in BUILT}
         packages = {name: load_bot_package(folder, work / "unpacked") for name, folder in folders.items()}
         print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}, {args.starts} starts each")
         print(f"{'kit':14} {'runtime':8} {'start plain':>12} {'start sandbox':>14} {'ratio':>6} {'RSS plain':>10} {'RSS sandbox':>12}")
