@@ -534,8 +534,8 @@ fn main() {
                 let action = match chosen {
                     Ok(action) => action,
                     Err(_) => {
-                        // A bug in choose should not forfeit the match: the panic is
-                        // logged above this line; play the first legal action.
+                        // A bug in choose should not forfeit the match: Rust has written
+                        // the panic's message to stderr; play the first legal action.
                         eprintln!("choose failed: playing the first legal action");
                         if legal[0]["type"].as_str() == "distribute" {
                             fill_distribute(&legal[0], &mut rng)
