@@ -17,6 +17,7 @@ from pathlib import Path
 
 from cardroom.launch import BotLimits, Launcher, PlainLauncher
 
+from .botexec import bot_exec_program
 from .cgroups import CONTROLLERS, _detect_controller
 from .config import (
     DEFAULT_UIDS,
@@ -168,10 +169,12 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
         )
         return report, None
     prlimit = shutil.which("prlimit") or ("/usr/bin/prlimit" if os.access("/usr/bin/prlimit", os.X_OK) else None)
-    if prlimit is None:
+    bot_exec, bot_exec_note = bot_exec_program()  # the launcher finds the same one
+    if prlimit is None and bot_exec is None:  # one of the two sets each bot's rlimits
         report.error = (
-            "prlimit is not installed (util-linux): it sets each bot's rlimits; install it (Debian/Ubuntu: "
-            f"apt-get install util-linux, or run scripts/install-system-packages.sh), {FIX_NONE}"
+            f"neither bot-exec ({bot_exec_note}) nor prlimit (util-linux) is here to set each bot's rlimits; "
+            "install a C compiler or prlimit (Debian/Ubuntu: apt-get install gcc util-linux, or run "
+            f"scripts/install-system-packages.sh), {FIX_NONE}"
         )
         return report, None
     try:

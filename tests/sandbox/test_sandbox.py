@@ -881,18 +881,46 @@ def test_missing_bwrap_is_explained(monkeypatch, reprobe):
     assert "sandbox: UNAVAILABLE" in report.describe()
 
 
-def test_missing_prlimit_refuses_to_run_bots(monkeypatch, reprobe):
-    """The rlimits are set by prlimit(1): without it the sandbox refuses, as
-    without bwrap, rather than start bots with no rlimits."""
+def _without_prlimit(monkeypatch) -> None:
     real_which, real_access = shutil.which, os.access
     monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None if name == "prlimit" else real_which(name, *a, **k))
     monkeypatch.setattr(os, "access", lambda p, m: False if p == "/usr/bin/prlimit" else real_access(p, m))
+
+
+def test_without_prlimit_bot_exec_sets_the_rlimits(monkeypatch, reprobe):
+    """bot-exec sets each bot's rlimits where it can be had: prlimit(1),
+    which stands in for it elsewhere, is then not needed."""
+    _without_prlimit(monkeypatch)
+    report = reprobe()
+    if report.bwrap is None:
+        pytest.skip("bubblewrap is not installed")
+    if "set by bot-exec" not in (report.rlimits or ""):
+        pytest.skip(f"no bot-exec here: {report.rlimits}")
+    assert report.ok, report.error
+    launcher = get_launcher("bwrap")
+    assert launcher.prlimit is None and launcher.bot_exec is not None
+
+
+def test_without_prlimit_or_bot_exec_the_sandbox_refuses(monkeypatch, reprobe):
+    """Neither bot-exec (no compiler, no prebuilt one) nor prlimit(1): the
+    sandbox refuses, as without bwrap, rather than start bots with no
+    rlimits, and says what to install."""
+    import importlib
+
+    _without_prlimit(monkeypatch)
+    missing = (None, "no C compiler to build bot-exec from bot_exec.c, and no prebuilt one")
+    # By module name: cardroom.sandbox's function ``probe`` shadows its module.
+    for module in ("cardroom.sandbox.probe", "cardroom.sandbox.launcher"):
+        monkeypatch.setattr(importlib.import_module(module), "bot_exec_program", lambda: missing)
     report = reprobe()
     if report.bwrap is None:
         pytest.skip("bubblewrap is not installed")
     assert not report.ok
-    assert report.error.startswith("prlimit is not installed (util-linux): it sets each bot's rlimits; install it")
-    with pytest.raises(SandboxUnavailable, match="prlimit is not installed"):
+    assert report.error.startswith(
+        "neither bot-exec (no C compiler to build bot-exec from bot_exec.c, and no prebuilt one) nor prlimit (util-linux) "
+        "is here to set each bot's rlimits; install a C compiler or prlimit (Debian/Ubuntu: apt-get install gcc util-linux"
+    )
+    with pytest.raises(SandboxUnavailable, match="neither bot-exec"):
         get_launcher("bwrap")
 
 
