@@ -53,8 +53,10 @@ def rss_kib(pid: int) -> int:
 
 
 def bot_pids(proc) -> list[int]:
-    """The bot's own processes: its cgroup's in the sandbox, else its pid."""
-    cgroup = proc.cgroup("pids") if hasattr(proc, "cgroup") else None
+    """The bot's own processes: its freezer cgroup's in the sandbox (the
+    outer bwrap joins the bot's other cgroups but not that one), else its
+    pid."""
+    cgroup = proc.cgroup("freezer") if hasattr(proc, "cgroup") else None
     if cgroup is not None:
         return [int(p) for p in (cgroup / "cgroup.procs").read_text().split()]
     return [proc.pid]
