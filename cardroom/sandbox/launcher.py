@@ -35,6 +35,7 @@ from .config import (
     uid_range,
 )
 from .devdir import DEV_ENTRIES, host_devices_problem, prepare_dev
+from .filecache import copy_file
 from .netns import NetnsPool
 from .reaping import (
     _children,
@@ -245,7 +246,8 @@ class BwrapProcess(BotProcess):
 
 def _copy_bot_files(src: Path, dest: Path, gid: int) -> None:
     """Copy the bot's files into ``dest`` (root-owned, readable by ``gid``
-    only at the top, by anyone below it); only regular files and folders."""
+    only at the top, by anyone below it); only regular files and folders,
+    the large ones hard-linked from the file cache (``filecache``)."""
     dest.mkdir(mode=0o750)
     os.chown(dest, 0, gid)
     os.chmod(dest, 0o750)
@@ -260,11 +262,12 @@ def _copy_bot_files(src: Path, dest: Path, gid: int) -> None:
             os.chmod(target / name, 0o755)
         for name in filenames:
             source = os.path.join(dirpath, name)
-            if not stat.S_ISREG(os.lstat(source).st_mode):
+            st = os.lstat(source)
+            if not stat.S_ISREG(st.st_mode):
                 continue
-            shutil.copyfile(source, target / name, follow_symlinks=False)
-            # Executable where the package says so (a native bot's program).
-            os.chmod(target / name, 0o755 if os.stat(source).st_mode & 0o100 else 0o644)
+            # Executable where the package says so (a native bot's program);
+            # a large file is a link to the copy cached for every run.
+            copy_file(source, st, target / name, 0o755 if st.st_mode & 0o100 else 0o644)
 
 
 def _etc_binds() -> list[str]:

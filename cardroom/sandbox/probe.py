@@ -32,6 +32,7 @@ from .config import (
     uid_range,
     weak_limits_allowed,
 )
+from .filecache import sweep as sweep_file_cache
 from .launcher import BwrapLauncher, UnsandboxedLauncher, remove_old_run_user_folders
 from .reaping import _set_child_subreaper, sweep_stale
 from .seccomp import SeccompFilter, SeccompUnavailable, get_filter
@@ -259,6 +260,7 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
         report.error = refusal
         return report, None
     swept = sweep_stale(controllers) + remove_old_run_user_folders()
+    sweep_file_cache()  # large files no run has linked for a while
     if swept:
         report.notes.append(f"removed {len(swept)} run folders, cgroups and /run/user folders left behind by workers that died or by earlier versions")
     launcher = BwrapLauncher(bwrap, controllers, prlimit=prlimit, tmpfs_mounts=tmpfs_error is None, seccomp=seccomp_filter)

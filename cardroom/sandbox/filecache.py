@@ -1,0 +1,165 @@
+"""A bot's large files, copied once and hard-linked into each run folder
+(decision 168).
+
+Every start copies the bot's package into a run folder of root-owned files
+(``launcher._copy_bot_files``). For a static binary of a few megabytes that
+copy was the largest part of what the sandbox adds to a native start (2 ms
+of 4.5 for the C++ starter's 2.2 MB). A file of ``LINK_MIN_BYTES`` or more
+is instead copied once into this cache, beside the run folders (a hard link
+needs the same file system), and each run folder gets a hard link to it:
+
+* the cached copy is root's, mode 0644 or 0755 like the copy it replaces,
+  in a folder only root can enter; the bot reaches it through its run folder
+  alone, bound read-only, and cannot write it;
+* its name is the source file's identity (device, inode, size, modification
+  and change times, mode): a package changed in any way is a new entry, and
+  two packages never share one. A source that changes while it is copied
+  is not cached (the run gets a copy of its own);
+* an entry that no run folder links (one link: the cache's own) and that no
+  run has linked for ``IDLE_S`` goes at the next sweep; one that a run
+  still links is never removed, so a running bot never loses a file. The
+  cache holds at most ``MAX_BYTES``, the least recently linked going first
+  once idle; where it is full of entries in use, a run gets a copy.
+
+A link changes the inode's change time: that is the cache's record of
+when an entry was last linked. What a bot can learn from its file's link
+count and change time is that other runs of the same package start and
+stop on this machine: nothing of any other package, and nothing it can
+set."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import threading
+import time
+from pathlib import Path
+
+from .config import _ensure_dir, state_dir
+
+LINK_MIN_BYTES = 64 * 1024
+IDLE_S = 15 * 60
+MAX_BYTES = 512 * 1024 * 1024
+SWEEP_EVERY_S = 60.0
+_TEMP_PREFIX = "tmp-"
+
+_lock = threading.Lock()
+_last_sweep = [0.0]
+
+
+def cache_dir() -> Path:
+    folder = state_dir() / "files"
+    _ensure_dir(folder, 0o700)
+    return folder
+
+
+def _key(st: os.stat_result, mode: int) -> str:
+    return f"{st.st_dev:x}-{st.st_ino:x}-{st.st_size:x}-{st.st_mtime_ns:x}-{st.st_ctime_ns:x}-{mode:o}"
+
+
+def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino, a.st_size, a.st_mtime_ns, a.st_ctime_ns) == (b.st_dev, b.st_ino, b.st_size, b.st_mtime_ns, b.st_ctime_ns)
+
+
+def copy_file(source: str, st: os.stat_result, target: Path, mode: int) -> None:
+    """Put the regular file ``source`` (whose lstat is ``st``) at ``target``,
+    root-owned with ``mode``: a hard link to the cached copy where it is
+    large, else a copy of its own."""
+    if st.st_size >= LINK_MIN_BYTES:
+        try:
+            cached = _cached(source, st, mode)
+        except OSError:
+            cached = None  # the cache failing is no reason to fail a start
+        if cached is not None:
+            try:
+                os.link(cached, target)
+                return
+            except FileNotFoundError:
+                pass  # swept between the two calls: copy
+            except OSError:
+                pass  # another file system (EXDEV), a link limit: copy
+    shutil.copyfile(source, target, follow_symlinks=False)
+    os.chmod(target, mode)
+
+
+def _cached(source: str, st: os.stat_result, mode: int) -> Path | None:
+    folder = cache_dir()
+    entry = folder / _key(st, mode)
+    if os.path.exists(entry):
+        return entry
+    with _lock:  # one copy per process at a time; across processes the rename decides
+        if os.path.exists(entry):
+            return entry
+        if not _make_room(folder, st.st_size):
+            return None
+        temp = folder / f"{_TEMP_PREFIX}{os.getpid()}-{threading.get_ident()}"
+        try:
+            shutil.copyfile(source, temp, follow_symlinks=False)
+            os.chmod(temp, mode)
+            if not _same_file(st, os.lstat(source)):
+                return None  # changed under the copy: not what the key names
+            os.rename(temp, entry)
+        finally:
+            if os.path.lexists(temp):
+                os.unlink(temp)
+    return entry
+
+
+def _make_room(folder: Path, size: int) -> bool:
+    """Sweep (at most once a minute, unless room is short) and say whether
+    ``size`` more bytes fit under ``MAX_BYTES``."""
+    now = time.time()
+    entries = _entries(folder)
+    used = sum(st.st_size for _, st in entries)
+    if now - _last_sweep[0] < SWEEP_EVERY_S and used + size <= MAX_BYTES:
+        return True
+    _last_sweep[0] = now
+    return _sweep(entries, now, used, size) + size <= MAX_BYTES
+
+
+def _sweep(entries: list[tuple[Path, os.stat_result]], now: float, used: int, wanted: int) -> int:
+    """Remove what no run links and is idle (or a crashed copy's temporary
+    file), and, while ``wanted`` more bytes do not fit, what no run links,
+    least recently linked first; the bytes left."""
+    for path, st in sorted(entries, key=lambda item: item[1].st_ctime):
+        unused = st.st_nlink == 1
+        if path.name.startswith(_TEMP_PREFIX):
+            stale = now - st.st_ctime >= SWEEP_EVERY_S
+        else:
+            stale = unused and (now - st.st_ctime >= IDLE_S or used + wanted > MAX_BYTES)
+        if stale:
+            try:
+                os.unlink(path)
+                used -= st.st_size
+            except FileNotFoundError:
+                pass
+    return used
+
+
+def _entries(folder: Path) -> list[tuple[Path, os.stat_result]]:
+    found = []
+    for name in os.listdir(folder):
+        path = folder / name
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            found.append((path, st))
+    return found
+
+
+def sweep() -> int:
+    """Remove the idle entries now (the probe's start-up sweep); the bytes
+    the cache still holds."""
+    entries = _entries(cache_dir())
+    return _sweep(entries, time.time(), sum(st.st_size for _, st in entries), 0)
+
+
+def _reset_after_fork() -> None:
+    global _lock
+    _lock = threading.Lock()  # a lock held by another thread at the fork would never be released here
+
+
+os.register_at_fork(after_in_child=_reset_after_fork)
