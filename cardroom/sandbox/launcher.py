@@ -247,7 +247,7 @@ class BwrapProcess(BotProcess):
 def _copy_bot_files(src: Path, dest: Path, gid: int) -> None:
     """Copy the bot's files into ``dest`` (root-owned, readable by ``gid``
     only at the top, by anyone below it); only regular files and folders,
-    the large ones hard-linked from the file cache (``filecache``)."""
+    hard-linked from the file cache (``filecache``)."""
     dest.mkdir(mode=0o750)
     os.chown(dest, 0, gid)
     os.chmod(dest, 0o750)
@@ -266,7 +266,7 @@ def _copy_bot_files(src: Path, dest: Path, gid: int) -> None:
             if not stat.S_ISREG(st.st_mode):
                 continue
             # Executable where the package says so (a native bot's program);
-            # a large file is a link to the copy cached for every run.
+            # a link to the copy cached for every run.
             copy_file(source, st, target / name, 0o755 if st.st_mode & 0o100 else 0o644)
 
 

@@ -22,7 +22,7 @@ from .test_sandbox import finish, read_line, start
 
 pytestmark = pytest.mark.sandbox
 
-BIG = filecache.LINK_MIN_BYTES + 1000
+BIG = 100_000
 
 # Reports its large file as it sees it, tries to write it, then waits for a
 # line (so that two runs can be alive at once) and reports it again.
@@ -53,6 +53,7 @@ def cache(bwrap_launcher, tmp_path, monkeypatch) -> Path:
     for entry in folder.iterdir():
         if entry.stat().st_nlink == 1:
             entry.unlink()
+    filecache.sweep()  # this process's count of the bytes held, afresh
     return folder
 
 
@@ -98,13 +99,19 @@ def test_two_runs_share_one_read_only_copy_of_a_large_file(bwrap_launcher, cache
     assert_host_clean(recording.procs)
 
 
-def test_a_small_file_is_a_copy_of_its_own(bwrap_launcher, cache, tmp_path):
-    _package(tmp_path, b"x" * 100)
-    proc = start(bwrap_launcher, tmp_path, LOOKER)
+def test_every_file_in_every_folder_is_linked(bwrap_launcher, cache, tmp_path):
+    root = _package(tmp_path, b"x" * 100)
+    (root / "data").mkdir()
+    (root / "data" / "weights.txt").write_text("1 2 3")
+    proc = start(bwrap_launcher, tmp_path, "print(open('data/weights.txt').read(), flush=True)\n" + LOOKER)
     try:
+        assert read_line(proc.stdout_fd) == b"1 2 3\n"
         view = json.loads(read_line(proc.stdout_fd))
-        assert view["links"] == 1 and view["size"] == 100
-        assert not _entries_of(cache, tmp_path / "bot" / "big.bin")
+        assert view["links"] == 2 and view["size"] == 100
+        for name in ("big.bin", "bot.py", "data/weights.txt"):
+            [entry] = _entries_of(cache, root / name)
+            assert os.stat(proc.run_dir / name).st_ino == os.stat(entry).st_ino
+        assert oct(os.stat(entry).st_mode & 0o777) == "0o644"
     finally:
         proc.kill()
 
@@ -135,7 +142,7 @@ def test_a_file_changed_while_it_is_copied_is_not_cached(bwrap_launcher, cache, 
 
     def copy_then_change(source, target, **kwargs):
         result = real_copy(source, target, **kwargs)
-        if Path(target).parent == cache:
+        if Path(target).parent == cache and Path(source).name == "big.bin":
             with open(source, "ab") as f:  # the author's build writes on
                 f.write(b"more")
         return result
@@ -178,7 +185,7 @@ def test_the_sweep_removes_idle_entries_and_never_one_in_use(bwrap_launcher, cac
 def test_a_full_cache_makes_room_or_copies(bwrap_launcher, cache, tmp_path, monkeypatch):
     """Over MAX_BYTES: an entry no run links goes first; entries in use
     stay, and the new run gets a copy of its own."""
-    monkeypatch.setattr(filecache, "MAX_BYTES", 2 * BIG + 10)
+    monkeypatch.setattr(filecache, "MAX_BYTES", 2 * BIG + 4096)  # two big files and the bots' small ones
     sources = []
     for name in "abc":
         sources.append(_package(tmp_path / name, os.urandom(BIG)) / "big.bin")
