@@ -58,6 +58,19 @@ def uid_range() -> range:
     return range(int(m.group(1)), int(m.group(2)) + 1)
 
 
+FILE_CACHE_ENV = "CARDROOM_SANDBOX_FILE_CACHE_MIB"
+DEFAULT_FILE_CACHE_MIB = 512
+
+
+def file_cache_bytes() -> int:
+    """The most the file cache may hold (``CARDROOM_SANDBOX_FILE_CACHE_MIB``,
+    a whole number of MiB; 0 turns it off: every run gets copies)."""
+    text = os.environ.get(FILE_CACHE_ENV, str(DEFAULT_FILE_CACHE_MIB))
+    if not re.fullmatch(r"\s*\d{1,7}\s*", text):
+        raise SandboxUnavailable(f"{FILE_CACHE_ENV}={text!r}: expected a whole number of MiB, such as {DEFAULT_FILE_CACHE_MIB} (0: no cache)")
+    return int(text) * 1024 * 1024
+
+
 def weak_limits_allowed() -> bool:
     """Has the operator opted into running bots without the limits this
     machine cannot apply (``CARDROOM_SANDBOX_WEAK_LIMITS=1``)?"""

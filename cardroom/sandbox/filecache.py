@@ -19,8 +19,9 @@ to it:
 * an entry that no run folder links (one link: the cache's own) and that no
   run has linked for ``IDLE_S`` goes at the next sweep; one that a run
   still links is never removed, so a running bot never loses a file. The
-  cache holds at most ``MAX_BYTES``, the least recently linked going first
-  once idle; where it is full of entries in use, a run gets a copy.
+  cache holds at most ``CARDROOM_SANDBOX_FILE_CACHE_MIB`` (512 MiB unless
+  set; 0 turns it off), the least recently linked going first once idle;
+  where it is full of entries in use, a run gets a copy.
 
 A link changes the inode's change time: that is the cache's record of
 when an entry was last linked. What a bot can learn from its file's link
@@ -37,10 +38,9 @@ import threading
 import time
 from pathlib import Path
 
-from .config import _ensure_dir, state_dir
+from .config import _ensure_dir, file_cache_bytes, state_dir
 
 IDLE_S = 15 * 60
-MAX_BYTES = 512 * 1024 * 1024
 SWEEP_EVERY_S = 60.0
 _TEMP_PREFIX = "tmp-"
 
@@ -70,23 +70,29 @@ def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
 def copy_file(source: str, st: os.stat_result, target: Path, mode: int) -> None:
     """Put the regular file ``source`` (whose lstat is ``st``) at ``target``,
     root-owned with ``mode``: a hard link to the cached copy, else (the
-    cache full of files in use, or failing) a copy of its own."""
+    cache off, full of files in use, or failing) a copy of its own."""
+    if file_cache_bytes() and _link_cached(source, st, target, mode):
+        return
+    shutil.copyfile(source, target, follow_symlinks=False)
+    os.chmod(target, mode)
+
+
+def _link_cached(source: str, st: os.stat_result, target: Path, mode: int) -> bool:
     try:
         entry = cache_dir() / _key(st, mode)
         try:
             os.link(entry, target)  # the usual case: one system call
-            return
+            return True
         except FileNotFoundError:
             pass
         if _cache(source, st, mode, entry):
             os.link(entry, target)
-            return
+            return True
     except OSError:
         # Swept between the two calls, another file system (EXDEV), a link
         # limit, the folder removed: no reason to fail a start.
         _view["folder"] = None  # made sure of again next time
-    shutil.copyfile(source, target, follow_symlinks=False)
-    os.chmod(target, mode)
+    return False
 
 
 def _cache(source: str, st: os.stat_result, mode: int, entry: Path) -> bool:
@@ -113,24 +119,26 @@ def _cache(source: str, st: os.stat_result, mode: int, entry: Path) -> bool:
 
 def _make_room(folder: Path, size: int) -> bool:
     """Sweep (at most once a minute, unless room is short) and say whether
-    ``size`` more bytes fit under ``MAX_BYTES``."""
+    ``size`` more bytes fit under the cache's size."""
     now = time.time()
-    if now - _view["swept"] >= SWEEP_EVERY_S or _view["used"] + size > MAX_BYTES:
+    limit = file_cache_bytes()
+    if now - _view["swept"] >= SWEEP_EVERY_S or _view["used"] + size > limit:
         entries = _entries(folder)
         _view.update(used=_sweep(entries, now, sum(st.st_size for _, st in entries), size), swept=now)
-    return _view["used"] + size <= MAX_BYTES
+    return _view["used"] + size <= limit
 
 
 def _sweep(entries: list[tuple[Path, os.stat_result]], now: float, used: int, wanted: int) -> int:
     """Remove what no run links and is idle (or a crashed copy's temporary
     file), and, while ``wanted`` more bytes do not fit, what no run links,
     least recently linked first; the bytes left."""
+    limit = file_cache_bytes()
     for path, st in sorted(entries, key=lambda item: item[1].st_ctime):
         unused = st.st_nlink == 1
         if path.name.startswith(_TEMP_PREFIX):
             stale = now - st.st_ctime >= SWEEP_EVERY_S
         else:
-            stale = unused and (now - st.st_ctime >= IDLE_S or used + wanted > MAX_BYTES)
+            stale = unused and (now - st.st_ctime >= IDLE_S or used + wanted > limit)
         if stale:
             try:
                 os.unlink(path)

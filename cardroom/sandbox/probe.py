@@ -27,6 +27,7 @@ from .config import (
     SandboxError,
     SandboxUnavailable,
     _prepare_state_dir,
+    file_cache_bytes,
     state_dir,
     uid_collisions,
     uid_range,
@@ -158,6 +159,7 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
     try:
         uids = uid_range()
         report.uids = f"{uids.start}-{uids.stop - 1}"
+        file_cache_bytes()  # a bad setting refuses here, not at a bot's start
     except SandboxUnavailable as exc:
         report.error = str(exc)
         return report, None

@@ -183,12 +183,13 @@ def test_the_sweep_removes_idle_entries_and_never_one_in_use(bwrap_launcher, cac
 
 
 def test_a_full_cache_makes_room_or_copies(bwrap_launcher, cache, tmp_path, monkeypatch):
-    """Over MAX_BYTES: an entry no run links goes first; entries in use
+    """Over its size: an entry no run links goes first; entries in use
     stay, and the new run gets a copy of its own."""
-    monkeypatch.setattr(filecache, "MAX_BYTES", 2 * BIG + 4096)  # two big files and the bots' small ones
+    big = 700_000  # three of them (and the bots' small files) over 2 MiB, two under
+    monkeypatch.setenv("CARDROOM_SANDBOX_FILE_CACHE_MIB", "2")
     sources = []
     for name in "abc":
-        sources.append(_package(tmp_path / name, os.urandom(BIG)) / "big.bin")
+        sources.append(_package(tmp_path / name, os.urandom(big)) / "big.bin")
     finish(start(bwrap_launcher, tmp_path / "a", "print('ok')"))  # cached, then unused
     running = [start(bwrap_launcher, tmp_path / name, LOOKER) for name in "bc"]
     try:
@@ -197,10 +198,25 @@ def test_a_full_cache_makes_room_or_copies(bwrap_launcher, cache, tmp_path, monk
         third = start(bwrap_launcher, tmp_path / "a", LOOKER)  # full of entries in use
         try:
             view = json.loads(read_line(third.stdout_fd))
-            assert view["links"] == 1 and view["size"] == BIG
+            assert view["links"] == 1 and view["size"] == big
         finally:
             third.kill()
         assert not _entries_of(cache, sources[0])
     finally:
         for proc in running:
             proc.kill()
+
+
+def test_the_cache_turned_off_copies_and_a_bad_size_refuses(bwrap_launcher, cache, tmp_path, monkeypatch, reprobe):
+    big = _package(tmp_path, os.urandom(BIG)) / "big.bin"
+    monkeypatch.setenv("CARDROOM_SANDBOX_FILE_CACHE_MIB", "0")
+    proc = start(bwrap_launcher, tmp_path, LOOKER)
+    try:
+        assert json.loads(read_line(proc.stdout_fd))["links"] == 1
+    finally:
+        proc.kill()
+    assert not _entries_of(cache, big)
+    monkeypatch.setenv("CARDROOM_SANDBOX_FILE_CACHE_MIB", "lots")
+    report = reprobe()
+    assert not report.ok
+    assert report.error == "CARDROOM_SANDBOX_FILE_CACHE_MIB='lots': expected a whole number of MiB, such as 512 (0: no cache)"
