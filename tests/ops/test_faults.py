@@ -117,9 +117,12 @@ class Stack:
         return result.stdout
 
     def down(self) -> None:
-        kill_marked(self.marker[0] + "=" + self.marker[1])
-        self.redis.stop()
+        # PostgreSQL first, by pg_ctl: once SIGKILLed, its postmaster would be
+        # a zombie of this process (the sandbox's probe makes it a child
+        # subreaper), which pg_ctl takes for alive and waits a minute on.
         self.pg.destroy()
+        self.redis.stop()
+        kill_marked(self.marker[0] + "=" + self.marker[1])  # whatever else the scenarios left
 
 
 @pytest.fixture(scope="module")
