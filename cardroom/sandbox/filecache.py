@@ -63,21 +63,18 @@ def _key(st: os.stat_result, mode: int) -> str:
     return f"{st.st_dev:x}-{st.st_ino:x}-{st.st_size:x}-{st.st_mtime_ns:x}-{st.st_ctime_ns:x}-{mode:o}"
 
 
-def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
-    return (a.st_dev, a.st_ino, a.st_size, a.st_mtime_ns, a.st_ctime_ns) == (b.st_dev, b.st_ino, b.st_size, b.st_mtime_ns, b.st_ctime_ns)
-
-
 def copy_file(source: str, st: os.stat_result, target: Path, mode: int) -> None:
     """Put the regular file ``source`` (whose lstat is ``st``) at ``target``,
     root-owned with ``mode``: a hard link to the cached copy, else (the
     cache off, full of files in use, or failing) a copy of its own."""
-    if file_cache_bytes() and _link_cached(source, st, target, mode):
+    limit = file_cache_bytes()
+    if limit and _link_cached(source, st, target, mode, limit):
         return
     shutil.copyfile(source, target, follow_symlinks=False)
     os.chmod(target, mode)
 
 
-def _link_cached(source: str, st: os.stat_result, target: Path, mode: int) -> bool:
+def _link_cached(source: str, st: os.stat_result, target: Path, mode: int, limit: int) -> bool:
     try:
         entry = cache_dir() / _key(st, mode)
         try:
@@ -85,7 +82,7 @@ def _link_cached(source: str, st: os.stat_result, target: Path, mode: int) -> bo
             return True
         except FileNotFoundError:
             pass
-        if _cache(source, st, mode, entry):
+        if _cache(source, st, mode, entry, limit):
             os.link(entry, target)
             return True
     except OSError:
@@ -95,19 +92,19 @@ def _link_cached(source: str, st: os.stat_result, target: Path, mode: int) -> bo
     return False
 
 
-def _cache(source: str, st: os.stat_result, mode: int, entry: Path) -> bool:
+def _cache(source: str, st: os.stat_result, mode: int, entry: Path, limit: int) -> bool:
     """Copy ``source`` to ``entry`` unless it is there (True), there is no
-    room, or it changed under the copy (False)."""
+    room under ``limit`` bytes, or it changed under the copy (False)."""
     with _lock:  # one copy per process at a time; across processes the rename decides
         if os.path.lexists(entry):
             return True
-        if not _make_room(entry.parent, st.st_size):
+        if not _make_room(entry.parent, st.st_size, limit):
             return False
         temp = entry.parent / f"{_TEMP_PREFIX}{os.getpid()}-{threading.get_ident()}"
         try:
             shutil.copyfile(source, temp, follow_symlinks=False)
             os.chmod(temp, mode)
-            if not _same_file(st, os.lstat(source)):
+            if _key(os.lstat(source), mode) != entry.name:
                 return False  # changed under the copy: not what the key names
             os.rename(temp, entry)
             _view["used"] += st.st_size
@@ -117,22 +114,20 @@ def _cache(source: str, st: os.stat_result, mode: int, entry: Path) -> bool:
     return True
 
 
-def _make_room(folder: Path, size: int) -> bool:
+def _make_room(folder: Path, size: int, limit: int) -> bool:
     """Sweep (at most once a minute, unless room is short) and say whether
-    ``size`` more bytes fit under the cache's size."""
+    ``size`` more bytes fit under ``limit``."""
     now = time.time()
-    limit = file_cache_bytes()
     if now - _view["swept"] >= SWEEP_EVERY_S or _view["used"] + size > limit:
-        entries = _entries(folder)
-        _view.update(used=_sweep(entries, now, sum(st.st_size for _, st in entries), size), swept=now)
+        _view.update(used=_sweep(_entries(folder), now, size, limit), swept=now)
     return _view["used"] + size <= limit
 
 
-def _sweep(entries: list[tuple[Path, os.stat_result]], now: float, used: int, wanted: int) -> int:
+def _sweep(entries: list[tuple[Path, os.stat_result]], now: float, wanted: int, limit: int) -> int:
     """Remove what no run links and is idle (or a crashed copy's temporary
-    file), and, while ``wanted`` more bytes do not fit, what no run links,
-    least recently linked first; the bytes left."""
-    limit = file_cache_bytes()
+    file), and, while ``wanted`` more bytes do not fit under ``limit``, what
+    no run links, least recently linked first; the bytes left."""
+    used = sum(st.st_size for _, st in entries)
     for path, st in sorted(entries, key=lambda item: item[1].st_ctime):
         unused = st.st_nlink == 1
         if path.name.startswith(_TEMP_PREFIX):
@@ -167,7 +162,7 @@ def sweep() -> int:
     entries = _entries(cache_dir())
     now = time.time()
     with _lock:
-        _view.update(used=_sweep(entries, now, sum(st.st_size for _, st in entries), 0), swept=now)
+        _view.update(used=_sweep(entries, now, 0, file_cache_bytes()), swept=now)
     return _view["used"]
 
 

@@ -363,6 +363,7 @@ class BwrapLauncher(Launcher):
         seccomp: SeccompFilter | None = None,
         prepared_dev: bool = True,
         bot_exec: str | None = None,
+        bot_exec_note: str | None = None,
     ):
         self.bwrap = bwrap
         self.seccomp = seccomp  # None only in the weak mode the operator chose
@@ -375,10 +376,11 @@ class BwrapLauncher(Launcher):
         # bot-exec sets the uid and the rlimits and executes bwrap, started
         # with a vfork (decision 164); else prlimit(1), in a fork of the
         # worker that changed its uid: the same limits, a slower start.
+        # (``bot_exec``: as the probe found it, with how, or "" for none.)
         if bot_exec is None:
             bot_exec, self.bot_exec_note = bot_exec_program()
         else:
-            self.bot_exec_note = bot_exec or "not asked for"
+            self.bot_exec_note = bot_exec_note or bot_exec or "not asked for"
         self.bot_exec = bot_exec or None
         # Empty network namespaces, reused (decision 165); bot-exec joins them.
         self.netns = NetnsPool() if self.bot_exec is not None else None

@@ -172,7 +172,7 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
         )
         return report, None
     prlimit = shutil.which("prlimit") or ("/usr/bin/prlimit" if os.access("/usr/bin/prlimit", os.X_OK) else None)
-    bot_exec, bot_exec_note = bot_exec_program()  # the launcher finds the same one
+    bot_exec, bot_exec_note = bot_exec_program()
     if prlimit is None and bot_exec is None:  # one of the two sets each bot's rlimits
         report.error = (
             f"neither bot-exec ({bot_exec_note}) nor prlimit (util-linux) is here to set each bot's rlimits; "
@@ -262,10 +262,18 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
         report.error = refusal
         return report, None
     swept = sweep_stale(controllers) + remove_old_run_user_folders()
-    sweep_file_cache()  # large files no run has linked for a while
+    sweep_file_cache()  # bots' files no run has linked for a while
     if swept:
         report.notes.append(f"removed {len(swept)} run folders, cgroups and /run/user folders left behind by workers that died or by earlier versions")
-    launcher = BwrapLauncher(bwrap, controllers, prlimit=prlimit, tmpfs_mounts=tmpfs_error is None, seccomp=seccomp_filter)
+    launcher = BwrapLauncher(
+        bwrap,
+        controllers,
+        prlimit=prlimit,
+        tmpfs_mounts=tmpfs_error is None,
+        seccomp=seccomp_filter,
+        bot_exec=bot_exec or "",
+        bot_exec_note=bot_exec_note,
+    )
     report.nested_userns = "blocked (--disable-userns)" if launcher.disable_userns else "allowed (bubblewrap < 0.8)"
     if launcher.bot_exec is not None:
         report.rlimits = f"set by bot-exec before bwrap starts: {launcher.bot_exec_note}"

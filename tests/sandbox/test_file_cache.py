@@ -46,7 +46,7 @@ print(json.dumps(look()), flush=True)
 
 
 @pytest.fixture
-def cache(bwrap_launcher, tmp_path, monkeypatch) -> Path:
+def cache(bwrap_launcher) -> Path:
     """The real cache, emptied of what earlier tests left (none of it in use
     by them any more)."""
     folder = filecache.cache_dir()
