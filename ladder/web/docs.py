@@ -52,9 +52,9 @@ DOCS = [
 # The documents of docs/ the site does not publish, and why: every other one
 # must be in DOCS (a test holds the two lists to the folder, so a new
 # document cannot go missing from the site unnoticed, as tournaments.md once did).
+# docs/decisions/, the developers' record of design choices, is not published either.
 UNPUBLISHED = {
     "operations.md": "for the operators of a server, not its users",
-    "decisions.md": "the developers' record of design choices",
 }
 DOCS_BY_SLUG = {d.slug: d for d in DOCS}
 DOCS_BY_FILE = {d.filename: d for d in DOCS if d.filename}
