@@ -32,7 +32,7 @@ from cardroom.players import (
 )
 from engine import new_game
 from engine.core import CHANCE, IllegalActionError, Result
-from engine.replay import FORMAT, VERSION
+from engine.replay import document as replay_document
 
 __all__ = ["BotSpecError", "MatchCeilingExceeded", "MatchRecord", "TimeControl", "check_bot_spec", "make_player", "run_match"]
 
@@ -281,17 +281,7 @@ def _play(
         {"seat": seat, "name": names[seat] if names else player.name, "bot": player.spec}
         for seat, player in enumerate(players)
     ]
-    replay = {
-        "format": FORMAT,
-        "version": VERSION,
-        "game": game.id,
-        "options": dict(game.options),
-        "num_players": game.num_players,
-        "seed": seed,
-        "players": player_docs,
-        "events": events,
-        "result": result_doc,
-    }
+    replay = replay_document(game, seed, player_docs, events, result, result_doc["forfeits"])
     logs = {seat: player.log() for seat, player in enumerate(players)}
     for forfeit in forfeits:
         logs[forfeit.seat] += f"\n[cardroom: seat {forfeit.seat} forfeited at event {forfeit.event}: {forfeit.reason}: {forfeit.detail}]\n"

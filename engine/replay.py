@@ -41,6 +41,26 @@ class VerifiedReplay:
     forfeits: list[dict[str, Any]]
 
 
+def document(game: Any, seed: int, players: list[dict[str, Any]], events: list[dict[str, Any]],
+             result: Result | None, forfeits: list[dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
+    """A replay v1 document: the one writer of every path that gives a replay
+    (the runner, the research environments). ``players`` holds each seat's
+    ``{"seat", "name", "bot"}``; ``forfeits`` each forfeited seat's
+    ``{"seat", "reason", "event"}``; ``result`` is None while the game is not
+    over (a replay of an unfinished game has a null result, and does not verify)."""
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "game": game.id,
+        "options": dict(game.options),
+        "num_players": game.num_players,
+        "seed": seed,
+        "players": [{"seat": p["seat"], "name": p["name"], "bot": p["bot"]} for p in players],
+        "events": list(events),
+        "result": None if result is None else {**result.as_dict(), "forfeits": [dict(f) for f in forfeits]},
+    }
+
+
 def load(path: str | Path) -> dict[str, Any]:
     """Read a replay file; a file that is not JSON raises ReplayError."""
     try:
@@ -94,9 +114,9 @@ def _check_result_shape(result: Any, n: int) -> dict[int, int]:
         values = result.get(key)
         if not isinstance(values, list) or len(values) != n or not all(_is_int(v) for v in values):
             raise ReplayError(f"result.{key} must list {n} integers")
-    forfeits = result.get("forfeits", [])
-    if not isinstance(forfeits, list):
-        raise ReplayError("result.forfeits must be a list")
+    forfeits = result.get("forfeits")
+    if not isinstance(forfeits, list):  # required, empty when no seat forfeited (contract, replay format v1)
+        raise ReplayError("result.forfeits must be a list (empty when no seat forfeited)")
     recorded: dict[int, int] = {}
     for i, forfeit in enumerate(forfeits):
         if not isinstance(forfeit, dict):
@@ -213,5 +233,5 @@ def verify(doc: dict[str, Any]) -> VerifiedReplay:
         raise ReplayError(f"recorded scores {doc['result']['scores']} but the game gives {result.scores}", last)
     if result.ranks != doc["result"]["ranks"]:
         raise ReplayError(f"recorded ranks {doc['result']['ranks']} but the game gives {result.ranks}", last)
-    forfeits = list(doc["result"].get("forfeits", []))
+    forfeits = list(doc["result"]["forfeits"])
     return VerifiedReplay(doc["game"], state.num_players, len(events), result, forfeits)

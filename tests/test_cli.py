@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.sdk.replay_schema import strict_problems
+
 ROOT = Path(__file__).resolve().parents[1]
 REPLAYS = ROOT / "tests" / "data" / "replays"
 
@@ -67,10 +69,13 @@ def test_play_shows_the_end_of_a_crashed_bots_stderr(tmp_path, with_logs):
     escaped, with where the whole log is."""
     bot = tmp_path / "crasher.py"
     bot.write_text(CRASHER)
-    logs = ["--logs", str(tmp_path / "logs")] if with_logs else []
+    logs = ["--logs", str(tmp_path / "logs"), "--replay", str(tmp_path / "m.json")] if with_logs else []
     out = cardroom("play", "allegra", str(bot), "builtin:random", "--seed", "2", *logs)
     assert out.returncode == 0, out.stderr
     assert "crash at event" in out.stdout
+    if with_logs:  # the runner's replay of a forfeited match is replay v1 exactly
+        replay = json.loads((tmp_path / "m.json").read_text())
+        assert strict_problems(replay) == [] and replay["result"]["forfeits"][0]["seat"] == 0
     err = out.stderr
     assert "seat 0 forfeited (crash); the last 10 of the 35 lines of its stderr" in err, err
     assert "  | RuntimeError: deliberate crash" in err

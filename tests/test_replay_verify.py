@@ -15,6 +15,8 @@ from cardroom.runner import run_match
 from engine.replay import ReplayError, verify
 
 REPLAYS = sorted((Path(__file__).resolve().parent / "data" / "replays").glob("*.json"))
+from tests.sdk.replay_schema import strict_problems  # noqa: E402
+
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "replays"
 
 
@@ -29,6 +31,17 @@ def test_example_replay_verifies_and_reaches_recorded_result(path):
     assert report.result.scores == doc["result"]["scores"]
     assert report.result.ranks == doc["result"]["ranks"]
     assert report.events == len(doc["events"])
+    assert strict_problems(doc) == []  # the strict shape check accepts the independent examples
+
+
+def test_a_result_without_forfeits_is_not_replay_v1():
+    """Replay v1's result always lists its forfeits (empty when none): the
+    research environments once left the key out, which verify accepted."""
+    doc = load("allegra-2p.json")
+    del doc["result"]["forfeits"]
+    with pytest.raises(ReplayError, match="result.forfeits must be a list"):
+        verify(doc)
+    assert strict_problems(doc)
 
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="no ../shared/replays beside this checkout")

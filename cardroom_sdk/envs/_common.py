@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.replay import FORMAT, VERSION
+from engine.core import CHANCE
+from engine.replay import document
 
 
 def rank_rewards(ranks: list[int]) -> list[float]:
@@ -29,17 +30,17 @@ def decision_step(codec: Any, state: Any, seat: int, obs: dict[str, Any], index:
 
 
 def replay_document(game: Any, seed: int | None, names: list[str], bot: str, events: list[dict[str, Any]],
-                    state: Any) -> dict[str, Any]:  # fmt: skip
+                    state: Any, forfeits: list[dict[str, Any]] | None = None) -> dict[str, Any]:  # fmt: skip
     """The game so far in replay format v1 (``engine.replay.verify``, and
-    ``cardroom verify``, check a finished one)."""
-    return {
-        "format": FORMAT,
-        "version": VERSION,
-        "game": game.id,
-        "options": dict(game.options),
-        "num_players": game.num_players,
-        "seed": seed if seed is not None else 0,
-        "players": [{"seat": s, "name": name, "bot": bot} for s, name in enumerate(names)],
-        "events": list(events),
-        "result": state.result().as_dict() if state.is_terminal() else None,
-    }
+    ``cardroom verify``, check a finished one), written by the engine's one
+    replay writer; ``forfeits``: the seats whose program forfeited
+    (``{"seat", "reason", "event"}``), their events from then on marked."""
+    forfeits = forfeits or []
+    seats = {f["seat"]: f["event"] for f in forfeits}
+    marked = [
+        {**e, "forfeit": True} if e["by"] in seats and e["by"] != CHANCE and i >= seats[e["by"]] else e
+        for i, e in enumerate(events)
+    ]
+    players = [{"seat": s, "name": name, "bot": bot} for s, name in enumerate(names)]
+    result = state.result(frozenset(seats)) if state.is_terminal() else None
+    return document(game, seed if seed is not None else 0, players, marked, result, forfeits)
