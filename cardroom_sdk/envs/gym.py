@@ -1,112 +1,76 @@
 """One seat learns, the others are played by cardroom's built-in bots or by
 policies: a Gymnasium environment over the PettingZoo one.
 
-``SingleSeatEnv("allegra", num_players=4, seat=0, opponents="greedy")``:
-``opponents`` is a built-in bot's name ("random", "greedy", "ismcts"), one
-per other seat in a list, a callable ``policy(observation, legal, rng)``
-returning a protocol action (the built-in bots' signature), or an object
-with a ``make_choose()`` that returns such a policy (as bot modules with a
-per-match state have), or a ``BotProgram`` (a bot file, folder, zip or
-tar.gz of any runtime, run through cardroom's runner as ``cardroom play``
-runs it: in the sandbox where it works here). Built-in bots, ``make_choose``
-opponents and programs are made afresh at every ``reset``: a searching bot
-such as ismcts keeps the seat's observations of one game, which must not
-reach the next. Observations and actions are the AEC environment's; an
-illegal action ends the episode with reward -1 (as PettingZoo's
-TerminateIllegalWrapper does).
+``SingleSeatEnv("allegra", num_players=4, seat=0, opponents="greedy")``, or
+through Gymnasium's registry, ``gymnasium.make("cardroom/Allegra-v1",
+num_players=4, opponents="greedy")`` (and ``gymnasium.make_vec``; the ids are
+``cardroom/Allegory-v1`` and ``cardroom/Allegra-v1``, registered when this
+module is imported, or named ``"cardroom_sdk.envs.gym:cardroom/Allegra-v1"``).
+
+``opponents`` is one spec, or a list of one per other seat. A spec is a
+callable ``policy(observation, legal, rng)`` returning a protocol action (the
+built-in bots' signature); an object with a ``make_choose()`` that returns
+such a policy (as bot modules with a per-match state have); or what the
+installed runtime offers through the entry point group
+``cardroom_sdk.opponents``: with the ``cardroom`` package, a built-in bot's
+name ("random", "greedy", "ismcts": a fixed number of iterations, so a seeded
+episode repeats; "ismcts:iterations=N", or "ismcts:time_ms=T", which does
+not repeat and warns) or a ``cardroom.env_opponents.BotProgram`` (a bot file,
+folder, zip or tar.gz of any runtime, run through cardroom's runner as
+``cardroom play`` runs it: in the sandbox where it works here). The SDK
+imports nothing of the runtime itself: it is mounted into every bot's
+sandbox, and stands on the engine alone.
+
+Opponents are made afresh at every ``reset``: a searching bot such as ismcts
+keeps the seat's observations of one game, which must not reach the next.
+Observations and actions are the AEC environment's; ``action_masks()`` is
+the learning seat's mask (sb3-contrib's MaskablePPO reads it); an illegal
+action ends the episode with reward -1 (as PettingZoo's
+TerminateIllegalWrapper does). ``replay()`` is the episode in replay format
+v1, a program opponent's forfeit marked as a match marks it.
 """
 
 from __future__ import annotations
 
 import importlib
 import random
-import shutil
-import tempfile
-import time
-import uuid
-import weakref
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable
+from importlib.metadata import entry_points
 from typing import Any
 
 import gymnasium
+import numpy as np
 
-from bots import builtin_chooser
-from cardroom.players import BotFault, StartInfo, TimeControl
+from cardroom_sdk.envs._common import replay_document
 
 _ENVS = {"allegory": "cardroom_sdk.envs.allegory_v1", "allegra": "cardroom_sdk.envs.allegra_v1"}
+# Gymnasium ids: the games' names as the engine spells them, capitalised.
+ENV_IDS = {game: f"cardroom/{game.capitalize()}-v1" for game in _ENVS}
+OPPONENTS_GROUP = "cardroom_sdk.opponents"
 
 
-@dataclass(frozen=True)
-class BotProgram:
-    """An opponent that is a bot program, as a user uploads it: ``spec`` is a
-    bot file, folder, .zip or .tar.gz (any runtime its manifest names).
-    ``time`` is the match's time control, as the ladder's by default."""
-
-    spec: str | Path
-    time: TimeControl = TimeControl()
-
-
-class _ProgramSeat:
-    """One episode of a BotProgram in one seat: started through the runner's
-    own player (so the program hears exactly the protocol a match sends it),
-    and played by the engine's default policy from its first fault on, as a
-    match plays a forfeited seat."""
-
-    def __init__(self, program: BotProgram, game_id: str, seat: int, num_players: int, options: dict, seed: int):
-        from cardroom.launch import BotLimits
-        from cardroom.runner import make_player
-        from cardroom.sandbox import local_launcher
-
-        self.seat = seat
-        self.fault: BotFault | None = None
-        self.fault_event: int | None = None  # the first event the default policy played
-        self._workdir = Path(tempfile.mkdtemp(prefix="cardroom-env-"))
-        self._time = program.time
-        self._player = make_player(str(program.spec), game_id, self._workdir, local_launcher, BotLimits())
-        # An environment dropped without close() (or the interpreter exiting)
-        # must not leave a frozen program behind.
-        self._release = weakref.finalize(self, _release, self._player, self._workdir)
-        info = StartInfo(game_id, seat, num_players, f"env-{uuid.uuid4().hex[:12]}", dict(options), program.time, seed)
-        try:
-            self._player.start(info)
-        except BotFault as fault:
-            self._fail(fault)
-
-    def _fail(self, fault: BotFault) -> None:
-        self.fault = fault
-        self._player.close()  # its processes go now, not at the episode's end
-
-    def act(self, state) -> dict:
-        from engine.core import IllegalActionError
-
-        if self.fault is None:
-            try:
-                move = self._player.act(state, self.seat)
-                state.clone().apply(self.seat, move)  # refused here, as the runner refuses it
-                return move
-            except BotFault as fault:
-                self._fail(fault)
-            except IllegalActionError as exc:
-                self._fail(BotFault("illegal_action", exc.reason))
-        return state.default_action(self.seat)
-
-    def finish(self, state, faults: dict[int, tuple[BotFault, int]]) -> None:
-        """Tell the program the result (when the game ended and it is still
-        playing), give it the end grace to exit, and free everything."""
-        try:
-            if self.fault is None and state is not None and state.is_terminal():
-                result = state.result(frozenset(faults)).as_dict()
-                forfeits = [{"seat": s, "reason": f.reason, "event": e} for s, (f, e) in sorted(faults.items())]
-                self._player.end(state.observation(self.seat), {**result, "forfeits": forfeits})
-                self._player.await_exit(time.monotonic() + self._time.end_grace_ms / 1000)
-        finally:
-            self._release()
+def _opponent_maker(spec: Any, game_id: str) -> Callable[..., Any]:
+    """``make(seat, num_players, options, seed)`` for one opponent spec: a
+    policy (called at every decision of the seat), or a seat driver with
+    ``act(state)``, ``finish(state, faults)``, ``fault`` and ``fault_event``
+    (a program that may forfeit)."""
+    if hasattr(spec, "make_choose"):
+        return lambda *_episode: spec.make_choose()
+    if callable(spec):
+        return lambda *_episode: spec
+    for entry in sorted(entry_points(group=OPPONENTS_GROUP), key=lambda e: e.name):
+        maker = entry.load()(spec, game_id)
+        if maker is not None:
+            return maker
+    offered = ", ".join(sorted(e.name for e in entry_points(group=OPPONENTS_GROUP))) or "none"
+    raise ValueError(
+        f"unknown opponent {spec!r}: give a policy(observation, legal, rng), an object with make_choose(), "
+        f"or what an installed runtime offers (entry points {OPPONENTS_GROUP}: {offered})"
+    )
 
 
-def _release(player, workdir: Path) -> None:
-    player.close()
-    shutil.rmtree(workdir, ignore_errors=True)
+def _is_seat_driver(policy: Any) -> bool:
+    return hasattr(policy, "act") and hasattr(policy, "finish")
 
 
 class SingleSeatEnv(gymnasium.Env):
@@ -130,10 +94,12 @@ class SingleSeatEnv(gymnasium.Env):
             policies = [opponents] * len(others)
         self.game_id = game
         self.opponents = dict(zip(others, policies))
+        # each spec checked now (an unknown bot's name or a missing program fails here)
+        self._makers = {s: _opponent_maker(spec, game) for s, spec in self.opponents.items()}
         self._options = dict(options or {})
         self._episode_seed = 0
         self.policies: dict[int, Any] = {}
-        self.policies = self._fresh_policies()  # (at once: an unknown bot's name fails here)
+        self._forfeits: list[dict[str, Any]] = []  # the last episode's program forfeits, for replay()
         self.render_mode = render_mode
         self.metadata = {"render_modes": ["ansi", "human"]}
         self.observation_space = self.aec.observation_space(self.agent)
@@ -141,38 +107,23 @@ class SingleSeatEnv(gymnasium.Env):
         self._opponent_rng = random.Random()
 
     def _fresh_policies(self) -> dict[int, Any]:
-        """The opponents for a new episode. Programs start only at ``reset``
-        (before it, their spec is only checked: construction starts nothing)."""
+        """The opponents for a new episode (programs start here, at ``reset``)."""
         self._finish_programs()
         n = len(self.aec.possible_agents)
-        started = self.aec.state is not None
+        return {s: make(s, n, self._options, self._episode_seed) for s, make in self._makers.items()}
 
-        def make(seat, spec):
-            if isinstance(spec, str):
-                return builtin_chooser(spec, self.game_id)
-            if isinstance(spec, BotProgram):
-                if not started:
-                    from cardroom.runner import check_bot_spec
-
-                    check_bot_spec(str(spec.spec), self.game_id)
-                    return None
-                return _ProgramSeat(spec, self.game_id, seat, n, self._options, self._episode_seed)
-            return spec.make_choose() if hasattr(spec, "make_choose") else spec
-
-        return {s: make(s, spec) for s, spec in self.opponents.items()}
-
-    def _program_faults(self) -> dict[int, tuple[BotFault, int]]:
+    def _program_faults(self) -> dict[int, tuple[Any, int]]:
         return {
             s: (p.fault, p.fault_event)
             for s, p in self.policies.items()
-            if isinstance(p, _ProgramSeat) and p.fault is not None
+            if _is_seat_driver(p) and p.fault is not None
         }
 
     def _finish_programs(self) -> None:
         faults = self._program_faults()
         state = self.aec.state
         for policy in self.policies.values():
-            if isinstance(policy, _ProgramSeat):
+            if _is_seat_driver(policy):
                 policy.finish(state, faults)
         self.policies = {}
 
@@ -182,7 +133,7 @@ class SingleSeatEnv(gymnasium.Env):
             seat = aec.agent_name_mapping[aec.agent_selection]
             obs = aec.state.observation(seat)
             policy = self.policies[seat]
-            if isinstance(policy, _ProgramSeat):
+            if _is_seat_driver(policy):
                 move = policy.act(aec.state)
                 if policy.fault is not None and policy.fault_event is None:
                     policy.fault_event = len(aec.events)
@@ -195,6 +146,7 @@ class SingleSeatEnv(gymnasium.Env):
         """At the end of an episode: the program opponents that forfeited
         (seat: reason and detail), after their programs were told the result."""
         faults = self._program_faults()
+        self._forfeits = [{"seat": s, "reason": f.reason, "event": e} for s, (f, e) in sorted(faults.items())]
         self._finish_programs()
         return {"opponent_forfeits": {s: f"{f.reason}: {f.detail}" for s, (f, _event) in faults.items()}}
 
@@ -204,6 +156,7 @@ class SingleSeatEnv(gymnasium.Env):
             self._opponent_rng = random.Random(seed + 1)
             self.action_space.seed(seed)
         self._finish_programs()  # the last episode's programs, ended or not
+        self._forfeits = []
         self.aec.reset(seed=seed)
         self._episode_seed = seed if seed is not None else random.randrange(2**31)
         self.policies = self._fresh_policies()
@@ -221,6 +174,22 @@ class SingleSeatEnv(gymnasium.Env):
         info = self._outcome_info() if terminated else {}
         return aec.observe(self.agent), float(reward), terminated, False, info
 
+    def action_masks(self) -> np.ndarray:
+        """Which actions the learning seat may take now, as booleans (the
+        observation's ``action_mask``; sb3-contrib's MaskablePPO calls this)."""
+        return np.asarray(self.aec.observe(self.agent)["action_mask"], dtype=bool)
+
+    def replay(self) -> dict[str, Any]:
+        """The episode so far in replay format v1: the learning seat named
+        "learner", each opponent by its spec; a program opponent that
+        forfeited is in ``result.forfeits`` and its later decisions marked."""
+        aec = self.aec
+        names = [repr(self.opponents[s]) if s in self.opponents else "learner" for s in range(len(aec.possible_agents))]
+        forfeits = self._forfeits or [
+            {"seat": s, "reason": f.reason, "event": e} for s, (f, e) in sorted(self._program_faults().items())
+        ]
+        return replay_document(aec.game, aec.seed_used, names, "gymnasium", aec.events, aec.state, forfeits)
+
     def close(self):
         """Ends every bot program still running (Gymnasium's close)."""
         self._finish_programs()
@@ -232,3 +201,13 @@ class SingleSeatEnv(gymnasium.Env):
             print(text)
             return None
         return text
+
+
+def _register() -> None:
+    """The ids in Gymnasium's registry (once: a second import registers nothing)."""
+    for game, env_id in ENV_IDS.items():
+        if env_id not in gymnasium.registry:
+            gymnasium.register(id=env_id, entry_point=f"{__name__}:SingleSeatEnv", kwargs={"game": game})
+
+
+_register()

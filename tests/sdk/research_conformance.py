@@ -9,6 +9,7 @@ import random
 import sys
 
 import numpy as np
+from replay_schema import strict_problems  # tests/sdk/replay_schema.py, beside this file
 
 from cardroom_sdk import new_game, sample_world
 from cardroom_sdk.envs import allegory_codec, allegory_v1, allegra_codec, allegra_v1
@@ -152,28 +153,104 @@ def engine_agrees(k: int, game: str, n: int, doc: dict, rewards: list[float]) ->
         state.apply(event["by"], event["action"])
     assert state.is_terminal(), f"game {k}: the engine's game did not end"
     result = state.result()
-    assert result.as_dict() == doc["result"], (k, result, doc["result"])
+    assert {**result.as_dict(), "forfeits": []} == doc["result"], (k, result, doc["result"])
+    assert strict_problems(doc) == [], (k, strict_problems(doc))
     assert verify(doc).result == result
     assert rewards == rank_rewards(result.ranks), (k, rewards, result.ranks)
 
 
 def gymnasium_wrapper() -> None:
+    """The registered ids pass check_env through gymnasium.make; an episode
+    plays to its end with the reward of its rank, and its replay verifies
+    and is replay v1 exactly."""
+    import gymnasium
     from gymnasium.utils.env_checker import check_env
 
-    from cardroom_sdk.envs.gym import SingleSeatEnv
+    from cardroom_sdk.envs.gym import ENV_IDS
 
     for game in ENVS:
         for n, opponents in ((2, "greedy"), (3, "random"), (4, "greedy")):
-            env = SingleSeatEnv(game, num_players=n, seat=n - 1, opponents=opponents)
-            check_env(env, skip_render_check=True)
+            env = gymnasium.make(ENV_IDS[game], num_players=n, seat=n - 1, opponents=opponents)
+            check_env(env.unwrapped, skip_render_check=True)
             obs, _ = env.reset(seed=5)
             pick = np.random.default_rng(5)
             done = False
             while not done:
                 obs, reward, done, _truncated, info = env.step(int(pick.choice(np.flatnonzero(obs["action_mask"]))))
                 assert "illegal" not in info
-            assert reward == rank_rewards(env.aec.state.result().ranks)[n - 1]
+            assert reward == rank_rewards(env.unwrapped.aec.state.result().ranks)[n - 1]
+            replay = env.unwrapped.replay()
+            assert strict_problems(replay) == [] and verify(replay).result.ranks == env.unwrapped.aec.state.result().ranks
+            env.close()
             print(f"gymnasium check_env: {game} {n} players against {opponents}")
+
+
+def gymnasium_vectors() -> None:
+    """make_vec on both ids steps a batch of episodes; seeded episodes
+    against the search bot repeat exactly (it searches by iterations)."""
+    import gymnasium
+
+    from cardroom_sdk.envs.gym import ENV_IDS
+
+    for game, env_id in ENV_IDS.items():
+        envs = gymnasium.make_vec(env_id, num_envs=3, vectorization_mode="sync", opponents="greedy")
+        obs, _ = envs.reset(seed=11)
+        pick = np.random.default_rng(11)
+        finished = 0
+        for _ in range(400):
+            # an episode that just ended shows an empty mask: its next action only resets it (Gymnasium's next-step autoreset)
+            actions = [int(pick.choice(np.flatnonzero(mask))) if mask.any() else 0 for mask in obs["action_mask"]]
+            obs, _rewards, terminated, truncated, _infos = envs.step(actions)
+            finished += int(np.sum(terminated | truncated))
+        envs.close()
+        assert finished > 0, f"{game}: no episode of the vector ended in 400 steps"
+        traces = []
+        for _ in range(2):
+            env = gymnasium.make(env_id, num_players=2, opponents="ismcts:iterations=20")
+            obs, _ = env.reset(seed=3)
+            trace, done = [], False
+            while not done:
+                action = int(np.flatnonzero(obs["action_mask"])[0])
+                obs, reward, done, _t, _i = env.step(action)
+                trace.append(action)
+            traces.append((trace, env.unwrapped.replay()["events"]))
+            env.close()
+        assert traces[0] == traces[1], f"{game}: a seeded episode against ismcts did not repeat"
+        print(f"gymnasium make_vec: {game}, {finished} episodes ended; ismcts episodes repeat")
+
+
+def gymnasium_action_masks(games: int = 100) -> None:
+    """action_masks() agrees with the engine's legal actions at every step
+    of 100 games: exactly the indices of the legal actions (for an Allegory
+    distribute, placed chip by chip, the Pool cards it may take a chip)."""
+    import gymnasium
+
+    from cardroom_sdk.envs.gym import ENV_IDS
+
+    steps = 0
+    for k in range(games):
+        game = ("allegory", "allegra")[k % 2]
+        n = (2, 3, 4)[k % 3]
+        _module, codec = ENVS[game]
+        env = gymnasium.make(ENV_IDS[game], num_players=n, seat=k % n, opponents="random")
+        obs, _ = env.reset(seed=k)
+        pick = np.random.default_rng(k)
+        done = False
+        while not done:
+            raw = env.unwrapped
+            mask = raw.action_masks()
+            assert mask.dtype == bool and mask.shape == (codec.NUM_ACTIONS,)
+            seat_obs = raw.aec.state.observation(raw.seat)
+            legal = raw.aec.state.legal_actions(raw.seat)
+            if legal[0]["type"] != "distribute":
+                assert set(np.flatnonzero(mask)) == {codec.protocol_to_action(seat_obs, a) for a in legal}, (game, k)
+            else:  # a chip at a time, onto the Pool's cards
+                assert 0 < mask.sum() <= len(legal[0]["cards"]), (game, k, mask.sum())
+            assert np.array_equal(mask, obs["action_mask"].astype(bool))
+            obs, _reward, done, _t, _i = env.step(int(pick.choice(np.flatnonzero(mask))))
+            steps += 1
+        env.close()
+    print(f"gymnasium action_masks: {games} games, {steps} steps agree")
 
 
 def _openspiel_game(game: str, n: int, **options):
@@ -326,6 +403,7 @@ def openspiel_agreement(games: int = 1000, replays: str | None = None) -> None:
                 continue
             state.apply_action(int(pick.choice(state.legal_actions())))
         doc = state.replay(seed=k)
+        assert strict_problems(doc) == [], (k, strict_problems(doc))
         engine_agrees(k, game, n, doc, state.returns())
         if replays and k < 8:
             Path(replays, f"openspiel-{k}.json").write_text(json.dumps(doc))
@@ -336,7 +414,8 @@ def openspiel_agreement(games: int = 1000, replays: str | None = None) -> None:
 SECTIONS = {
     f.__name__: f
     for f in (
-        pettingzoo_api, no_hidden_cards, action_mapping, agreement, gymnasium_wrapper,
+        pettingzoo_api, no_hidden_cards, action_mapping, agreement, gymnasium_wrapper, gymnasium_vectors,
+        gymnasium_action_masks,
         openspiel_games, openspiel_resample, openspiel_bots, openspiel_agreement,
     )
 }  # fmt: skip

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
+from cardroom.env_opponents import BotProgram
 from cardroom_sdk.envs import allegory_codec, allegory_v1, allegra_codec, allegra_v1
-from cardroom_sdk.envs.gym import BotProgram, SingleSeatEnv
+from cardroom_sdk.envs.gym import SingleSeatEnv
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 
@@ -53,9 +54,10 @@ def fresh_opponents() -> None:
         first = episode(env, 11)
         episode(env, 12)
         assert episode(env, 11) == first == episode(SingleSeatEnv(game, 3, 0, KeepsItsGame()), 11)
-        searching = SingleSeatEnv(game, num_players=2, seat=1, opponents="ismcts")
-        before = searching.policies[0]
+        searching = SingleSeatEnv(game, num_players=2, seat=1, opponents="ismcts:iterations=5")
         searching.reset(seed=1)
+        before = searching.policies[0]
+        searching.reset(seed=2)
         assert searching.policies[0] is not before  # a new ismcts, with no history
         print(f"fresh opponents: {game}")
 

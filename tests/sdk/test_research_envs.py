@@ -107,6 +107,12 @@ def test_the_gymnasium_wrapper_passes_check_env(research_venv):
     assert out.count("gymnasium check_env:") == 6
 
 
+def test_registered_ids_vectorise_and_action_masks_agree_with_the_legal_actions(research_venv):
+    vectors, masks = _conformance(research_venv, ["gymnasium_vectors"], ["gymnasium_action_masks"])
+    assert vectors.count("gymnasium make_vec:") == 2
+    assert "gymnasium action_masks: 100 games" in masks
+
+
 def test_openspiel_checks_pass_and_its_ismcts_bot_plays_both_games(research_venv):
     games, search = _conformance(research_venv, ["openspiel_games"], ["openspiel_resample", "openspiel_bots"])
     assert games.count("openspiel random_sim_test:") == 8 and "openspiel parameters: checked" in games
