@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 import secrets
 import zipfile
 
@@ -16,6 +17,7 @@ import pytest
 from django.test import Client
 
 from cardroom.tournament.seeds import derive
+from engine import new_game
 from ladder.models import Match, Tournament, TournamentMatch
 from ladder.services import matches as match_services
 from ladder.services import tournaments
@@ -90,6 +92,9 @@ def test_a_running_events_seed_is_nowhere_until_its_last_match_ends_then_every_d
     for slot in TournamentMatch.objects.filter(tournament=t):
         replay = json.loads(api.get(f"/api/matches/{slot.match_id}/replay/").content)
         assert replay["seed"] == derive(t.seed, "match", slot.round, slot.table, slot.deal)
+        # and that seed deals the replay's cards (the setup, Allegory's one chance event)
+        state = new_game(replay["game"], replay["num_players"], replay["options"]).new_initial_state()
+        assert state.sample_chance(random.Random(replay["seed"])) == replay["events"][0]["action"]
 
 
 def test_a_cancelled_events_seed_waits_for_the_match_still_running():
@@ -111,4 +116,5 @@ def test_a_cancelled_events_seed_waits_for_the_match_still_running():
     assert Match.objects.get(pk=second).status == Match.Status.CANCELLED
     # the running match has ended: nothing of the event is left to play
     assert factories.client().get(f"/api/tournaments/{t.pk}/").json()["seed"] == t.seed
+    assert Match.objects.get(pk=first).seed == derive(t.seed, "deal", 0)  # a duplicate deal's seed
     assert Client().get(f"/tournaments/{t.pk}/archive.zip").status_code == 200
