@@ -18,6 +18,7 @@ Try it with ``cardroom play allegra bots/allegra_greedy.py builtin:random``.
 """
 
 import json
+import os
 import random
 import sys
 
@@ -389,7 +390,10 @@ def run(choose):
     for line in sys.stdin:
         message = json.loads(line)
         if message["type"] == "start":
-            rng.seed(f"{message.get('match_id')}:{message['seat']}")
+            # From the OS's entropy, which no other seat sees (a seed made of
+            # the match id, sent to every seat, lets an opponent replay your
+            # draws); CARDROOM_BOT_SEED, set by hand, replays them for debugging.
+            rng.seed(os.environ.get("CARDROOM_BOT_SEED"))
             reply = {"type": "ready"}
         elif message["type"] == "act":
             reply = {"type": "action", "action": choose(message["observation"], message["legal"], rng)}

@@ -247,7 +247,10 @@ class InProcessPlayer(Player):
         self._rng = random.Random()
 
     def start(self, info: StartInfo) -> None:
-        # Seeded from the match seed, so a match of built-in bots is reproducible.
+        # Seeded from the match seed, so a match of built-in bots is reproducible
+        # (and a duplicate deal's rotations see the same choices). No seat is
+        # sent the seed, nor anything it can be derived from, while the match
+        # plays (decision 172); a bot run as a program draws from the OS instead.
         self._rng.seed(f"{info.seed}:{info.seat}:{self.name}")
 
     def act(self, state: State, seat: int) -> Action:

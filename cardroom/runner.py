@@ -117,6 +117,11 @@ def _default_launcher() -> Launcher:
     return get_launcher()
 
 
+def new_match_id() -> str:
+    """A local match's id: 64 random bits, nothing else (decision 171)."""
+    return f"local-{secrets.token_hex(8)}"
+
+
 def run_match(
     game_id: str,
     bots: Sequence[str | Player],
@@ -151,8 +156,10 @@ def run_match(
     game = new_game(game_id, len(bots), options)
     time = time or TimeControl()
     limits = limits or BotLimits()
-    seed = secrets.randbelow(2**31) if seed is None else seed
-    match_id = match_id or f"local-{seed}"
+    seed = secrets.randbelow(2**62) if seed is None else seed
+    # Opaque and drawn afresh: every seat is sent it, so it must tell nothing
+    # of the seed (``local-<seed>`` let a bot rebuild the whole deal).
+    match_id = match_id or new_match_id()
     if launcher is None:
         launcher_factory: Callable[[], Launcher] = _default_launcher
     elif isinstance(launcher, Launcher):

@@ -21,7 +21,7 @@ Nothing here imports Django; the SDK needs only the ``engine`` package.
 
 from __future__ import annotations
 
-from cardroom_sdk.protocol import Context, run
+from cardroom_sdk.protocol import Context, private_rng, run
 from cardroom_sdk.worlds import sample_world
 from engine import CHANCE, Action, EngineError, Game, IllegalActionError, Result, State, game_ids
 from engine import new_game as _engine_new_game
@@ -48,6 +48,7 @@ __all__ = [
     "State",
     "game_ids",
     "new_game",
+    "private_rng",
     "run",
     "sample_world",
 ]

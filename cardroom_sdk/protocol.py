@@ -3,9 +3,10 @@
 ``run(choose)`` answers ``start`` with ``ready``, each ``act`` with the
 action ``choose`` returns, and returns at ``end`` or when stdin closes. A
 ``choose`` written with three parameters also gets a ``Context``: the
-``start`` message, the time left, a random generator seeded per match and
-seat, and the observations received so far (the ``history`` that
-``sample_world`` takes).
+``start`` message, the time left, a random generator of the bot's own
+(seeded from the operating system, never from anything the match sends), and
+the observations received so far (the ``history`` that ``sample_world``
+takes).
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ class Context:
     ``start``: the ``start`` message (``game``, ``seat``, ``num_players``,
     ``options``, ``match_id``, ``time``); ``time_left_ms``: the match time
     this seat has left, from the ``act`` message (None if not sent);
-    ``rng``: a ``random.Random`` seeded from the match id and the seat, so a
-    bot replays the same in the same match; ``history``: the observations
+    ``rng``: a ``random.Random`` seeded from the operating system's entropy
+    (``private_rng()``), so no other seat can reproduce it; ``history``: the observations
     of earlier ``act`` messages, oldest first (the current one is not in
     it): pass it to ``sample_world``; ``message``: the whole ``act``
     message.
@@ -77,6 +78,27 @@ def fallback_action(legal: list[Action]) -> Action:
         total = first["total"]
         return {"type": "distribute", "chips": {first["cards"][0]: total} if total else {}}
     return first
+
+
+# Set by a bot's author, by hand, to replay their own bot's choices while
+# debugging it (docs/sdk.md). The platform never sets it (the sandbox gives
+# a bot a fixed environment), so on the ladder every match draws afresh.
+SEED_ENV = "CARDROOM_BOT_SEED"
+
+
+def private_rng() -> random.Random:
+    """The seat's own random generator: seeded with 256 bits from the
+    operating system (``os.urandom``, the ``getrandom`` system call), which
+    no other seat sees, so no opponent can reproduce its draws from what the
+    match sends (a seed taken from the ``match_id``, which every seat is
+    sent, let an opponent predict every move). With ``CARDROOM_BOT_SEED``
+    set in the bot's own environment, seeded from that text instead: the
+    same value replays the same draws (never set it in an uploaded bot's
+    code: a fixed stream is one an opponent can learn)."""
+    chosen = os.environ.get(SEED_ENV)
+    if chosen is not None:
+        return random.Random(chosen)
+    return random.Random(int.from_bytes(os.urandom(32), "big"))
 
 
 def _log(text: str) -> None:
@@ -124,8 +146,7 @@ def run(
                 continue
             kind = message.get("type") if isinstance(message, dict) else None
             if kind == "start":
-                seed = f"{message.get('match_id')}:{message.get('seat')}"
-                context = Context(start=message, rng=random.Random(seed))
+                context = Context(start=message, rng=private_rng())
                 reply: dict[str, Any] = {"type": "ready"}
             elif kind == "act":
                 observation, legal = message.get("observation"), message.get("legal")
@@ -133,7 +154,7 @@ def run(
                     _log("cardroom_sdk: ignoring an act message without an observation and legal actions")
                     continue
                 if context is None:  # no start seen: still play
-                    context = Context(start={"seat": observation.get("seat")}, rng=random.Random())
+                    context = Context(start={"seat": observation.get("seat")}, rng=private_rng())
                 context.time_left_ms = message.get("time_left_ms")
                 context.message = message
                 try:

@@ -295,6 +295,20 @@ def tournament(pk: int):
     return Tournament.objects.filter(pk=pk).first()
 
 
+def event_seed_published(t) -> bool:
+    """Whether an event's seed is shown (API, pages, archive): once its last
+    match has ended (decision 173). Every match's seed is derived from it,
+    so shown earlier it would tell anyone the cards of the matches still to
+    play. An event cancelled with a match still running waits for that match."""
+    from ladder.models import Tournament
+
+    if t.status == Tournament.Status.FINISHED:
+        return True
+    if t.status != Tournament.Status.CANCELLED:
+        return False
+    return not Match.objects.filter(tournament_slot__tournament=t, status__in=(Match.Status.QUEUED, Match.Status.RUNNING)).exists()
+
+
 def tournament_progress(t) -> dict:
     """Matches played (finished), failed, cancelled, running and still to
     play, out of the event's total."""

@@ -49,7 +49,7 @@ def test_the_native_starters_build_a_static_binary(packages, cpp_starter, rust_s
     assert check.returncode == 0 and "not a dynamic executable" in check.stdout, check.stdout
 
 
-def _talk(package: BotPackage, lines: list[str]) -> list[dict]:
+def _talk(package: BotPackage, lines: list[str], env: dict[str, str] | None = None) -> list[dict]:
     out = subprocess.run(
         package_argv(package),
         cwd=package.root,
@@ -57,7 +57,7 @@ def _talk(package: BotPackage, lines: list[str]) -> list[dict]:
         capture_output=True,
         text=True,
         timeout=30,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), **(env or {})},
     )
     assert out.returncode == 0, out.stderr
     return [json.loads(line) for line in out.stdout.splitlines()]
@@ -108,3 +108,15 @@ def test_starter_reads_escapes_whitespace_and_field_order_and_fills_the_template
     assert all(type(n) is int and n >= 0 for n in chips.values())
     legal = json.loads(SLOTS)["legal"]
     assert replies[2] == {"type": "action", "action": replies[2]["action"]} and replies[2]["action"] in legal
+
+
+@pytest.mark.parametrize("name", list(KITS))
+def test_starter_draws_from_the_os_unless_its_author_sets_a_debugging_seed(packages, name):
+    """The same messages twice (the same match_id): the kit's draws differ,
+    for they come from the operating system, not the match (issue 35);
+    with CARDROOM_BOT_SEED set by its author, they repeat."""
+    lines = [START, DISTRIBUTE, DISTRIBUTE, DISTRIBUTE, END]
+    assert _talk(packages[name], lines) != _talk(packages[name], lines)
+    seeded = {"CARDROOM_BOT_SEED": "debug-3"}
+    assert _talk(packages[name], lines, seeded) == _talk(packages[name], lines, seeded)
+    assert _talk(packages[name], lines, seeded) != _talk(packages[name], lines, {"CARDROOM_BOT_SEED": "debug-4"})

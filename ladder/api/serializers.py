@@ -11,7 +11,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ladder.models import GAME_CHOICES, Bot, BotVersion, Ladder, Match, Participant, Rating
-from ladder.selectors import progress_text, validation_progress
+from ladder.selectors import event_seed_published, progress_text, validation_progress
 
 # The representations the output serializers below build directly (their
 # to_representation): DRF's own fields, so a value looks exactly as the
@@ -418,7 +418,9 @@ class TournamentOutput(serializers.Serializer):
     table_size = serializers.IntegerField()
     deals = serializers.IntegerField()
     rounds = serializers.IntegerField(source="num_rounds")
-    seed = serializers.SerializerMethodField(help_text="null while an open event takes entries (its cards are not known before it starts)")
+    seed = serializers.SerializerMethodField(
+        help_text="the event seed, once the event's last match has ended (null before: every match's cards are derived from it)"
+    )
     options = serializers.DictField()
     time = serializers.SerializerMethodField()
     status = serializers.CharField(help_text="open (taking entries), running, paused, finished or cancelled")
@@ -431,7 +433,7 @@ class TournamentOutput(serializers.Serializer):
     finished = serializers.DateTimeField(allow_null=True)
 
     def get_seed(self, t) -> int | None:
-        return None if t.status == "open" else t.seed
+        return t.seed if event_seed_published(t) else None
 
     def get_time(self, t) -> dict:
         return {"startup_ms": t.startup_ms, "per_move_ms": t.per_move_ms, "overage_ms": t.overage_ms, "total_ms": t.total_ms}

@@ -111,9 +111,10 @@ def top_up_ladder(ladder: Ladder, rng: random.Random, fair: FairShare | None = N
             lineup = candidates.pick(ladder.players_per_match, rng)
             if lineup is None:
                 break
-            match = create_match(
-                ladder=ladder, versions=[b.current_version for b in lineup], seed=rng.randrange(2**62)
-            )
+            # The seed from create_match's secrets, not from rng: a Mersenne
+            # Twister's later outputs follow from its earlier ones, and every
+            # finished match publishes its seed.
+            match = create_match(ladder=ladder, versions=[b.current_version for b in lineup])
             enqueue_after_commit(match.pk)
             created.append(match.pk)
     return created

@@ -42,7 +42,7 @@ class TournamentForm(forms.Form):
     rounds = forms.IntegerField(min_value=1, max_value=1000, required=False, help_text="Swiss rounds; for round-robin, asks for a balanced schedule.")
     per_move_ms = forms.IntegerField(min_value=10, max_value=600_000, initial=1000, label="Per move (ms)")
     total_ms = forms.IntegerField(min_value=100, max_value=3_600_000, initial=300_000, label="Total per bot (ms)")
-    seed = forms.IntegerField(min_value=0, max_value=2**62 - 1, required=False, help_text="Left empty: a random seed (shown on the event).")
+    seed = forms.IntegerField(min_value=0, max_value=2**62 - 1, required=False, help_text="Left empty: a random seed (shown on the event once its last match has ended).")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -100,12 +100,14 @@ def tournament_detail(request: HttpRequest, pk: int) -> HttpResponse:
     page = Paginator(selectors.tournament_matches(t), MATCHES_PER_PAGE).get_page(request.GET.get("page"))
     entries = selectors.tournament_entries(t)
     by_index = {e["entry"]: e for e in entries}
+    seed_published = selectors.event_seed_published(t)
     context.update(
         page=page,
         entries=entries,
         matches=[{**m, "names": [by_index[e]["name"] for e in m["tournament_slot__seats"]]} for m in page.object_list],
         taking_entries=t.status == "open" and t.starts is not None and timezone.now() < t.starts,
-        archive=t.status in ("finished", "cancelled") and t.total_matches > 0,
+        archive=seed_published and t.total_matches > 0,
+        seed_published=seed_published,
     )
     if context["taking_entries"] and request.user.is_authenticated:
         context.update(selectors.entry_choices(t, request.user))
@@ -117,8 +119,10 @@ def tournament_archive(request: HttpRequest, pk: int) -> HttpResponse:
     t = selectors.tournament(pk)
     if t is None:
         raise Http404
-    if t.status not in ("finished", "cancelled") or not t.total_matches:
-        message = f"{t.name} is {t.status}: its archive is made once it has ended, its table final."
+    # The archive holds the event seed: made once the last match has ended
+    # (a cancelled event's match still running included, decision 173).
+    if not selectors.event_seed_published(t) or not t.total_matches:
+        message = f"{t.name} is {t.status}: its archive is made once its last match has ended, its table final."
         return render(request, "cardroom/forbidden.html", {"message": message}, status=409)
     response = StreamingHttpResponse(event_archive.stream(t), content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="{event_archive.filename(t)}"'

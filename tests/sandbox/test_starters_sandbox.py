@@ -46,3 +46,18 @@ def test_starter_kit_plays_both_games_in_the_sandbox_and_its_replays_verify(bwra
     )
     assert check.returncode == 0, check.stdout + check.stderr
     assert check.stdout.count(": OK:") == 4
+
+
+@pytest.mark.parametrize("kit", KITS)
+def test_starter_kits_draw_their_own_randomness_not_the_matchs(bwrap_launcher, kit_folders, kit):
+    """The same match twice (the same seed, the same match id, the same
+    deterministic opponent): a kit seeded from what the match sends would
+    play the same moves both times (issue 35: an opponent could replay
+    them); seeded from the operating system, its moves differ."""
+    moves = []
+    for _ in range(2):
+        record = run_match("allegra", [str(kit_folders[kit]), "builtin:greedy"], seed=41, match_id="the-same-id",
+                           launcher=bwrap_launcher)  # fmt: skip
+        assert record.forfeits == [], (kit, record.forfeits, record.logs[0])
+        moves.append([e["action"] for e in record.replay["events"] if e["by"] == 0])
+    assert len(moves[0]) >= 10 and moves[0] != moves[1], kit

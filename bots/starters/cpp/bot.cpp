@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <random>
@@ -348,6 +349,22 @@ std::string dump(const Json& j) {
 
 std::mt19937_64 rng;
 
+// Seeds rng with 256 bits of the operating system's entropy (random_device
+// asks the kernel: getrandom), which no other seat sees. A seed made of the
+// match id, which every seat is sent, would let an opponent replay every
+// draw. CARDROOM_BOT_SEED, set by hand, replays your draws while you debug.
+void seed_rng() {
+    if (const char* chosen = std::getenv("CARDROOM_BOT_SEED")) {
+        std::string text(chosen);
+        std::seed_seq seed(text.begin(), text.end());
+        rng.seed(seed);
+        return;
+    }
+    std::random_device device;
+    std::seed_seq seed{device(), device(), device(), device(), device(), device(), device(), device()};
+    rng.seed(seed);
+}
+
 std::size_t pick(std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); }
 
 // Allegory's `distribute` is listed once as a template
@@ -401,10 +418,7 @@ int main() {
         }
         const std::string type = message["type"].str();
         if (type == "start") {
-            // Seeded from the match id and the seat: a replayed match plays the same moves.
-            std::string seed_text = message["match_id"].str() + ":" + dump(message["seat"]);
-            std::seed_seq seed(seed_text.begin(), seed_text.end());
-            rng.seed(seed);
+            seed_rng();
             std::cerr << message["game"].str() << ", seat " << dump(message["seat"]) << " of "
                       << dump(message["num_players"]) << ", " << dump(message["time"]["per_move_ms"]) << " ms a move\n";
             Json ready = Json::object();

@@ -10,10 +10,11 @@
 // Try it locally:   cardroom play allegra bots/starters/node builtin:random
 "use strict";
 
+const crypto = require("node:crypto");
 const readline = require("node:readline");
 
-// A small seeded generator (mulberry32), seeded from the match id and the
-// seat, so a match replayed with the same seed plays the same moves.
+// A small seeded generator (mulberry32), for debugging only: its 32 bits of
+// state are too few to keep from an opponent that searches them.
 function seededRandom(text) {
   let h = 2166136261;
   for (let i = 0; i < text.length; i++) {
@@ -28,10 +29,18 @@ function seededRandom(text) {
   };
 }
 
-let random = Math.random;
+// A uniform index below n. By default from the operating system's entropy
+// (crypto.randomInt: the kernel's getrandom), which no other seat sees; a
+// seed made of the match id, which every seat is sent, would let an opponent
+// replay every draw. CARDROOM_BOT_SEED, set by hand, replays your draws while
+// you debug.
+const chosenSeed = process.env.CARDROOM_BOT_SEED;
+const index = chosenSeed === undefined
+  ? (n) => crypto.randomInt(n)
+  : ((random) => (n) => Math.floor(random() * n))(seededRandom(chosenSeed));
 
 function pick(list) {
-  return list[Math.floor(random() * list.length)];
+  return list[index(list.length)];
 }
 
 // Allegory's `distribute` is listed once as a template
@@ -75,7 +84,6 @@ input.on("line", (line) => {
   }
   switch (message.type) {
     case "start":
-      random = seededRandom(`${message.match_id}:${message.seat}`);
       console.error(`${message.game}, seat ${message.seat} of ${message.num_players}, ` +
         `${message.time?.per_move_ms} ms a move`);
       send({ type: "ready" });

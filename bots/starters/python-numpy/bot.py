@@ -130,8 +130,9 @@ _generators = {}
 
 
 def numpy_rng(context):
-    """One numpy Generator per match, seeded from the SDK's per-match random
-    (itself seeded from the match id and the seat): replays are repeatable."""
+    """One numpy Generator per match, seeded from the SDK's ``context.rng``
+    (itself from the operating system's entropy, which no other seat sees;
+    ``CARDROOM_BOT_SEED`` set by hand replays it, docs/sdk.md)."""
     match = context.start.get("match_id")
     if match not in _generators:
         _generators[match] = np.random.default_rng(context.rng.getrandbits(64))

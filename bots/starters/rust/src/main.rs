@@ -15,7 +15,7 @@
 // with Rust 1.63 (Debian 12's rustc) and any newer one.
 
 use std::fmt::Write as _;
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, Read, Write};
 use std::ops::Index;
 use std::panic::{self, AssertUnwindSafe};
 
@@ -405,6 +405,24 @@ struct Rng {
 }
 
 impl Rng {
+    /// Seeded with 64 bits of the operating system's entropy
+    /// (/dev/urandom), which no other seat sees: a seed made of the match
+    /// id, which every seat is sent, would let an opponent replay every
+    /// draw. CARDROOM_BOT_SEED, set by hand, replays your draws while you
+    /// debug.
+    fn private() -> Rng {
+        if let Ok(chosen) = std::env::var("CARDROOM_BOT_SEED") {
+            return Rng::from_text(&chosen);
+        }
+        let mut bytes = [0u8; 8];
+        match std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes)) {
+            Ok(()) => Rng {
+                state: u64::from_le_bytes(bytes),
+            },
+            Err(err) => panic!("reading /dev/urandom: {}", err),
+        }
+    }
+
     fn from_text(text: &str) -> Rng {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         for &b in text.as_bytes() {
@@ -482,7 +500,7 @@ fn send(message: &Json) {
 }
 
 fn main() {
-    let mut rng = Rng::from_text("");
+    let mut rng = Rng::private();
     let stdin = io::stdin();
     let mut input = stdin.lock();
     let mut line = Vec::new();
@@ -511,12 +529,7 @@ fn main() {
         };
         match message["type"].as_str() {
             "start" => {
-                // Seeded from the match id and the seat: a replayed match plays the same moves.
-                rng = Rng::from_text(&format!(
-                    "{}:{}",
-                    message["match_id"].as_str(),
-                    dump(&message["seat"])
-                ));
+                rng = Rng::private();
                 eprintln!(
                     "{}, seat {} of {}, {} ms a move",
                     message["game"].as_str(),
