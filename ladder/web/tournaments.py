@@ -10,12 +10,14 @@ from urllib.parse import urlencode
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
+from django.core.files.storage import default_storage
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.cache import get_conditional_response
 from django.views.decorators.http import require_POST
 
 from ladder import caching, event_archive, selectors
@@ -109,9 +111,10 @@ def _live_context(t, standings_page: int) -> dict:
 
 
 def _links(pages: dict[str, int], name: str, number: int) -> str:
-    """The query of this page with ``name`` at page ``number`` (the other pages kept; page 1 left out)."""
+    """The query of this page with ``name`` at page ``number`` (the other
+    pages kept; page 1 left out; sorted, as the shared cache keys them)."""
     chosen = {**pages, name: number}
-    return "?" + urlencode({k: v for k, v in chosen.items() if v != 1})
+    return "?" + urlencode(sorted((k, v) for k, v in chosen.items() if v != 1))
 
 
 def _public_body(t, pages: dict[str, int], partial: bool) -> dict[str, str]:
@@ -174,15 +177,21 @@ def tournament_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def tournament_archive(request: HttpRequest, pk: int) -> HttpResponse:
-    """An ended event's standings and every replay, one zip, streamed."""
+    """An ended event's standings and every replay, one zip, built once
+    for each change of what it holds and stored (event_archive.stored)."""
     t = selectors.tournament(pk)
     if t is None:
         raise Http404
     if t.status not in ("finished", "cancelled") or not t.total_matches:
         message = f"{t.name} is {t.status}: its archive is made once it has ended, its table final."
         return render(request, "cardroom/forbidden.html", {"message": message}, status=409)
-    response = StreamingHttpResponse(event_archive.stream(t), content_type="application/zip")
-    response["Content-Disposition"] = f'attachment; filename="{event_archive.filename(t)}"'
+    name, digest = event_archive.stored(t)
+    etag = f'"{digest}"'
+    response = get_conditional_response(request, etag=etag)
+    if response is None:
+        response = FileResponse(default_storage.open(name, "rb"), content_type="application/zip", as_attachment=True, filename=event_archive.filename(t))
+    response["ETag"] = etag
+    response["Cache-Control"] = caching.PUBLIC_CACHE_CONTROL  # (anyone's: revalidated by its ETag)
     return response
 
 
