@@ -29,7 +29,8 @@ from the cut-down request (nothing unknown reaches the view, so none is
 copied into another client's pagination links), rather than every random
 parameter costing a rendering and filling the cache (decision 198). A page
 parameter given twice, or DRF's ``format`` override, goes to the view as it
-came. Only the shared page is cached, for who sees the same page as
+came, and so does a NUL byte (the request checks refuse it). Only the
+shared page is cached, for who sees the same page as
 everyone: requests without an Authorization
 header; on the API, asking for JSON with no media-type parameter but q
 (``indent=8`` is one client's choice); web pages without a session or
@@ -190,13 +191,17 @@ def _plain_accept(accept: str) -> bool:
     return "text/html" not in accept
 
 
-def _cut_to(request: HttpRequest, params: frozenset[str]) -> bool:
+def cut_query(request: HttpRequest, params: frozenset[str]) -> bool:
     """Cut the request's query down to the page's own parameters, sorted
     (what the view reads: it ignores the rest). False, the request left as
     it came, for one the shared page does not answer: a parameter of the
-    page given twice (the view reads the last), or DRF's ``format``."""
+    page given twice (the view reads the last), DRF's ``format``, or a NUL
+    byte anywhere (refused with a 400 by ladder.request_checks, which must
+    see it)."""
+    from ladder.request_checks import nul_parameter
+
     query = request.GET
-    if "format" in query or any(len(query.getlist(name)) > 1 for name in params):
+    if "format" in query or any(len(query.getlist(name)) > 1 for name in params) or nul_parameter(request) is not None:
         return False
     kept = QueryDict(mutable=True)
     for name in sorted(params & set(query)):
@@ -276,7 +281,7 @@ class PublicReadCacheMiddleware:
         if spec is None:
             return None
         who, scopes, params = spec
-        if not _shared_page(request, who) or not _cut_to(request, params):
+        if not _shared_page(request, who) or not cut_query(request, params):
             return None
         return match.url_name, scopes
 

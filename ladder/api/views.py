@@ -440,6 +440,29 @@ def _tournament_detail(t, request) -> dict:
     return {**data, "progress": selectors.tournament_progress(t), "entries": entries, "entries_count": count, "entries_next": following}
 
 
+def _shared_answer(request, url_name: str, build):
+    """An event's answer that is everyone's alike (nothing in it is the
+    caller's), signed in or not: rendered once for each change of the event
+    and kept as the public reads are (caching.cached_part, decision 200), so
+    a signed-in client, whom the shared page never answers, costs a cache
+    read rather than a rendering of 200 entries. Built from the request cut
+    down to the page's own parameters, as the shared page is (its links are
+    absolute: no one's junk parameter in them); one that asks for a page
+    twice, or a format, is built as it came."""
+    if not caching.cut_query(request._request, caching.PUBLIC_READS[url_name][2]):
+        return Response(build())
+    part = f"{url_name}:{request.scheme}://{request.get_host()}{request._request.get_full_path()}"
+    return _stored_json(request, caching.cached_part(part, caching.PUBLIC_READS[url_name][1], lambda: JSONRenderer().render(build())))
+
+
+def _stored_json(request, body: bytes):
+    """JSON rendered before as the answer: as it is for plain JSON; a
+    variant the client chose (indent=, the browsable API) rendered from it."""
+    if type(request.accepted_renderer) is JSONRenderer and ";" not in request.accepted_media_type:
+        return HttpResponse(body, content_type="application/json")
+    return Response(json.loads(body))
+
+
 def _event_or_404(pk: int):
     t = selectors.tournament(pk)
     if t is None:
@@ -465,9 +488,13 @@ class TournamentEntries(APIView):
     )
     def get(self, request, pk: int):
         t = _event_or_404(pk)
-        paginator = Pagination()
-        page = paginator.paginate_queryset(selectors.entries_in_order(t), request, view=self)
-        return paginator.get_paginated_response([selectors.tournament_entry_row(e) for e in page])
+
+        def build() -> dict:
+            paginator = Pagination()
+            page = paginator.paginate_queryset(selectors.entries_in_order(t), request, view=self)
+            return paginator.get_paginated_response([selectors.tournament_entry_row(e) for e in page]).data
+
+        return _shared_answer(request, "api-tournament-entries", build)
 
     @extend_schema(
         request=s.TournamentEntryInput,
@@ -506,7 +533,7 @@ class TournamentDetail(APIView):
         t = selectors.tournament(pk)
         if t is None:
             raise Http404
-        return Response(_tournament_detail(t, request))
+        return _shared_answer(request, "api-tournament", lambda: _tournament_detail(t, request))
 
 
 CROSSTABLE_ROWS = selectors.CROSSTABLE_ROWS
@@ -535,10 +562,7 @@ class TournamentStandings(APIView):
             raise FilterError(f"crosstable_page {page} is past the last page ({max(1, pages)})", "crosstable_page")
         renderer = JSONRenderer()
         head = b'{"tournament":%d,"progress":%s,' % (t.pk, renderer.render(selectors.tournament_progress(t)))
-        body = head + stored[1:]
-        if type(request.accepted_renderer) is JSONRenderer and ";" not in request.accepted_media_type:
-            return HttpResponse(body, content_type="application/json")
-        return Response(json.loads(body))  # a variant the client chose (indent=, the browsable API)
+        return _stored_json(request, head + stored[1:])
 
 
 @extend_schema_view(get=extend_schema(responses={200: s.TournamentMatchOutput(many=True), **errors(400, 401, 404)}))

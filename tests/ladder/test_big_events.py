@@ -135,6 +135,12 @@ def test_a_big_events_api_answer_is_paged_and_a_cache_hit(big):
         warm = anyone.get(url)
         hit, sql = queries_of(anyone, f"{url}{'&' if '?' in url else '?'}nocache={secrets.token_hex(8)}")
         assert sql == [] and hit.content == warm.content, url
+    # Signed in (a token), with a junk parameter: the same answers, kept rendered (no query of the field), no junk in their links.
+    member = factories.client(factories.user())
+    for url in (f"/api/tournaments/{t.pk}/", f"/api/tournaments/{t.pk}/entries/?page=2&page_size=200"):
+        answer, sql = queries_of(member, f"{url}{'&' if '?' in url else '?'}junk=1")
+        assert answer.content == anyone.get(url).content and b"junk" not in answer.content, url
+        assert len(sql) <= 3, sql  # the token, its user, the event
     # bad pages are a 4xx naming the parameter, not a 500
     factories.assert_error(anyone.get(f"/api/tournaments/{t.pk}/entries/?page=abc"), 400, contains="page")
     factories.assert_error(anyone.get(f"/api/tournaments/{t.pk}/entries/?page_size=0"), 400, contains="page_size")
