@@ -1,12 +1,14 @@
 """Load test of the production set-up on this machine, loopback only:
 nginx (the repository's deploy/nginx configuration, started here) in front of
 gunicorn (config/gunicorn.py: sync workers) on PostgreSQL, with a private
-Redis as the shared cache (CACHE_URL). Three scenarios:
+Redis as the shared cache (CACHE_URL). Four scenarios (``make load-test``:
+reads, slow and bigevent):
 
     make load-test                       # = .venv/bin/python benchmarks/load_test.py
     .venv/bin/python benchmarks/load_test.py --clients 50 --duration 60 --workers 5
     .venv/bin/python benchmarks/load_test.py --scenarios slow --slow-clients 50
     .venv/bin/python benchmarks/load_test.py --scenarios event --event-clients 50
+    .venv/bin/python benchmarks/load_test.py --scenarios bigevent --real-matches 0 --bench-matches 0 --bots 0
 
 (a) ``reads``: public reads, ``--clients`` (50) concurrent clients for
     ``--duration`` (60) seconds. Target: >= 400 requests/s, p95 < 250 ms,
@@ -30,6 +32,16 @@ Redis as the shared cache (CACHE_URL). Three scenarios:
     told from what the event adds), then beside the crowd on the event.
     Target: the event's standings' p95 < 50 ms, the unrelated call's p95
     beside them within 20% of its baseline.
+(d) ``bigevent``: a finished round robin of ``--big-entries`` (1,000)
+    entries, ``--big-rounds`` (3) rounds at tables of 2 (1,500 matches,
+    synthetic results, seeded once), read by ``--big-clients`` (10)
+    clients for ``--big-duration`` (15) seconds, each in turn asking for
+    its page (/tournaments/{id}/, sometimes a later page of the standings),
+    its API answer, a page of its entries and its archive.zip, every
+    request with a random parameter no page knows (the cache-busting
+    kind): anonymous, then signed in (a session each for the pages, a token
+    for the API). Before each, ``--big-alone`` (5) seconds of one client
+    alone. Target: p95 < 50 ms anonymous, < 100 ms signed in (issue 36).
 
 What it does:
 
@@ -123,6 +135,7 @@ def parse_args(argv=None):
     p.add_argument("--big-rounds", type=int, default=3, help="rounds of the big event's balanced round robin")
     p.add_argument("--big-clients", type=int, default=10, help="clients reading the big event (scenario bigevent)")
     p.add_argument("--big-duration", type=float, default=15.0, help="seconds of each phase (anonymous, signed in)")
+    p.add_argument("--big-alone", type=float, default=5.0, help="seconds of one client alone before each phase (0: none)")
     p.add_argument("--feed-event", type=int, default=0, help=argparse.SUPPRESS)  # (the results' process)
     args = p.parse_args(argv)
     args.scenarios = [x.strip() for x in args.scenarios.split(",") if x.strip()]
@@ -553,17 +566,22 @@ def run_big_event(args, port: int, event: dict, groups: dict[str, int]) -> dict:
     """Scenario (d): --big-clients clients on the big event for
     --big-duration seconds each phase, in turn on its page, its API answer,
     a page of its entries and its archive: anonymous, then signed in."""
-    return {phase: _big_phase(args, port, event, phase, groups) for phase in ("anonymous", "signed in")}
+    out = {}
+    for phase in ("anonymous", "signed in"):
+        if args.big_alone > 0:  # what a request costs without queueing
+            _big_phase(args, port, event, phase, groups, clients=1, duration=args.big_alone)
+        out[phase] = _big_phase(args, port, event, phase, groups, clients=args.big_clients, duration=args.big_duration)
+    return out
 
 
-def _big_phase(args, port: int, event: dict, phase: str, groups: dict[str, int]) -> dict:
+def _big_phase(args, port: int, event: dict, phase: str, groups: dict[str, int], clients: int, duration: float) -> dict:
     for name in BIG_ENDPOINTS:  # warm: the archive built, each public part rendered once
         path, headers = big_request(name, event, random.Random(0), event["readers"][0] if phase == "signed in" else None)
         KeptAlive(port, args.timeout).get(path, headers)
     results: dict[str, list[float]] = defaultdict(list)
     errors: list[str] = []
     lock = threading.Lock()
-    stop_at = time.monotonic() + args.big_duration
+    stop_at = time.monotonic() + duration
 
     def client(n: int) -> None:
         rng = random.Random(args.seed * 7919 + n)
@@ -584,19 +602,19 @@ def _big_phase(args, port: int, event: dict, phase: str, groups: dict[str, int])
                 (errors.append(problem) if problem else results[name].append(ms))
         conn.close()
 
-    threads = [threading.Thread(target=client, args=(n,), daemon=True) for n in range(args.big_clients)]
+    threads = [threading.Thread(target=client, args=(n,), daemon=True) for n in range(clients)]
     before = cpu_snapshot(args, groups)
     for th in threads:
         th.start()
     for th in threads:
-        th.join(args.big_duration + args.timeout + 30)
+        th.join(duration + args.timeout + 30)
     after = cpu_snapshot(args, groups)
-    print(f"\nbig event ({event['entries']} entries), {phase}: {args.big_clients} clients for {args.big_duration:.0f} s, "
+    print(f"\nbig event ({event['entries']} entries), {phase}: {clients} client{'s' if clients > 1 else ' alone'} for {duration:.0f} s, "
           f"each request with a random unknown parameter")  # fmt: skip
     print(f"{'endpoint':<10}{'requests':>9}{'req/s':>8}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'max ms':>9}")
     for name in BIG_ENDPOINTS:
         xs = results[name]
-        print(f"{name:<10}{len(xs):>9}{len(xs) / args.big_duration:>8.1f}{pct(xs, 50):>9.1f}{pct(xs, 95):>9.1f}{pct(xs, 99):>9.1f}{max(xs) if xs else float('nan'):>9.1f}")
+        print(f"{name:<10}{len(xs):>9}{len(xs) / duration:>8.1f}{pct(xs, 50):>9.1f}{pct(xs, 95):>9.1f}{pct(xs, 99):>9.1f}{max(xs) if xs else float('nan'):>9.1f}")
     for e in errors[:10]:
         print(f"  error: {e}")
     print_cpu_per_request(before, after, sum(len(xs) for xs in results.values()) + len(errors))
