@@ -96,7 +96,8 @@ clean:
 .PHONY: load-test load-test-slow-bots bench-throughput
 
 # The production set-up on this machine (nginx, gunicorn, PostgreSQL, Redis cache):
-# 50 readers for 60 s, then 50 half-open slow clients for 30 s, and a summary.
+# 50 readers for 60 s, then 50 half-open slow clients for 30 s, then 10 readers of a
+# 1,000-entry event (anonymous, then signed in: 15 s each), and a summary.
 # (database cardroom_load, seeded once; LOAD_DATABASE_URL to change it).
 load-test: setup
 	$(BIN)/python benchmarks/load_test.py

@@ -1,12 +1,14 @@
 """Load test of the production set-up on this machine, loopback only:
 nginx (the repository's deploy/nginx configuration, started here) in front of
 gunicorn (config/gunicorn.py: sync workers) on PostgreSQL, with a private
-Redis as the shared cache (CACHE_URL). Three scenarios:
+Redis as the shared cache (CACHE_URL). Four scenarios (``make load-test``:
+reads, slow and bigevent):
 
     make load-test                       # = .venv/bin/python benchmarks/load_test.py
     .venv/bin/python benchmarks/load_test.py --clients 50 --duration 60 --workers 5
     .venv/bin/python benchmarks/load_test.py --scenarios slow --slow-clients 50
     .venv/bin/python benchmarks/load_test.py --scenarios event --event-clients 50
+    .venv/bin/python benchmarks/load_test.py --scenarios bigevent --real-matches 0 --bench-matches 0 --bots 0
 
 (a) ``reads``: public reads, ``--clients`` (50) concurrent clients for
     ``--duration`` (60) seconds. Target: >= 400 requests/s, p95 < 250 ms,
@@ -30,6 +32,16 @@ Redis as the shared cache (CACHE_URL). Three scenarios:
     told from what the event adds), then beside the crowd on the event.
     Target: the event's standings' p95 < 50 ms, the unrelated call's p95
     beside them within 20% of its baseline.
+(d) ``bigevent``: a finished round robin of ``--big-entries`` (1,000)
+    entries, ``--big-rounds`` (3) rounds at tables of 2 (1,500 matches,
+    synthetic results, seeded once), read by ``--big-clients`` (10)
+    clients for ``--big-duration`` (15) seconds, each in turn asking for
+    its page (/tournaments/{id}/, sometimes a later page of the standings),
+    its API answer, a page of its entries and its archive.zip, every
+    request with a random parameter no page knows (the cache-busting
+    kind): anonymous, then signed in (a session each for the pages, a token
+    for the API). Before each, ``--big-alone`` (5) seconds of one client
+    alone. Target: p95 < 50 ms anonymous, < 100 ms signed in (issue 36).
 
 What it does:
 
@@ -109,7 +121,7 @@ def parse_args(argv=None):
     p.add_argument("--bench-matches", type=int, default=200_000)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--baseline", type=float, default=10.0, help="seconds of one client alone first (0: none)")
-    p.add_argument("--scenarios", default="reads,slow", help="comma-separated: reads, slow")
+    p.add_argument("--scenarios", default="reads,slow,bigevent", help="comma-separated: reads, slow, event, bigevent")
     p.add_argument("--nginx-workers", type=int, default=1)
     p.add_argument("--slow-clients", type=int, default=50, help="half-open connections held (scenario slow)")
     p.add_argument("--slow-duration", type=float, default=30.0)
@@ -119,12 +131,17 @@ def parse_args(argv=None):
     p.add_argument("--event-open", type=int, default=200, help="matches of the event left to finish during the run")
     p.add_argument("--event-rate", type=float, default=2.0, help="results a second coming in during the run")
     p.add_argument("--event-pause", type=float, default=0.0, help="seconds each client of the crowd waits between requests (0: none)")
+    p.add_argument("--big-entries", type=int, default=1000, help="entries of the big event (scenario bigevent)")
+    p.add_argument("--big-rounds", type=int, default=3, help="rounds of the big event's balanced round robin")
+    p.add_argument("--big-clients", type=int, default=10, help="clients reading the big event (scenario bigevent)")
+    p.add_argument("--big-duration", type=float, default=15.0, help="seconds of each phase (anonymous, signed in)")
+    p.add_argument("--big-alone", type=float, default=5.0, help="seconds of one client alone before each phase (0: none)")
     p.add_argument("--feed-event", type=int, default=0, help=argparse.SUPPRESS)  # (the results' process)
     args = p.parse_args(argv)
     args.scenarios = [x.strip() for x in args.scenarios.split(",") if x.strip()]
-    unknown = set(args.scenarios) - {"reads", "slow", "event"}
+    unknown = set(args.scenarios) - {"reads", "slow", "event", "bigevent"}
     if unknown:
-        p.error(f"unknown scenarios: {', '.join(sorted(unknown))} (there are: reads, slow, event)")
+        p.error(f"unknown scenarios: {', '.join(sorted(unknown))} (there are: reads, slow, event, bigevent)")
     return args
 
 
@@ -244,11 +261,9 @@ def seed_event(args) -> int:
     synthetic results: all its matches finished but --event-open; its
     standings stored. Returns its id."""
     from django.core.files.base import ContentFile
-    from django.db import transaction
-    from django.utils import timezone
 
     from bots import builtin_program
-    from ladder.models import Bot, BotVersion, Match, Participant, Tournament
+    from ladder.models import Bot, BotVersion, Match, Tournament
     from ladder.services import bots as bot_services
     from ladder.services import tournaments
 
@@ -258,11 +273,7 @@ def seed_event(args) -> int:
         return found.pk
     print(f"seeding {name} ...")
     t0 = time.perf_counter()
-    owner = bot_services.system_user()
-    staff = type(owner).objects.filter(is_staff=True).first() or owner
-    if not staff.is_staff:
-        staff.is_staff = True
-        staff.save(update_fields=["is_staff"])
+    owner, staff = _event_owners()
     program = builtin_program("random", "allegra")
     data = program.read_bytes()
     field = []
@@ -277,11 +288,36 @@ def seed_event(args) -> int:
         field.append(bot)
     t = tournaments.create_tournament(user=staff, name=name, game="allegra", format="round-robin", bots=field, table_size=2, seed=args.seed)
     Tournament.objects.filter(pk=t.pk).update(status=Tournament.Status.PAUSED)  # nothing plays them: this process feeds results
-    rng = random.Random(args.seed)
     ids = list(Match.objects.filter(tournament_slot__tournament=t).order_by("tournament_slot__number").values_list("pk", flat=True))
     done = ids[: max(0, len(ids) - args.event_open)]
-    for start in range(0, len(done), 2000):
-        chunk = done[start : start + 2000]
+    _finish_synthetically(done, random.Random(args.seed))
+    Tournament.objects.filter(pk=t.pk).update(results_recorded=len(done))
+    tournaments.refresh_standings(t.pk, force=True)
+    print(f"  {len(ids)} matches, {len(done)} finished, in {time.perf_counter() - t0:.0f} s")
+    return t.pk
+
+
+def _event_owners():
+    """(The bots' owner: the system user; a staff user, who creates events.)"""
+    from ladder.services import bots as bot_services
+
+    owner = bot_services.system_user()
+    staff = type(owner).objects.filter(is_staff=True).first() or owner
+    if not staff.is_staff:
+        staff.is_staff = True
+        staff.save(update_fields=["is_staff"])
+    return owner, staff
+
+
+def _finish_synthetically(match_ids: list[int], rng: random.Random) -> None:
+    """The matches finished with synthetic results (no replay), 2,000 at a time."""
+    from django.db import transaction
+    from django.utils import timezone
+
+    from ladder.models import Match, Participant
+
+    for start in range(0, len(match_ids), 2000):
+        chunk = match_ids[start : start + 2000]
         parts = list(Participant.objects.filter(match_id__in=chunk))
         by_match: dict[int, list] = defaultdict(list)
         for p in parts:
@@ -291,10 +327,6 @@ def seed_event(args) -> int:
         with transaction.atomic():
             Participant.objects.bulk_update(parts, ["score", "rank"])
             Match.objects.filter(pk__in=chunk).update(status=Match.Status.FINISHED, finished=timezone.now())
-    Tournament.objects.filter(pk=t.pk).update(results_recorded=len(done))
-    tournaments.refresh_standings(t.pk, force=True)
-    print(f"  {len(ids)} matches, {len(done)} finished, in {time.perf_counter() - t0:.0f} s")
-    return t.pk
 
 
 def _synthetic_result(seats, rng: random.Random) -> None:
@@ -451,6 +483,144 @@ def run_event(args, port: int, tournament_id: int) -> dict:
     }
 
 
+# -- scenario (d): a big event ------------------------------------------------------------------
+
+
+def seed_big_event(args) -> dict:
+    """A finished round robin of --big-entries bots at tables of 2, a
+    balanced schedule of --big-rounds rounds (1,000 and 3: 1,500 matches),
+    with synthetic results and its final table stored (once); and
+    --big-clients readers, each signed in (a session and an API token).
+    Returns the event's id and the readers' credentials."""
+    from importlib import import_module
+
+    from django.conf import settings
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.utils import timezone
+    from django.utils.module_loading import import_string
+    from rest_framework.authtoken.models import Token
+
+    from ladder.models import Bot, BotVersion, Match, Tournament
+    from ladder.services import bots as bot_services
+    from ladder.services import tournaments
+
+    name = f"load big event {args.big_entries}x{args.big_rounds}"
+    t = Tournament.objects.filter(name=name).first()
+    if t is None:
+        print(f"seeding {name} ...")
+        t0 = time.perf_counter()
+        owner, staff = _event_owners()
+        # In bulk, without packages: nothing runs them (the results are synthetic).
+        names = [f"big-{i:04d}" for i in range(args.big_entries)]
+        have = set(Bot.objects.filter(game="allegory", name__in=names).values_list("name", flat=True))
+        made = Bot.objects.bulk_create(Bot(owner=owner, game="allegory", name=n, description="load test big event") for n in names if n not in have)
+        versions = BotVersion.objects.bulk_create(
+            BotVersion(bot=b, number=1, filename="bot.py", sha256=secrets.token_hex(32), size=1, status=BotVersion.Status.ACTIVE, activated=timezone.now())
+            for b in made
+        )  # fmt: skip
+        for b, v in zip(made, versions):
+            b.current_version = v
+        Bot.objects.bulk_update(made, ["current_version"])
+        field = list(Bot.objects.filter(game="allegory", name__in=names).select_related("current_version").order_by("name"))
+        t = tournaments.create_tournament(user=staff, name=name, game="allegory", format="round-robin", bots=field,
+                                          table_size=2, rounds=args.big_rounds, seed=args.seed)  # fmt: skip
+        ids = list(Match.objects.filter(tournament_slot__tournament=t).values_list("pk", flat=True))
+        _finish_synthetically(ids, random.Random(args.seed))
+        Tournament.objects.filter(pk=t.pk).update(results_recorded=len(ids), status=Tournament.Status.FINISHED, finished=timezone.now())
+        tournaments.refresh_standings(t.pk, force=True)
+        print(f"  {len(field)} entries, {len(ids)} matches, in {time.perf_counter() - t0:.0f} s")
+    store = import_module(settings.SESSION_ENGINE).SessionStore
+    # (as a password login records it: the first backend that finds users, not the lockout's)
+    backend = next(b for b in settings.AUTHENTICATION_BACKENDS if hasattr(import_string(b), "get_user"))
+    readers = []
+    for i in range(args.big_clients):
+        user, _ = type(bot_services.system_user()).objects.get_or_create(username=f"load-reader-{i:02d}")
+        session = store()
+        session.update({SESSION_KEY: str(user.pk), BACKEND_SESSION_KEY: backend, HASH_SESSION_KEY: user.get_session_auth_hash()})
+        session.create()
+        readers.append({"session": session.session_key, "token": Token.objects.get_or_create(user=user)[0].key})
+    return {"id": t.pk, "readers": readers, "entries": args.big_entries}
+
+
+BIG_ENDPOINTS = ("page", "api", "entries", "archive")
+HTML = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8"
+
+
+def big_request(name: str, event: dict, rng: random.Random, reader: dict | None) -> tuple[str, dict]:
+    """(Path, headers) of one request of scenario (d): every one with a
+    random parameter no page knows (the cache-busting kind); signed in with
+    the reader's session (pages) or token (API)."""
+    pk, junk = event["id"], f"r={rng.getrandbits(48):x}"
+    web = {"Accept": HTML, **({"Cookie": f"sessionid={reader['session']}"} if reader else {})}
+    api = {"Authorization": f"Token {reader['token']}"} if reader else {}
+    standings = rng.randint(1, -(-event["entries"] // 100)) if rng.random() < 0.4 else 1
+    return {
+        "page": (f"/tournaments/{pk}/?{junk}" + (f"&standings={standings}" if standings > 1 else ""), web),
+        "api": (f"/api/tournaments/{pk}/?{junk}", api),
+        "entries": (f"/api/tournaments/{pk}/entries/?page={rng.randint(1, max(1, event['entries'] // 200))}&page_size=200&{junk}", api),
+        "archive": (f"/tournaments/{pk}/archive.zip?{junk}", web),
+    }[name]
+
+
+def run_big_event(args, port: int, event: dict, groups: dict[str, int]) -> dict:
+    """Scenario (d): --big-clients clients on the big event for
+    --big-duration seconds each phase, in turn on its page, its API answer,
+    a page of its entries and its archive: anonymous, then signed in."""
+    out = {}
+    for phase in ("anonymous", "signed in"):
+        if args.big_alone > 0:  # what a request costs without queueing
+            _big_phase(args, port, event, phase, groups, clients=1, duration=args.big_alone)
+        out[phase] = _big_phase(args, port, event, phase, groups, clients=args.big_clients, duration=args.big_duration)
+    return out
+
+
+def _big_phase(args, port: int, event: dict, phase: str, groups: dict[str, int], clients: int, duration: float) -> dict:
+    for name in BIG_ENDPOINTS:  # warm: the archive built, each public part rendered once
+        path, headers = big_request(name, event, random.Random(0), event["readers"][0] if phase == "signed in" else None)
+        KeptAlive(port, args.timeout).get(path, headers)
+    results: dict[str, list[float]] = defaultdict(list)
+    errors: list[str] = []
+    lock = threading.Lock()
+    stop_at = time.monotonic() + duration
+
+    def client(n: int) -> None:
+        rng = random.Random(args.seed * 7919 + n)
+        reader = event["readers"][n % len(event["readers"])] if phase == "signed in" else None
+        conn, turn = KeptAlive(port, args.timeout), n % len(BIG_ENDPOINTS)
+        while time.monotonic() < stop_at:
+            name = BIG_ENDPOINTS[turn]
+            turn = (turn + 1) % len(BIG_ENDPOINTS)
+            path, headers = big_request(name, event, rng, reader)
+            t0 = time.perf_counter()
+            try:
+                status, _ = conn.get(path, headers)
+                problem = None if status == 200 else f"{status} {path}"
+            except Exception as exc:
+                problem = f"{type(exc).__name__}: {exc} ({path})"
+            ms = (time.perf_counter() - t0) * 1000
+            with lock:
+                (errors.append(problem) if problem else results[name].append(ms))
+        conn.close()
+
+    threads = [threading.Thread(target=client, args=(n,), daemon=True) for n in range(clients)]
+    before = cpu_snapshot(args, groups)
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(duration + args.timeout + 30)
+    after = cpu_snapshot(args, groups)
+    print(f"\nbig event ({event['entries']} entries), {phase}: {clients} client{'s' if clients > 1 else ' alone'} for {duration:.0f} s, "
+          f"each request with a random unknown parameter")  # fmt: skip
+    print(f"{'endpoint':<10}{'requests':>9}{'req/s':>8}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'max ms':>9}")
+    for name in BIG_ENDPOINTS:
+        xs = results[name]
+        print(f"{name:<10}{len(xs):>9}{len(xs) / duration:>8.1f}{pct(xs, 50):>9.1f}{pct(xs, 95):>9.1f}{pct(xs, 99):>9.1f}{max(xs) if xs else float('nan'):>9.1f}")
+    for e in errors[:10]:
+        print(f"  error: {e}")
+    print_cpu_per_request(before, after, sum(len(xs) for xs in results.values()) + len(errors))
+    return {"p95": {name: pct(results[name], 95) for name in BIG_ENDPOINTS}, "errors": len(errors)}
+
+
 # -- the server -------------------------------------------------------------------------
 
 
@@ -551,11 +721,11 @@ class KeptAlive:
     def __init__(self, port: int, timeout: float):
         self.port, self.timeout, self.conn = port, timeout, None
 
-    def get(self, path: str) -> tuple[int, int]:
+    def get(self, path: str, headers: dict | None = None) -> tuple[int, int]:
         if self.conn is None:
             self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
         try:
-            self.conn.request("GET", path, headers=self.HEADERS)
+            self.conn.request("GET", path, headers={**self.HEADERS, **(headers or {})})
             response = self.conn.getresponse()
             body = response.read()
             if response.will_close:
@@ -799,6 +969,26 @@ def postgres_cpu_seconds(args) -> float | None:
     return total / os.sysconf("SC_CLK_TCK")
 
 
+def cpu_snapshot(args, groups: dict[str, int]) -> dict:
+    """CPU seconds used so far by the servers' process groups, gunicorn's
+    PostgreSQL backends (None when not seen) and this process (the clients)."""
+    own = os.times()
+    return {**{k: cpu_seconds([g]) for k, g in groups.items()}, "postgres": postgres_cpu_seconds(args), "clients": own.user + own.system}
+
+
+def print_cpu_per_request(before: dict, after: dict, requests: int) -> None:
+    """What a request cost each part in CPU between two snapshots: the
+    figure a loaded machine disturbs least (it slows work down, but adds
+    no CPU time to it)."""
+    if not requests:
+        return
+    per = {k: (after[k] - before[k]) * 1000 / requests for k in before if before[k] is not None and after[k] is not None}
+    all_ms = sum(per.values())
+    print("CPU per request (ms): " + ", ".join(f"{k} {v:.2f}" for k, v in per.items())
+          + f"; in all {all_ms:.2f}: on {os.cpu_count()} idle cores, about "
+          f"{os.cpu_count() * 1000 / all_ms:.0f} requests/s at most")  # fmt: skip
+
+
 def machine_load() -> str:
     try:
         return subprocess.run(["uptime"], capture_output=True, text=True, timeout=5).stdout.strip()
@@ -832,6 +1022,7 @@ def main(argv=None) -> int:
     ensure_database(args.database_url)
     data = seed(args)
     event_id = seed_event(args) if "event" in args.scenarios else None
+    big_event = seed_big_event(args) if "bigevent" in args.scenarios else None
     print(f"data: {len(data['real'])} real matches (with replays), match ids {data['lo']}..{data['hi']}, "
           f"ladders {data['ladders']}")  # fmt: skip
     load_before = machine_load()
@@ -856,22 +1047,11 @@ def main(argv=None) -> int:
                 print("\nbaseline: one client alone (service time, no queueing)", end="")
                 report(baseline, solo)
             groups = {"gunicorn": server.pid, "nginx": proxy.proc.pid, "redis": redis.pid}
-            cpu0 = {k: cpu_seconds([g]) for k, g in groups.items()}
-            pg0, own0 = postgres_cpu_seconds(args), os.times()
+            before = cpu_snapshot(args, groups)
             run = run_clients(args, front, data)
-            cpu1 = {k: cpu_seconds([g]) for k, g in groups.items()}
-            pg1, own1 = postgres_cpu_seconds(args), os.times()
+            after = cpu_snapshot(args, groups)
             reads = report(run, args)
-            total = sum(len(x) for x in run["results"].values()) + sum(len(x) for x in run["errors"].values())
-            if total:
-                per = {k: (cpu1[k] - cpu0[k]) * 1000 / total for k in groups}
-                if pg0 is not None and pg1 is not None:
-                    per["postgres"] = (pg1 - pg0) * 1000 / total
-                per["clients"] = ((own1.user - own0.user) + (own1.system - own0.system)) * 1000 / total
-                all_ms = sum(per.values())
-                print("CPU per request (ms): " + ", ".join(f"{k} {v:.2f}" for k, v in per.items())
-                      + f"; in all {all_ms:.2f}: on {os.cpu_count()} idle cores, about "
-                      f"{os.cpu_count() * 1000 / all_ms:.0f} requests/s at most")  # fmt: skip
+            print_cpu_per_request(before, after, sum(len(x) for x in run["results"].values()) + sum(len(x) for x in run["errors"].values()))
             name = f"(a) reads: {args.clients} clients, {args.duration:.0f} s"
             rows += [
                 (name, "req/s", ">= 400", f"{reads['rate']:.1f}", reads["rate"] >= 400),
@@ -895,6 +1075,12 @@ def main(argv=None) -> int:
                 (name, "vs alone", "(shown)", f"{ev['unrelated_p95'] / ev['alone_p95']:.2f}x", True),
                 (name, "errors", "0", str(ev["errors"]), ev["errors"] == 0),
             ]
+        if "bigevent" in args.scenarios:
+            big = run_big_event(args, front, big_event, {"gunicorn": server.pid, "nginx": proxy.proc.pid, "redis": redis.pid})
+            for phase, target in (("anonymous", 50), ("signed in", 100)):
+                name = f"(d) big event, {phase}"
+                rows += [(name, f"{e} p95", f"< {target}", f"{big[phase]['p95'][e]:.1f}", big[phase]["p95"][e] < target) for e in BIG_ENDPOINTS]
+                rows.append((name, "errors", "0", str(big[phase]["errors"]), big[phase]["errors"] == 0))
     finally:
         if proxy is not None:
             proxy.stop()

@@ -22,10 +22,16 @@ A finished match's replay (``api-replay``) is cached the same way, per
 encoding, with the view's own ETag and immutable headers, and never
 invalidated: it never changes.
 
-Only canonical requests are cached: a GET with no query parameter but the
-page's own (a junk parameter would otherwise be copied into another
-client's pagination links, and let anyone fill the cache), and only for
-who sees the same page as everyone: requests without an Authorization
+A GET's query is cut down to the page's own parameters (sorted) before
+anything else: a parameter the page does not know changes nothing it shows,
+so ``?x=<random>`` is the same entry as the bare page, and a miss is built
+from the cut-down request (nothing unknown reaches the view, so none is
+copied into another client's pagination links), rather than every random
+parameter costing a rendering and filling the cache (decision 198). A page
+parameter given twice, or DRF's ``format`` override, goes to the view as it
+came, and so does a NUL byte (the request checks refuse it). Only the
+shared page is cached, for who sees the same page as
+everyone: requests without an Authorization
 header; on the API, asking for JSON with no media-type parameter but q
 (``indent=8`` is one client's choice); web pages without a session or
 messages cookie (an anonymous visitor). Anything else goes to the view as
@@ -43,17 +49,20 @@ import gzip
 import hashlib
 import logging
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import DisallowedHost
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.urls import Resolver404, resolve
 from django.utils.cache import get_conditional_response, patch_vary_headers
 from django.utils.http import http_date
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 MATCHES = "matches"
 RATINGS = "ratings"
@@ -72,7 +81,10 @@ PUBLIC_READS: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {
     # An event's standings are stored as its results come in (ladder.services.tournaments),
     # which bumps ``matches``; its progress is matches' too.
     "api-tournament-standings": (API, (MATCHES,), frozenset({"crosstable_page"})),
-    "web-tournament": (WEB, (MATCHES,), frozenset({"page", "partial"})),
+    # An event, its entries (names: a bot or account renamed is ``ratings``') and its page.
+    "api-tournament": (API, (MATCHES, RATINGS), frozenset()),
+    "api-tournament-entries": (API, (MATCHES, RATINGS), frozenset({"page", "page_size"})),
+    "web-tournament": (WEB, (MATCHES, RATINGS), frozenset({"page", "standings", "field", "partial"})),
     # Immutable (no scope): kept with the view's own ETag and long cache
     # headers, one entry per encoding (gzip or not, as the view answers).
     "api-replay": (API, (), frozenset()),
@@ -140,6 +152,31 @@ def bump(*scopes: str) -> None:
         transaction.on_commit(lambda: bump_now(*scopes))
 
 
+def cached_part(name: str, scopes: tuple[str, ...], build: Callable[[], T]) -> T:
+    """A part of a page that every visitor sees alike (signed in or not),
+    kept as the public reads are: read with the generations of ``scopes``
+    in one round trip, built afresh once one of them is bumped. So a page
+    that must be rendered for each signed-in visitor costs their small
+    personal part, not the whole page (decision 200). When the cache is
+    down, built every time."""
+    key = f"public:part:{hashlib.blake2b(name.encode(), digest_size=16).hexdigest()}"
+    try:
+        found = cache.get_many([*(_gen_key(s) for s in scopes), key])
+        gens = _fresh_generations(scopes, found)
+    except Exception:
+        log.warning("the cache is unavailable: a page's public part is built afresh", exc_info=True)
+        return build()
+    entry = found.get(key)
+    if entry is not None and entry[0] == gens:
+        return entry[1]
+    value = build()
+    try:
+        cache.set(key, (gens, value), settings.CARDROOM_PUBLIC_CACHE_SECONDS)
+    except Exception:
+        log.warning("could not cache a page's public part", exc_info=True)
+    return value
+
+
 # -- the middleware -------------------------------------------------------------------
 
 
@@ -152,6 +189,29 @@ def _plain_accept(accept: str) -> bool:
             if param.split("=", 1)[0].strip().lower() != "q":
                 return False
     return "text/html" not in accept
+
+
+def cut_query(request: HttpRequest, params: frozenset[str]) -> bool:
+    """Cut the request's query down to the page's own parameters, sorted
+    (what the view reads: it ignores the rest). False, the request left as
+    it came, for one the shared page does not answer: a parameter of the
+    page given twice (the view reads the last), DRF's ``format``, or a NUL
+    byte anywhere (refused with a 400 by ladder.request_checks, which must
+    see it)."""
+    from ladder.request_checks import nul_parameter
+
+    query = request.GET
+    if "format" in query or any(len(query.getlist(name)) > 1 for name in params) or nul_parameter(request) is not None:
+        return False
+    kept = QueryDict(mutable=True)
+    for name in sorted(params & set(query)):
+        kept[name] = query[name]
+    canonical = kept.urlencode()
+    if canonical != request.META.get("QUERY_STRING", ""):
+        request.META["QUERY_STRING"] = canonical
+        kept._mutable = False
+        request.GET = kept
+    return True
 
 
 def _shared_page(request: HttpRequest, who: str) -> bool:
@@ -221,7 +281,7 @@ class PublicReadCacheMiddleware:
         if spec is None:
             return None
         who, scopes, params = spec
-        if not set(request.GET).issubset(params) or not _shared_page(request, who):
+        if not _shared_page(request, who) or not cut_query(request, params):
             return None
         return match.url_name, scopes
 

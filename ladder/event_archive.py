@@ -9,18 +9,36 @@ yields the bytes as they are made, each replay decompressed and deflated in
 64 KiB pieces, and ``standings.json``'s match list written a page of rows at
 a time, so memory holds a page of rows and a piece of a replay, never the
 archive (the zip's central directory, some 100 bytes a member, aside).
+
+What is served is that stream stored once (``stored``): in the file storage
+under ``event-archives/<event>/<fingerprint>.zip``, the fingerprint being of
+everything the archive holds that can change after the event ended (its
+row, stored standings, entries' names and owners, its matches' states), and
+itself kept in the shared cache until a write bumps the public reads. A
+request for an unchanged event reads the fingerprint from the cache and
+sends the stored file; the archive is built again only when what it holds
+changed (decision 201).
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
+import logging
+import tempfile
 import zipfile
 from collections.abc import Iterator
 
+from django.core.files import File
+from django.core.files.storage import default_storage
+from django.db.models import Count, Max
+
 from cardroom.tournament.local import replay_file
-from ladder import selectors
-from ladder.models import Match, Participant, Tournament, TournamentMatch
+from ladder import caching, selectors
+from ladder.models import Match, Participant, Tournament, TournamentEntry, TournamentMatch, TournamentStandings
+
+log = logging.getLogger(__name__)
 
 PIECE = 64 * 1024
 PAGE = 500
@@ -135,3 +153,57 @@ def stream(t: Tournament) -> Iterator[bytes]:
                         yield from sink.take()
                 yield from sink.take()
     yield from sink.take()
+
+
+# -- stored once per change --------------------------------------------------------------
+
+FOLDER = "event-archives"
+
+
+def fingerprint(t: Tournament) -> str:
+    """A digest of what the archive of ``t`` holds that can still change once
+    the event has ended: its row, its stored standings, its entries' names,
+    owners and versions, and its matches' states (a match running at a
+    cancel is still recorded). Four queries, none over participants or
+    replays (a finished replay never changes)."""
+    parts = [
+        list(Tournament.objects.filter(pk=t.pk).values_list()),
+        list(TournamentStandings.objects.filter(pk=t.pk).values_list("results", "computed")),
+        list(TournamentEntry.objects.filter(tournament=t).order_by("index").values_list("index", "bot_id", "bot__name", "bot__owner__username", "version__number")),
+        list(Match.objects.filter(tournament_slot__tournament=t).order_by("status").values_list("status").annotate(n=Count("id"), last=Max("finished"))),
+    ]
+    return hashlib.blake2b(repr(parts).encode(), digest_size=16).hexdigest()
+
+
+def stored(t: Tournament) -> tuple[str, str]:
+    """(The storage name of the event's archive as it is now, its
+    fingerprint): the fingerprint from the shared cache while no write has
+    bumped the public reads, the archive built and stored only if none is
+    stored for it."""
+    name, digest = caching.cached_part(f"event-archive:{t.pk}", caching.PUBLIC_READS["web-tournament"][1], lambda: _store(t))
+    if not default_storage.exists(name):  # (removed since: the storage emptied, say)
+        name, digest = _store(t)
+    return name, digest
+
+
+def _store(t: Tournament) -> tuple[str, str]:
+    digest = fingerprint(t)
+    folder = f"{FOLDER}/{t.pk}"
+    name = f"{folder}/{digest}.zip"
+    if default_storage.exists(name):
+        return name, digest
+    with tempfile.TemporaryFile() as built:
+        for piece in stream(t):
+            built.write(piece)
+        built.seek(0)
+        # (two requests building at once: each stores a whole archive; the storage names the second apart)
+        name = default_storage.save(name, File(built, name=name))
+    try:
+        _dirs, files = default_storage.listdir(folder)
+        for old in files:
+            if not old.startswith(digest):
+                default_storage.delete(f"{folder}/{old}")
+    except OSError:
+        log.warning("could not remove an event's old archives", exc_info=True, extra={"tournament": t.pk})
+    log.info("event archive stored", extra={"tournament": t.pk, "bytes": default_storage.size(name)})
+    return name, digest

@@ -339,7 +339,22 @@ def tournament_entry_row(e) -> dict:
 
 
 def tournament_entries(t) -> list[dict]:
-    return [tournament_entry_row(e) for e in t.entries.select_related("bot__owner", "version").order_by("index")]
+    return [tournament_entry_row(e) for e in entries_in_order(t)]
+
+
+def entries_in_order(t) -> QuerySet:
+    """The event's entries by index, each with what its row shows (one query)."""
+    return t.entries.select_related("bot__owner", "version").order_by("index")
+
+
+def tournament_entries_from(t, start: int, limit: int) -> tuple[list[dict], int]:
+    """``limit`` entry rows from the ``start``-th, and the field's size:
+    counted only when this slice may not hold the rest (a field smaller
+    than ``limit`` costs one query)."""
+    rows = [tournament_entry_row(e) for e in entries_in_order(t)[start : start + limit]]
+    if len(rows) < limit and (rows or start == 0):
+        return rows, start + len(rows)
+    return rows, t.entries.count()
 
 
 def entry_choices(t, user) -> dict:
@@ -347,7 +362,7 @@ def entry_choices(t, user) -> dict:
     with the bot's current version, to swap to) and the bots they may enter."""
     from ladder.models import Bot, BotVersion
 
-    mine = [e for e in t.entries.select_related("bot__current_version", "version").order_by("index") if e.bot.owner_id == user.pk]
+    mine = list(t.entries.filter(bot__owner=user).select_related("bot__current_version", "version").order_by("index"))
     entered = {e.bot_id for e in mine}
     rows = []
     for e in mine:

@@ -441,7 +441,16 @@ class TournamentOutput(serializers.Serializer):
 
 class TournamentDetailOutput(TournamentOutput):
     progress = TournamentProgress()
-    entries = TournamentEntryOutput(many=True)
+    entries = TournamentEntryOutput(many=True, help_text="the field in entry order: all of it up to 200 entries, else the first 200 (entries_next)")
+    entries_count = serializers.IntegerField(help_text="entries in the field")
+    entries_next = serializers.URLField(allow_null=True, help_text="null when entries holds the whole field, else the next page of /api/tournaments/{id}/entries/")
+
+
+class TournamentEntryPage(serializers.Serializer):
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = TournamentEntryOutput(many=True)
 
 
 class TournamentMatchOutput(serializers.Serializer):

@@ -8,6 +8,7 @@ import json
 from django.conf import settings
 from django.contrib.auth import authenticate
 from django.http import Http404, HttpResponse, JsonResponse
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.cache import get_conditional_response
 from django.views.decorators.csrf import csrf_exempt
@@ -24,7 +25,7 @@ from engine import game_ids, get_game_class
 from ladder import caching, limits, selectors
 from ladder.api import serializers as s
 from ladder.api.errors import ERRORS, FilterError, error_response, errors
-from ladder.api.pagination import MatchCursorPagination
+from ladder.api.pagination import MatchCursorPagination, Pagination
 from ladder.api.parsers import LimitedJSONParser, ReplyJSONParser
 from ladder.converters import MAX_ID  # the ids are 64-bit: a larger number is no id (and overflows the database)
 from ladder.limits import ScopedThrottle
@@ -420,14 +421,46 @@ class TournamentList(generics.ListAPIView):
         if missing:
             return error_response(f"no bot with id {missing[0]}", "bots", status.HTTP_400_BAD_REQUEST)
         t = tournament_services.create_tournament(user=request.user, bots=[found[i] for i in ids], **fields)
-        return Response(_tournament_detail(t), status=status.HTTP_201_CREATED)
+        return Response(_tournament_detail(t, request), status=status.HTTP_201_CREATED)
 
 
-def _tournament_detail(t) -> dict:
-    t.progress = selectors.tournament_progress(t)
-    t.entries_list = selectors.tournament_entries(t)
+# The entries an event's own answer holds: its first page of the paged list
+# at the largest page size, so a field up to this size is all there, as it
+# always was (decision 199).
+ENTRIES_IN_DETAIL = Pagination.max_page_size
+
+
+def _tournament_detail(t, request) -> dict:
+    entries, count = selectors.tournament_entries_from(t, 0, ENTRIES_IN_DETAIL)
+    following = None
+    if count > len(entries):
+        path = reverse("api-tournament-entries", kwargs={"pk": t.pk})
+        following = request.build_absolute_uri(f"{path}?page=2&page_size={ENTRIES_IN_DETAIL}")
     data = s.TournamentOutput(t).data
-    return {**data, "progress": t.progress, "entries": t.entries_list}
+    return {**data, "progress": selectors.tournament_progress(t), "entries": entries, "entries_count": count, "entries_next": following}
+
+
+def _shared_answer(request, url_name: str, build):
+    """An event's answer that is everyone's alike (nothing in it is the
+    caller's), signed in or not: rendered once for each change of the event
+    and kept as the public reads are (caching.cached_part, decision 200), so
+    a signed-in client, whom the shared page never answers, costs a cache
+    read rather than a rendering of 200 entries. Built from the request cut
+    down to the page's own parameters, as the shared page is (its links are
+    absolute: no one's junk parameter in them); one that asks for a page
+    twice, or a format, is built as it came."""
+    if not caching.cut_query(request._request, caching.PUBLIC_READS[url_name][2]):
+        return Response(build())
+    part = f"{url_name}:{request.scheme}://{request.get_host()}{request._request.get_full_path()}"
+    return _stored_json(request, caching.cached_part(part, caching.PUBLIC_READS[url_name][1], lambda: JSONRenderer().render(build())))
+
+
+def _stored_json(request, body: bytes):
+    """JSON rendered before as the answer: as it is for plain JSON; a
+    variant the client chose (indent=, the browsable API) rendered from it."""
+    if type(request.accepted_renderer) is JSONRenderer and ";" not in request.accepted_media_type:
+        return HttpResponse(body, content_type="application/json")
+    return Response(json.loads(body))
 
 
 def _event_or_404(pk: int):
@@ -438,10 +471,30 @@ def _event_or_404(pk: int):
 
 
 class TournamentEntries(APIView):
-    """An open event's entries: the bot's owner enters it (or, entered
-    already, freezes its current version afresh) until the start time."""
+    """An event's field, paged in entry order (anyone); an open event's
+    entries: the bot's owner enters it (or, entered already, freezes its
+    current version afresh) until the start time."""
 
-    permission_classes = [permissions.IsAuthenticated]
+    permission_classes = [permissions.IsAuthenticatedOrReadOnly]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("page", {"type": "integer", "minimum": 1}),
+            OpenApiParameter("page_size", {"type": "integer", "minimum": 1}, description=f"entries a page (default {Pagination.page_size}, at most {Pagination.max_page_size})"),
+        ],
+        responses={200: s.TournamentEntryPage, **errors(400, 401, 404)},
+        description="The field in entry order (index 0 first), a page at a time; the event's own answer holds the first "
+        f"{ENTRIES_IN_DETAIL} and links here (entries_next) when there are more.",
+    )
+    def get(self, request, pk: int):
+        t = _event_or_404(pk)
+
+        def build() -> dict:
+            paginator = Pagination()
+            page = paginator.paginate_queryset(selectors.entries_in_order(t), request, view=self)
+            return paginator.get_paginated_response([selectors.tournament_entry_row(e) for e in page]).data
+
+        return _shared_answer(request, "api-tournament-entries", build)
 
     @extend_schema(
         request=s.TournamentEntryInput,
@@ -480,7 +533,7 @@ class TournamentDetail(APIView):
         t = selectors.tournament(pk)
         if t is None:
             raise Http404
-        return Response(_tournament_detail(t))
+        return _shared_answer(request, "api-tournament", lambda: _tournament_detail(t, request))
 
 
 CROSSTABLE_ROWS = selectors.CROSSTABLE_ROWS
@@ -509,10 +562,7 @@ class TournamentStandings(APIView):
             raise FilterError(f"crosstable_page {page} is past the last page ({max(1, pages)})", "crosstable_page")
         renderer = JSONRenderer()
         head = b'{"tournament":%d,"progress":%s,' % (t.pk, renderer.render(selectors.tournament_progress(t)))
-        body = head + stored[1:]
-        if type(request.accepted_renderer) is JSONRenderer and ";" not in request.accepted_media_type:
-            return HttpResponse(body, content_type="application/json")
-        return Response(json.loads(body))  # a variant the client chose (indent=, the browsable API)
+        return _stored_json(request, head + stored[1:])
 
 
 @extend_schema_view(get=extend_schema(responses={200: s.TournamentMatchOutput(many=True), **errors(400, 401, 404)}))

@@ -5,23 +5,32 @@ Thin: reads from ladder.selectors, writes through ladder.services.tournaments.""
 from __future__ import annotations
 
 from datetime import UTC
+from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
+from django.core.files.storage import default_storage
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.cache import get_conditional_response
 from django.views.decorators.http import require_POST
 
-from ladder import event_archive, selectors
+from ladder import caching, event_archive, selectors
 from ladder.models import GAME_CHOICES, Bot, BotVersion
 from ladder.services import tournaments as services
 from ladder.services.bots import ServiceError
 
 REFRESH_SECONDS = 5
 MATCHES_PER_PAGE = 200
+# A big field's page shows its standings and its entries a page at a time
+# (1,000 rows of each would cost a second to render: decision 200).
+STANDINGS_PER_PAGE = 100
+FIELD_PER_PAGE = 100
 
 
 class TournamentForm(forms.Form):
@@ -62,10 +71,19 @@ def tournament_list(request: HttpRequest) -> HttpResponse:
     return render(request, "cardroom/tournaments.html", {"groups": groups, "any": bool(events)})
 
 
-def _live_context(t) -> dict:
+def _page_number(raw) -> int:
+    """A page parameter as a number from 1 (anything else: 1; past the last: the last, as Paginator.get_page does)."""
+    return int(raw) if isinstance(raw, str) and raw.isdigit() and 0 < len(raw) < 7 and int(raw) > 0 else 1
+
+
+def _live_context(t, standings_page: int) -> dict:
+    """The live part: progress, a page of the standings (and of the duplicate
+    deal table's rows, the same entries), the crosstable of a small field."""
     doc = selectors.tournament_standings(t)
-    names = {r["entry"]: r["name"] for r in doc["standings"]}
-    order = [r["entry"] for r in doc["standings"]]
+    rows = doc["standings"]
+    names = {r["entry"]: r["name"] for r in rows}
+    order = [r["entry"] for r in rows]
+    page = Paginator(rows, STANDINGS_PER_PAGE).get_page(standings_page)
     cross = None
     cells = doc["crosstable"]["cells"]
     if cells is not None and len(order) <= 24:
@@ -73,16 +91,18 @@ def _live_context(t) -> dict:
     deals = None
     if "deals" in doc:
         table = doc["deals"]
+        shown = {r["entry"]: n for n, r in enumerate(page.object_list)}
         deals = {
             "numbers": table["deals"],
             "field": table["field_mean_rank"],
             "rows": [{"name": names[row["entry"]], "cells": row["deals"], "mean": row["mean_vs_field"]}
-                     for row in sorted(table["entries"], key=lambda r: order.index(r["entry"]))],
+                     for row in sorted((r for r in table["entries"] if r["entry"] in shown), key=lambda r: shown[r["entry"]])],
         }  # fmt: skip
     return {
         "t": t,
         "progress": selectors.tournament_progress(t),
         "doc": doc,
+        "standings": page,
         "cross": cross,
         "cross_names": [names[e] for e in order],
         "deals": deals,
@@ -90,32 +110,76 @@ def _live_context(t) -> dict:
     }
 
 
+def _links(pages: dict[str, int], name: str, number: int) -> str:
+    """The query of this page with ``name`` at page ``number`` (the other
+    pages kept; page 1 left out; sorted, as the shared cache keys them)."""
+    chosen = {**pages, name: number}
+    return "?" + urlencode(sorted((k, v) for k, v in chosen.items() if v != 1))
+
+
+def _public_body(t, pages: dict[str, int], partial: bool) -> dict[str, str]:
+    """What every visitor sees of the event's page, rendered: its head and
+    its body (the live part alone for the live refresh). No form and nothing
+    of the visitor's (rendered without the request: no context processor,
+    so no user, token or message can slip in): kept in the shared cache and
+    put into each visitor's page (caching.cached_part)."""
+    context = {"t": t, "pages": pages, "path": reverse("web-tournament", args=[t.pk]), "links": {}}
+    if t.status != "open":
+        context.update(_live_context(t, pages["standings"]))
+        _add_links(context, "standings", context["standings"])
+    if partial:
+        return {"live": render_to_string("cardroom/_tournament_live.html", context) if t.status != "open" else ""}
+    entries, field_size = selectors.tournament_entries_from(t, (pages["field"] - 1) * FIELD_PER_PAGE, FIELD_PER_PAGE)
+    field = Paginator(range(field_size), FIELD_PER_PAGE).get_page(pages["field"])
+    if field.number != pages["field"]:  # (past the last page: the last)
+        entries, _ = selectors.tournament_entries_from(t, (field.number - 1) * FIELD_PER_PAGE, FIELD_PER_PAGE)
+    seed_published = selectors.event_seed_published(t)  # (a match's end clears this cached part)
+    context.update(entries=entries, field=field, field_size=field_size, archive=seed_published and t.total_matches > 0, seed_published=seed_published)
+    _add_links(context, "field", field)
+    if t.status != "open":
+        page = Paginator(selectors.tournament_matches(t), MATCHES_PER_PAGE).get_page(pages["page"])
+        seated = {e for m in page.object_list for e in m["tournament_slot__seats"]}
+        name_of = dict(t.entries.filter(index__in=seated).values_list("index", "bot__name"))
+        context.update(page=page, matches=[{**m, "names": [name_of[e] for e in m["tournament_slot__seats"]]} for m in page.object_list])
+        _add_links(context, "page", page)
+    return {
+        "head": render_to_string("cardroom/_tournament_head.html", context),
+        "body": render_to_string("cardroom/_tournament_body.html", context),
+    }
+
+
+def _add_links(context: dict, name: str, paged) -> None:
+    """The links to the previous and next page of ``name``, if it has other pages."""
+    if paged.has_other_pages():
+        pages = context["pages"]
+        context["links"][name] = {
+            "previous": paged.has_previous() and _links(pages, name, paged.previous_page_number()),
+            "next": paged.has_next() and _links(pages, name, paged.next_page_number()),
+        }
+
+
 def tournament_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """The event's page: its public part from the shared cache (the same for
+    everyone, rebuilt once results or entries change), around it what is
+    the visitor's own (staff controls, their entry forms, the site's header)."""
     t = selectors.tournament(pk)
     if t is None:
         raise Http404
-    context = _live_context(t)
-    if request.GET.get("partial") == "1":
-        return render(request, "cardroom/_tournament_live.html", context)
-    page = Paginator(selectors.tournament_matches(t), MATCHES_PER_PAGE).get_page(request.GET.get("page"))
-    entries = selectors.tournament_entries(t)
-    by_index = {e["entry"]: e for e in entries}
-    seed_published = selectors.event_seed_published(t)
-    context.update(
-        page=page,
-        entries=entries,
-        matches=[{**m, "names": [by_index[e]["name"] for e in m["tournament_slot__seats"]]} for m in page.object_list],
-        taking_entries=t.status == "open" and t.starts is not None and timezone.now() < t.starts,
-        archive=seed_published and t.total_matches > 0,
-        seed_published=seed_published,
-    )
+    pages = {name: _page_number(request.GET.get(name)) for name in ("standings", "field", "page")}
+    partial = request.GET.get("partial") == "1"
+    part = f"web-tournament:{t.pk}:{'live' if partial else 'page'}:{pages['standings']}:{pages['field']}:{pages['page']}"
+    public = caching.cached_part(part, caching.PUBLIC_READS["web-tournament"][1], lambda: _public_body(t, pages, partial))
+    if partial:
+        return HttpResponse(public["live"])
+    context = {"t": t, "public": public, "taking_entries": t.status == "open" and t.starts is not None and timezone.now() < t.starts}
     if context["taking_entries"] and request.user.is_authenticated:
         context.update(selectors.entry_choices(t, request.user))
     return render(request, "cardroom/tournament.html", context)
 
 
 def tournament_archive(request: HttpRequest, pk: int) -> HttpResponse:
-    """An ended event's standings and every replay, one zip, streamed."""
+    """An ended event's standings and every replay, one zip, built once
+    for each change of what it holds and stored (event_archive.stored)."""
     t = selectors.tournament(pk)
     if t is None:
         raise Http404
@@ -124,8 +188,13 @@ def tournament_archive(request: HttpRequest, pk: int) -> HttpResponse:
     if not selectors.event_seed_published(t) or not t.total_matches:
         message = f"{t.name} is {t.status}: its archive is made once its last match has ended, its table final."
         return render(request, "cardroom/forbidden.html", {"message": message}, status=409)
-    response = StreamingHttpResponse(event_archive.stream(t), content_type="application/zip")
-    response["Content-Disposition"] = f'attachment; filename="{event_archive.filename(t)}"'
+    name, digest = event_archive.stored(t)
+    etag = f'"{digest}"'
+    response = get_conditional_response(request, etag=etag)
+    if response is None:
+        response = FileResponse(default_storage.open(name, "rb"), content_type="application/zip", as_attachment=True, filename=event_archive.filename(t))
+    response["ETag"] = etag
+    response["Cache-Control"] = caching.PUBLIC_CACHE_CONTROL  # (anyone's: revalidated by its ETag)
     return response
 
 
