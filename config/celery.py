@@ -6,7 +6,9 @@ prefetch 1 (a worker holds no message it is not playing), the Redis
 visibility timeout in CELERY_VISIBILITY_TIMEOUT. The lease reaper
 (ladder.tasks.reap_expired_leases, on the beat schedule) is what re-runs a
 match whose worker was killed: it does not wait for the broker's visibility
-timeout.
+timeout. The scheduler's tasks go to a queue of their own, which a worker
+of its own takes (`-Q scheduler`, decision 194). Every worker takes no
+message while it cannot reach its database (config.dbgate, decision 196).
 """
 
 import os
