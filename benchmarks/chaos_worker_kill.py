@@ -114,24 +114,36 @@ def main(argv=None) -> int:
         redis.stop()
 
 
-def chaos(args, rng: random.Random) -> int:
+def slow_against_greedy(think: float, total_ms: int):
+    """The 2-player Allegory ladder alone, with room for a bot that sleeps
+    ``think`` seconds a move; a fresh upload of that bot, and greedy."""
     from django.contrib.auth import get_user_model
-    from django.utils import timezone
 
-    from ladder.models import BotVersion, Match, Participant, RatingChange
+    from ladder.models import BotVersion
     from ladder.services import bots as bot_services
-    from ladder.services import enqueue
-    from ladder.services import matches as match_services
-    from tests.ladder.worker_fixtures import BOTS, CeleryWorker, only_ladders, sandbox_mode, worker_env
+    from tests.ladder.worker_fixtures import BOTS, only_ladders
 
-    ladder = only_ladders("allegory", [2], startup_ms=5000, per_move_ms=3000, overage_ms=5000, total_ms=120000)[2]
+    ladder = only_ladders(
+        "allegory", [2], startup_ms=5000, per_move_ms=max(3000, int(think * 1000) + 3000), overage_ms=5000, total_ms=total_ms
+    )[2]
     owner, _ = get_user_model().objects.get_or_create(username="chaos")
-    bot = bot_services.create_bot(owner=owner, game="allegory", name=f"chaos-{int(time.time())}")
-    source = (BOTS / "slow_bot.py").read_bytes().replace(b"SLEEP = 0.2", f"SLEEP = {args.think}".encode())
+    bot = bot_services.create_bot(owner=owner, game="allegory", name=f"chaos-{time.time_ns()}")
+    source = (BOTS / "slow_bot.py").read_bytes().replace(b"SLEEP = 0.2", f"SLEEP = {think}".encode())
     version = bot_services.upload_version(bot=bot, filename=BOT_FILE, data=source)
     bot_services.activate_version(version)
     slow = BotVersion.objects.select_related("bot").get(pk=version.pk)
-    greedy = BotVersion.objects.get(bot__game="allegory", bot__name="greedy", status="active")
+    return ladder, slow, BotVersion.objects.get(bot__game="allegory", bot__name="greedy", status="active")
+
+
+def chaos(args, rng: random.Random) -> int:
+    from django.utils import timezone
+
+    from ladder.models import Match, Participant, RatingChange
+    from ladder.services import enqueue
+    from ladder.services import matches as match_services
+    from tests.ladder.worker_fixtures import CeleryWorker, sandbox_mode, worker_env
+
+    ladder, slow, greedy = slow_against_greedy(args.think, total_ms=120000)
     print(f"sandbox: {sandbox_mode()}; load average {open('/proc/loadavg').read().split()[:3]}")
 
     leftovers_before = match_folders()
@@ -211,23 +223,13 @@ def percentile(values: list[float], q: float) -> float:
 def long_matches(args, rng: random.Random) -> int:
     import redis
     from django.conf import settings
-    from django.contrib.auth import get_user_model
 
-    from ladder.models import BotVersion, Match
-    from ladder.services import bots as bot_services
+    from ladder.models import Match
     from ladder.services import enqueue
     from ladder.services import matches as match_services
-    from tests.ladder.worker_fixtures import BOTS, CeleryWorker, beat_process, only_ladders, sandbox_mode, worker_env
+    from tests.ladder.worker_fixtures import CeleryWorker, beat_process, sandbox_mode, worker_env
 
-    think_ms = int(args.long_think * 1000)
-    ladder = only_ladders("allegory", [2], startup_ms=5000, per_move_ms=think_ms + 3000, overage_ms=5000, total_ms=900_000)[2]
-    owner, _ = get_user_model().objects.get_or_create(username="chaos")
-    bot = bot_services.create_bot(owner=owner, game="allegory", name=f"chaos-long-{int(time.time())}")
-    source = (BOTS / "slow_bot.py").read_bytes().replace(b"SLEEP = 0.2", f"SLEEP = {args.long_think}".encode())
-    version = bot_services.upload_version(bot=bot, filename=BOT_FILE, data=source)
-    bot_services.activate_version(version)
-    slow = BotVersion.objects.select_related("bot").get(pk=version.pk)
-    greedy = BotVersion.objects.get(bot__game="allegory", bot__name="greedy", status="active")
+    ladder, slow, greedy = slow_against_greedy(args.long_think, total_ms=900_000)
     Match.objects.filter(status__in=[Match.Status.QUEUED, Match.Status.RUNNING]).update(status=Match.Status.CANCELLED)
     # Enough long matches that the ladder queue never empties: every worker
     # busy, some waiting, for every round.
