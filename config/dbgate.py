@@ -130,11 +130,17 @@ class DatabaseGate(bootsteps.StartStopStep):
         """The thread: check every interval, on a connection kept open."""
         conn = None
         while not self.halt.wait(self.interval):
-            if conn is None:
+            kept = conn is not None
+            conn = conn or _new_connection()
+            error = database_error(conn)
+            if error is not None and kept:
+                # The server may have ended just this idle session (a
+                # restart, a failover, an idle timeout): a fresh one decides.
                 conn = _new_connection()
-            self.error = database_error(conn)
-            if self.error is not None:
+                error = database_error(conn)
+            if error is not None:
                 conn = None  # closed by database_error
+            self.error = error
         if conn is not None:
             conn.close()
 
