@@ -127,9 +127,11 @@ class DatabaseGate(bootsteps.StartStopStep):
         self.halt.set()
 
     def watch(self) -> None:
-        """The thread: check every interval, on a connection kept open."""
+        """The thread: check every interval, on a connection kept open
+        (opened at once: one long-lived session of the worker's, not one
+        appearing later)."""
         conn = None
-        while not self.halt.wait(self.interval):
+        while True:
             kept = conn is not None
             conn = conn or _new_connection()
             error = database_error(conn)
@@ -141,6 +143,8 @@ class DatabaseGate(bootsteps.StartStopStep):
             if error is not None:
                 conn = None  # closed by database_error
             self.error = error
+            if self.halt.wait(self.interval):
+                break
         if conn is not None:
             conn.close()
 
