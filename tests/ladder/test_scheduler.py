@@ -146,13 +146,15 @@ def test_a_stale_match_is_sent_again_only_when_its_message_no_longer_waits():
 
 def test_a_worker_that_cannot_reach_its_database_takes_no_message_until_it_can(celery_workers):
     """The worker's DATABASE_URL names a role the database does not know
-    (it refuses the connection); once the role exists, it is right."""
+    (it refuses the connection); once the role exists, it is right. Then
+    the role may not log in any more, its sessions ended (the database gone
+    from under a running worker): it stops, and starts again once it may."""
     if connection.vendor != "postgresql":
         pytest.skip("a role is PostgreSQL's")
     ladder = only_ladders("allegory", [2], startup_ms=5000, per_move_ms=1000, overage_ms=2000, total_ms=20000)[2]
     versions = list(BotVersion.objects.filter(bot__game="allegory", bot__builtin=True, status="active")[:2])
-    queued = [match_services.create_match(ladder=ladder, versions=versions, seed=i).pk for i in range(2)]
-    for pk in queued:
+    queued = [match_services.create_match(ladder=ladder, versions=versions, seed=i).pk for i in range(3)]
+    for pk in queued[:2]:
         enqueue.send_match(pk)
     role = f"cardroom_gate_{uuid.uuid4().hex[:8]}"
     url = database_url().replace("://postgres@", f"://{role}@", 1)
@@ -165,9 +167,21 @@ def test_a_worker_that_cannot_reach_its_database_takes_no_message_until_it_can(c
         assert "received" not in worker.log()
         with connection.cursor() as cursor:
             cursor.execute(f'CREATE ROLE "{role}" LOGIN IN ROLE postgres')  # its tables' owner's rights
-        done = lambda: Match.objects.filter(pk__in=queued, status=Match.Status.FINISHED).count() == 2  # noqa: E731
-        wait_until(done, 60, "the worker to play the matches once it reaches the database", celery_workers)
+        done = lambda n: Match.objects.filter(pk__in=queued, status=Match.Status.FINISHED).count() == n  # noqa: E731
+        wait_until(lambda: done(2), 60, "the worker to play the matches once it reaches the database", celery_workers)
         assert "takes messages again" in worker.log()
+
+        with connection.cursor() as cursor:
+            cursor.execute(f'ALTER ROLE "{role}" NOLOGIN')
+            cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", [role])
+        stopped = lambda: worker.log().count("takes no message until it does") == 2  # noqa: E731
+        wait_until(stopped, 15, "the worker to stop taking messages", celery_workers)
+        enqueue.send_match(queued[2])
+        time.sleep(3)
+        assert queue_length("celery") == 1
+        with connection.cursor() as cursor:
+            cursor.execute(f'ALTER ROLE "{role}" LOGIN')
+        wait_until(lambda: done(3), 60, "the worker to play the match once it may log in again", celery_workers)
         worker.stop()
     finally:
         with connection.cursor() as cursor:
