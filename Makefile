@@ -10,7 +10,7 @@ ENGINE_SOURCES := engine/core.py engine/allegory/game.py engine/allegra/game.py 
 .PHONY: help setup system-packages test test-fast test-containers lint demo play bench bench-sandbox clean dist
 
 help:
-	@echo "make demo       set up and run the whole platform locally (web, worker, scheduler); Ctrl-C stops it"
+	@echo "make demo       set up and run the whole platform locally (web, workers, scheduler); Ctrl-C stops it"
 	@echo "make setup      create .venv and install cardroom (then .venv/bin/cardroom exists)"
 	@echo "make test       set up and run the whole test suite"
 	@echo "make test-containers  build the images and run the compose stack for real (private dockerd; root)"

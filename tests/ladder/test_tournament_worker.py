@@ -27,7 +27,7 @@ from tests.ladder.worker_fixtures import (  # noqa: F401 (the fixture celery_wor
 pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.any_database, pytest.mark.django_db(transaction=True)]
 
 LEASE = "3"
-QUEUES = "celery,tournaments"
+QUEUES = "celery,tournaments,scheduler"  # the reaper the test sends goes to the scheduler queue
 
 
 def test_an_event_survives_a_worker_killed_mid_event(celery_workers, settings):
