@@ -136,24 +136,28 @@ def _shown(line: bytes, limit: int = 80) -> str:
     return repr(line[:limit].decode("utf-8", errors="replace")) + ("…" if len(line) > limit else "")
 
 
-def decode_reply(line: bytes) -> Any:
+def decode_reply(line: bytes, what: str = "line") -> Any:
     """A bot's line as JSON: one bounded, total parse. Whatever the bytes,
     the value is made only of dicts, lists, str (valid Unicode), bool,
     None, int of at most MAX_REPLY_DIGITS digits and finite float, nested at
     most MAX_REPLY_DEPTH deep; anything else raises BotFault(INVALID_JSON)
-    saying what was wrong, never another exception."""
+    saying what was wrong, never another exception. ``what`` names the
+    bytes in that message (the API parses every JSON body with this too:
+    ladder.api.parsers)."""
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise BotFault(INVALID_JSON, f"the line is not UTF-8 (byte {line[exc.start]:#04x} at offset {exc.start}): {_shown(line)}") from None
+        raise BotFault(INVALID_JSON, f"the {what} is not UTF-8 (byte {line[exc.start]:#04x} at offset {exc.start}): {_shown(line)}") from None
     if _nested_deeper(line, MAX_REPLY_DEPTH):
-        raise BotFault(INVALID_JSON, f"the line is nested deeper than {MAX_REPLY_DEPTH} levels: {_shown(line)}")
+        raise BotFault(INVALID_JSON, f"the {what} is nested deeper than {MAX_REPLY_DEPTH} levels: {_shown(line)}")
     try:
         value = _REPLY_DECODER.decode(text)
     except _Refused as exc:
         raise BotFault(INVALID_JSON, f"{exc}: {_shown(line)}") from None
-    except (ValueError, RecursionError):  # json.JSONDecodeError is a ValueError
-        raise BotFault(INVALID_JSON, f"expected a JSON line, got {_shown(line)}") from None
+    except json.JSONDecodeError as exc:
+        raise BotFault(INVALID_JSON, f"expected a JSON {what} ({exc.msg} at character {exc.pos}), got {_shown(line)}") from None
+    except (ValueError, RecursionError):
+        raise BotFault(INVALID_JSON, f"expected a JSON {what}, got {_shown(line)}") from None
     if "\\u" in text:
         # An escape may name half of a surrogate pair alone: not Unicode, and
         # such a string cannot be encoded (in a log, a database) later.

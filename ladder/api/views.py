@@ -25,7 +25,7 @@ from ladder import caching, limits, selectors
 from ladder.api import serializers as s
 from ladder.api.errors import ERRORS, FilterError, error_response, errors
 from ladder.api.pagination import MatchCursorPagination
-from ladder.api.parsers import LimitedJSONParser, ReplyJSONParser
+from ladder.api.parsers import LimitedJSONParser
 from ladder.converters import MAX_ID  # the ids are 64-bit: a larger number is no id (and overflows the database)
 from ladder.limits import ScopedThrottle
 from ladder.models import Bot, Ladder, Match
@@ -598,7 +598,7 @@ class PlayAction(APIView):
     decision named is not the current one, or no answer is awaited."""
 
     permission_classes = [permissions.IsAuthenticated]
-    parser_classes = [ReplyJSONParser]
+    parser_classes = [LimitedJSONParser]  # the answer is parsed as every body is: bounded (decode_reply)
 
     @extend_schema(request=s.PlayActionInput, responses={200: s.PlayActionOutput, **errors(400, 401, 403, 404, 409, 413, 415)})
     def post(self, request, pk: int):
