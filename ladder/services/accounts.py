@@ -5,8 +5,9 @@ script), digits and ``_ . @ + -``. It must not be a reserved name, nor equal
 an existing one once case-folded, nor look like one: its *skeleton* (each
 character replaced by the Latin or ASCII character it is confusable with,
 from the Unicode confusables table that confusable-homoglyphs ships, then
-case-folded, i, l, 1 and | one class, 0 read as o, "rn" as "m") must be new
-too. Names that read as a tombstone's ("deleted-6") are reserved. UsernameClaim holds the
+case-folded, i, l, 1 and | one class, 0 read as o, "rn" as "m", and the
+separators _ . @ + - left out, so that "a_l_i_c_e" and "alice." are "alice")
+must be new too: one person per skeleton (decision 192). Names that read as a tombstone's ("deleted-6") are reserved. UsernameClaim holds the
 folded form and the skeleton of every account under unique constraints, so
 two sign-ups racing for look-alike names cannot both win.
 
@@ -48,6 +49,16 @@ _FOLDED_CLASSES = str.maketrans({"i": "l", "1": "l", "|": "l", "0": "o"})
 # The tombstones' name without its brackets: "deleted-6" would pass for the
 # deleted account 6 (its look-alikes are caught through the skeleton).
 _TOMBSTONE_LOOKALIKE = re.compile(r"deleted[-_.+@]*[0-9lo]*")
+# The separators a username may hold: none of them makes another name
+# ("alice_", "_alice", "a.lice"). Taken out last, after the look-alikes
+# (a confusable dash or dot is one of them by then), so that a stored
+# skeleton without them is exactly the new one (migration 0009).
+SEPARATORS = "_.@+-"
+_NO_SEPARATORS = str.maketrans("", "", SEPARATORS)
+LOOKALIKE_RULES = (
+    "names that differ only in case, in the separators _ . @ + -, or in characters that look alike "
+    "(0 and o, 1, l and I, rn and m, Latin and Cyrillic a) are one name"
+)
 
 
 def normalise(name: str) -> str:
@@ -70,7 +81,7 @@ def _prototype(char: str) -> str:
 def skeleton(name: str) -> str:
     """What ``name`` looks like: equal skeletons, names a reader could mistake."""
     shape = "".join(_prototype(c) for c in normalise(name)).casefold().translate(_FOLDED_CLASSES)
-    return shape.replace("rn", "m").replace("vv", "w")
+    return shape.replace("rn", "m").replace("vv", "w").translate(_NO_SEPARATORS)
 
 
 def _reserved() -> dict[str, str]:
@@ -88,6 +99,8 @@ def check_username(name: str) -> str:
     name = normalise(name)
     if not USERNAME_MIN <= len(name) <= USERNAME_MAX or not USERNAME_RE.match(name):
         raise ServiceError(USERNAME_RULES, "username")
+    if not skeleton(name):
+        raise ServiceError(f"{USERNAME_RULES}, with at least one letter or digit", "username")
     scripts = categories.unique_aliases(name) - {"COMMON"}
     if len(scripts) > 1:
         raise ServiceError(
@@ -102,7 +115,7 @@ def check_username(name: str) -> str:
     if UsernameClaim.objects.filter(folded=folded).exists():
         raise ServiceError(f"the username {name!r} is taken (case does not count)", "username")
     if UsernameClaim.objects.filter(skeleton=shape).exists():
-        raise ServiceError(f"the username {name!r} is too like an existing username", "username")
+        raise ServiceError(f"the username {name!r} is too like an existing username ({LOOKALIKE_RULES}): choose another", "username")
     return name
 
 
