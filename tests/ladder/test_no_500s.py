@@ -55,8 +55,8 @@ def open_event(boss, name: str | None = None) -> Tournament:
     return Tournament.objects.get(pk=response.json()["id"])
 
 
-@pytest.fixture
-def world():
+@pytest.fixture(name="world")
+def world_fixture():
     """One of everything a path names, owned by a staff user."""
     owner = staff_user("deep-owner")
     mine = f.active_bot(owner, "allegra", "deep-bot")
