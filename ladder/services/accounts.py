@@ -14,10 +14,15 @@ two sign-ups racing for look-alike names cannot both win.
 Deleting an account keeps its history: the user row stays, under a tombstone
 name no sign-up can choose, without a password, e-mail or token, and every
 bot of it is withdrawn from the ladders (its matches, ratings and replays
-stay as they were, the owner shown as the tombstone)."""
+stay as they were, the owner shown as the tombstone). The replays of its
+casual matches, which name the person, are rewritten to name the tombstone
+(one that finishes later names it as it is recorded), and every cached page
+and replay that could show the name is dropped (decision 191)."""
 
 from __future__ import annotations
 
+import gzip
+import json
 import logging
 import re
 import unicodedata
@@ -25,14 +30,18 @@ import unicodedata
 from confusable_homoglyphs import categories, confusables
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
+from ladder import caching
 from ladder.caching import forget_cached_standings
 from ladder.client import fold_username
-from ladder.models import Bot, UsernameClaim, VerifiedEmail
+from ladder.models import Bot, CasualSeat, Match, UsernameClaim, VerifiedEmail
+from ladder.services.bot_management import delete_files_on_commit
 from ladder.services.bots import SYSTEM_USERNAME, ServiceError
+from ladder.services.matches import replay_file_bytes
 
 log = logging.getLogger("cardroom.accounts")
 
@@ -170,6 +179,10 @@ def tombstone_name(user_id: int) -> str:
 
 def delete_account(user) -> None:
     with transaction.atomic():
+        # The account's row first: a casual match being recorded reads the
+        # person's name under it (ladder.services.matches), so it names the
+        # tombstone, or is finished before its replay is looked for below.
+        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
         games = set(Bot.objects.filter(owner=user).values_list("game", flat=True))
         Bot.objects.filter(owner=user, withdrawn__isnull=True).update(withdrawn=timezone.now())
         Token.objects.filter(user=user).delete()
@@ -183,5 +196,38 @@ def delete_account(user) -> None:
         user.is_superuser = False
         user.set_unusable_password()  # every session of it ends (its auth hash changes)
         user.save()
+        renamed = _rename_in_replays(user)
         for game in games:
             forget_cached_standings(game)
+        # Pages that show an owner or a person (ratings, matches), and the
+        # replays kept under the people generation.
+        caching.bump(caching.MATCHES, caching.RATINGS, caching.PEOPLE)
+        transaction.on_commit(lambda: caching.forget_replays(renamed))
+
+
+def _rename_in_replays(user) -> list[int]:
+    """Rewrite the replay of each finished casual match of ``user`` to name
+    the seat by the tombstone (a new file: the old one is removed once this
+    commits; rolled back, the match keeps it). The ids of the matches."""
+    renamed, old_files = [], []
+    seats = CasualSeat.objects.filter(user=user, match__status=Match.Status.FINISHED).order_by("match_id")
+    for seat in seats:
+        match = Match.objects.select_for_update().get(pk=seat.match_id)
+        if not match.replay:
+            continue
+        try:
+            with match.replay.open("rb") as f:
+                doc = json.loads(gzip.decompress(f.read()))
+        except OSError:
+            log.warning("a replay to rename is missing from storage", extra={"match_id": match.pk})
+            continue
+        player = doc["players"][seat.seat]
+        if player["name"] == user.username:
+            continue
+        player["name"] = user.username
+        old_files.append((match.replay.storage, match.replay.name))
+        match.replay.save(f"match-{match.pk}.json.gz", ContentFile(replay_file_bytes(doc)), save=False)
+        Match.objects.filter(pk=match.pk).update(replay=match.replay.name)
+        renamed.append(match.pk)
+    delete_files_on_commit(old_files)
+    return renamed
