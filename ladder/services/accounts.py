@@ -196,7 +196,7 @@ def delete_account(user) -> None:
         user.is_superuser = False
         user.set_unusable_password()  # every session of it ends (its auth hash changes)
         user.save()
-        renamed = _rename_in_replays(user)
+        renamed = rename_in_replays(user)
         for game in games:
             forget_cached_standings(game)
         # Pages that show an owner or a person (ratings, matches), and the
@@ -205,7 +205,7 @@ def delete_account(user) -> None:
         transaction.on_commit(lambda: caching.forget_replays(renamed))
 
 
-def _rename_in_replays(user) -> list[int]:
+def rename_in_replays(user) -> list[int]:
     """Rewrite the replay of each finished casual match of ``user`` to name
     the seat by the tombstone (a new file: the old one is removed once this
     commits; rolled back, the match keeps it). The ids of the matches."""

@@ -133,3 +133,24 @@ def test_a_ladder_replay_names_no_person_and_stays_immutable_through_a_deletion(
     # The page shows the owner by the tombstone at once (the cached page is stale).
     page = Client().get(f"/matches/{match.pk}/").content.decode()
     assert tombstone(dave) in page and ">dave<" not in page
+
+
+def test_the_migration_renames_the_replays_of_accounts_deleted_before(django_capture_on_commit_callbacks):
+    """An account deleted before deletion rewrote replays: its name is
+    still in them until migration 0010 runs."""
+    import importlib
+
+    from django.apps import apps
+    from django.contrib.auth import get_user_model
+
+    migration = importlib.import_module("ladder.migrations.0010_rename_deleted_people_in_replays")
+    frank, gina = f.user("frank"), f.user("gina")
+    old, kept = play_casual(frank), play_casual(gina)
+    # as the old deletion left it: the user row renamed, the replay untouched
+    get_user_model().objects.filter(pk=frank.pk).update(username=tombstone(frank), is_active=False)
+    assert stored_names(old) == ["frank", "random v1"]
+    with django_capture_on_commit_callbacks(execute=True):
+        migration.rename(apps, None)
+    assert stored_names(old) == [tombstone(frank), "random v1"]
+    assert stored_names(kept) == ["gina", "random v1"]  # a live account's stay
+    assert replay_names(Client().get(f"/api/matches/{old.pk}/replay/")) == [tombstone(frank), "random v1"]
