@@ -206,6 +206,9 @@ def test_deleting_a_bot_in_an_event_that_has_begun_is_a_409_keeping_it_as_histor
 
 def test_the_web_form_says_which_event_holds_the_bot(entered):
     bot = entered["bot"]
+    confirm = quiet_client(entered["owner"]).get(f"/my/bots/{bot.pk}/delete/").content.decode()
+    assert "Friday Night Open" in confirm and "withdraw the entry on the event" in confirm
+    assert 'data-testid="confirm-delete"' not in confirm
     response = quiet_client(entered["owner"]).post(f"/my/bots/{bot.pk}/delete/", follow=True)
     assert response.status_code == 200
     page = response.content.decode()
