@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 from cardroom.launch import BotLimits, BotProcess, Launcher
@@ -111,25 +112,24 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _REPLY_DECODER = json.JSONDecoder(
     parse_int=_bounded_int, parse_float=_finite_float, parse_constant=_no_constant, object_pairs_hook=_unique_keys
 )
-_NESTING = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+# After the strings are cut out: an opening bracket becomes 2, a closing
+# one 0, every other byte goes; each minus one is a step of the depth.
+_DEPTH_STEPS = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
+_NOT_A_BRACKET = bytes(sorted(set(range(256)) - set(b"[]{}")))
 
 
 def _nested_deeper(line: bytes, limit: int) -> bool:
     """Is the JSON text nested more than ``limit`` deep? (Brackets inside
     strings do not count; the quick count over-estimates, so the scan runs
-    only for lines with more brackets than the limit, and stops at it.)"""
+    only for lines with more brackets than the limit. The scan is C code
+    throughout, the strings cut out by one regex and the running depth
+    summed by itertools: a 64 KiB API body of small objects took 30 ms
+    token by token in Python, issue 36.)"""
     if line.count(b"[") + line.count(b"{") <= limit:
         return False
-    depth = 0
-    for token in _NESTING.finditer(line):
-        char = token.group()[:1]
-        if char in b"[{":
-            depth += 1
-            if depth > limit:
-                return True
-        elif char in b"]}":
-            depth -= 1
-    return False
+    steps = _STRING.sub(b"", line).translate(_DEPTH_STEPS, _NOT_A_BRACKET)
+    return max(accumulate(map((-1).__add__, steps)), default=0) > limit
 
 
 def _shown(line: bytes, limit: int = 80) -> str:
