@@ -70,6 +70,10 @@ MIDDLEWARE = [
     # (a cached response carries the security headers the others added when
     # it was built: ladder.caching).
     "ladder.caching.PublicReadCacheMiddleware",
+    # Then: every response that may hold private data (a signed-in
+    # request's, one setting a cookie, a new token) is "private, no-store"
+    # (ladder.private_responses).
+    "ladder.private_responses.PrivateResponseMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",

@@ -18,9 +18,15 @@ bumps nothing can leave a page). Who bumps what:
   which bots stand on a ladder), a rating saved or deleted one by one (a
   recompute saves each rating it corrects).
 
+* ``people``: an account deleted (ladder.services.accounts): its name
+  leaves every page and replay.
+
 A finished match's replay (``api-replay``) is cached the same way, per
 encoding, with the view's own ETag and immutable headers, and never
-invalidated: it never changes.
+invalidated: it never changes. Except a casual match's, which names its
+person: that name becomes a tombstone if the account is deleted, so such a
+replay is never sent as immutable, nor kept here; the view keeps it under
+the ``people`` generation (``cached_replay``, decision 191).
 
 A GET's query is cut down to the page's own parameters (sorted) before
 anything else: a parameter the page does not know changes nothing it shows,
@@ -66,7 +72,8 @@ T = TypeVar("T")
 
 MATCHES = "matches"
 RATINGS = "ratings"
-SCOPES = (MATCHES, RATINGS)
+PEOPLE = "people"
+SCOPES = (MATCHES, RATINGS, PEOPLE)
 
 API, WEB = "api", "web"
 
@@ -227,7 +234,8 @@ def _entry_key(request: HttpRequest, url_name: str, host: str) -> str:
     # middleware's answer, an HTTPS redirect or HSTS, depends on them).
     parts = [request.scheme, host, request.path, request.META.get("QUERY_STRING", "")]
     if not PUBLIC_READS[url_name][1]:  # an immutable read: the encoding it is sent in
-        parts.append("gzip" if accepts_gzip(request) else "identity")
+        # ("v2": entries stored before casual replays stopped being immutable are never read)
+        parts += ["gzip" if accepts_gzip(request) else "identity", "v2"]
     raw = "\n".join(parts)
     return f"public:page:{url_name}:{hashlib.blake2b(raw.encode(), digest_size=16).hexdigest()}"
 
@@ -294,8 +302,8 @@ class PublicReadCacheMiddleware:
             return None
         if "no-store" in response.get("Cache-Control", "") or "private" in response.get("Cache-Control", ""):
             return None
-        if immutable and not response.has_header("ETag"):
-            return None
+        if immutable and not (response.has_header("ETag") and "immutable" in response.get("Cache-Control", "")):
+            return None  # (a casual match's replay: it names a person, decision 191)
         if hasattr(response, "render") and not response.is_rendered:
             response.render()
         content = response.content
@@ -345,30 +353,57 @@ class PublicReadCacheMiddleware:
 # -- replays: immutable once written ----------------------------------------------------
 
 REPLAY_CACHE_CONTROL = "public, max-age=31536000, immutable"
+# A replay that names a person (a casual match's) changes once if the
+# account is deleted: every client and proxy asks again (the ETag makes
+# that a 304), and nginx keeps no copy (max-age=0).
+NAMED_REPLAY_CACHE_CONTROL = PUBLIC_CACHE_CONTROL
 REPLAY_CACHE_SECONDS = 24 * 3600
 
 
 def _replay_key(match_id: int) -> str:
-    return f"public:replay:{match_id}"
+    return f"public:replay:v2:{match_id}"
 
 
-def cached_replay(match_id: int) -> dict | None:
+def cached_replay(match_id: int) -> tuple[dict | None, object]:
+    """The kept replay of a finished match (None: read it from storage),
+    and the ``people`` generation to keep a fresh read under (read before
+    the match is, so that a deletion committing meanwhile makes it stale).
+    A replay that names a person is served only while no account was
+    deleted since it was kept."""
+    key, gen = _replay_key(match_id), _gen_key(PEOPLE)
     try:
-        return cache.get(_replay_key(match_id))
+        found = cache.get_many([key, gen])
+        people = _fresh_generations((PEOPLE,), found)[0]
     except Exception:
         log.warning("the cache is unavailable: a replay is read from storage", exc_info=True)
-        return None
+        return None, None
+    entry = found.get(key)
+    if entry is not None and entry["named"] and entry["people"] != people:
+        return None, people
+    return entry, people
 
 
-def keep_replay(match_id: int, gz: bytes) -> dict:
+def keep_replay(match_id: int, gz: bytes, *, named: bool, people: object) -> dict:
     """A finished match's replay (gzip, as stored) and its ETag, kept for a
-    day: it never changes."""
-    entry = {"gz": gz, "etag": hashlib.blake2b(gz, digest_size=16).hexdigest()}
-    try:
-        cache.set(_replay_key(match_id), entry, REPLAY_CACHE_SECONDS)
-    except Exception:
-        log.warning("could not cache a replay", exc_info=True)
+    day: it never changes, but for the name of a deleted person (``named``:
+    kept under the ``people`` generation ``cached_replay`` gave)."""
+    entry = {"gz": gz, "etag": hashlib.blake2b(gz, digest_size=16).hexdigest(), "named": named, "people": people}
+    if people is not None:
+        try:
+            cache.set(_replay_key(match_id), entry, REPLAY_CACHE_SECONDS)
+        except Exception:
+            log.warning("could not cache a replay", exc_info=True)
     return entry
+
+
+def forget_replays(match_ids: list[int]) -> None:
+    """Drop the kept replays of these matches now (their files were
+    rewritten: ladder.services.accounts). The ``people`` bump makes any
+    copy kept meanwhile stale too."""
+    try:
+        cache.delete_many([_replay_key(pk) for pk in match_ids])
+    except Exception:
+        log.warning("could not drop kept replays", exc_info=True)
 
 
 # -- the leaderboards' short-lived counts (ladder.web.selectors) -------------------------

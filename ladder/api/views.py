@@ -26,7 +26,7 @@ from ladder import caching, limits, selectors
 from ladder.api import serializers as s
 from ladder.api.errors import ERRORS, FilterError, error_response, errors
 from ladder.api.pagination import MatchCursorPagination, Pagination
-from ladder.api.parsers import LimitedJSONParser, ReplyJSONParser
+from ladder.api.parsers import LimitedJSONParser
 from ladder.converters import MAX_ID  # the ids are 64-bit: a larger number is no id (and overflows the database)
 from ladder.limits import ScopedThrottle
 from ladder.models import Bot, Ladder, Match
@@ -345,7 +345,9 @@ class MatchDetail(generics.RetrieveAPIView):
 class ReplayView(APIView):
     """A finished match's replay never changes: it is served with long cache
     headers and an ETag, from the shared cache after the first request, and
-    gzip-compressed as stored to a client that accepts that."""
+    gzip-compressed as stored to a client that accepts that. A casual
+    match's names its person, whose name becomes a tombstone if the account
+    is deleted: it is revalidated on every use instead (decision 191)."""
 
     permission_classes = [permissions.AllowAny]
 
@@ -353,7 +355,7 @@ class ReplayView(APIView):
         responses={(200, "application/json"): OpenApiResponse(OpenApiTypes.OBJECT, description="replay format v1"), **errors(401, 404)}
     )
     def get(self, request, pk: int):
-        entry = caching.cached_replay(pk)
+        entry, people = caching.cached_replay(pk)
         if entry is None:
             match = selectors.match(pk)
             if match is None:
@@ -366,7 +368,7 @@ class ReplayView(APIView):
                 return error_response(
                     f"match {pk} has no replay yet (status: {match.status}): it has one once the match is finished", None, 404
                 )
-            entry = caching.keep_replay(pk, gz)
+            entry = caching.keep_replay(pk, gz, named=match.kind == Match.Kind.CASUAL, people=people)
         gzipped = caching.accepts_gzip(request)
         # One ETag per representation: the gzip and the plain bytes differ.
         etag = f'"{entry["etag"]}{"-gz" if gzipped else ""}"'
@@ -376,7 +378,7 @@ class ReplayView(APIView):
         response["Content-Disposition"] = f'attachment; filename="cardroom-match-{pk}.json"'
         response["Vary"] = "Accept-Encoding"
         response["ETag"] = etag
-        response["Cache-Control"] = caching.REPLAY_CACHE_CONTROL
+        response["Cache-Control"] = caching.NAMED_REPLAY_CACHE_CONTROL if entry["named"] else caching.REPLAY_CACHE_CONTROL
         return get_conditional_response(request, etag=etag, response=response)
 
 
@@ -648,7 +650,7 @@ class PlayAction(APIView):
     decision named is not the current one, or no answer is awaited."""
 
     permission_classes = [permissions.IsAuthenticated]
-    parser_classes = [ReplyJSONParser]
+    parser_classes = [LimitedJSONParser]  # the answer is parsed as every body is: bounded (decode_reply)
 
     @extend_schema(request=s.PlayActionInput, responses={200: s.PlayActionOutput, **errors(400, 401, 403, 404, 409, 413, 415)})
     def post(self, request, pk: int):

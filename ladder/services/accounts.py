@@ -5,18 +5,24 @@ script), digits and ``_ . @ + -``. It must not be a reserved name, nor equal
 an existing one once case-folded, nor look like one: its *skeleton* (each
 character replaced by the Latin or ASCII character it is confusable with,
 from the Unicode confusables table that confusable-homoglyphs ships, then
-case-folded, i, l, 1 and | one class, 0 read as o, "rn" as "m") must be new
-too. Names that read as a tombstone's ("deleted-6") are reserved. UsernameClaim holds the
+case-folded, i, l, 1 and | one class, 0 read as o, "rn" as "m", and the
+separators _ . @ + - left out, so that "a_l_i_c_e" and "alice." are "alice")
+must be new too: one person per skeleton (decision 192). Names that read as a tombstone's ("deleted-6") are reserved. UsernameClaim holds the
 folded form and the skeleton of every account under unique constraints, so
 two sign-ups racing for look-alike names cannot both win.
 
 Deleting an account keeps its history: the user row stays, under a tombstone
 name no sign-up can choose, without a password, e-mail or token, and every
 bot of it is withdrawn from the ladders (its matches, ratings and replays
-stay as they were, the owner shown as the tombstone)."""
+stay as they were, the owner shown as the tombstone). The replays of its
+casual matches, which name the person, are rewritten to name the tombstone
+(one that finishes later names it as it is recorded), and every cached page
+and replay that could show the name is dropped (decision 191)."""
 
 from __future__ import annotations
 
+import gzip
+import json
 import logging
 import re
 import unicodedata
@@ -24,14 +30,18 @@ import unicodedata
 from confusable_homoglyphs import categories, confusables
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
+from ladder import caching
 from ladder.caching import forget_cached_standings
 from ladder.client import fold_username
-from ladder.models import Bot, UsernameClaim, VerifiedEmail
+from ladder.models import Bot, CasualSeat, Match, UsernameClaim, VerifiedEmail
+from ladder.services.bot_management import delete_files_on_commit
 from ladder.services.bots import SYSTEM_USERNAME, ServiceError
+from ladder.services.matches import replay_file_bytes
 
 log = logging.getLogger("cardroom.accounts")
 
@@ -48,6 +58,16 @@ _FOLDED_CLASSES = str.maketrans({"i": "l", "1": "l", "|": "l", "0": "o"})
 # The tombstones' name without its brackets: "deleted-6" would pass for the
 # deleted account 6 (its look-alikes are caught through the skeleton).
 _TOMBSTONE_LOOKALIKE = re.compile(r"deleted[-_.+@]*[0-9lo]*")
+# The separators a username may hold: none of them makes another name
+# ("alice_", "_alice", "a.lice"). Taken out last, after the look-alikes
+# (a confusable dash or dot is one of them by then), so that a stored
+# skeleton without them is exactly the new one (migration 0009).
+SEPARATORS = "_.@+-"
+_NO_SEPARATORS = str.maketrans("", "", SEPARATORS)
+LOOKALIKE_RULES = (
+    "names that differ only in case, in the separators _ . @ + -, or in characters that look alike "
+    "(0 and o, 1, l and I, rn and m, Latin and Cyrillic a) are one name"
+)
 
 
 def normalise(name: str) -> str:
@@ -70,7 +90,7 @@ def _prototype(char: str) -> str:
 def skeleton(name: str) -> str:
     """What ``name`` looks like: equal skeletons, names a reader could mistake."""
     shape = "".join(_prototype(c) for c in normalise(name)).casefold().translate(_FOLDED_CLASSES)
-    return shape.replace("rn", "m").replace("vv", "w")
+    return shape.replace("rn", "m").replace("vv", "w").translate(_NO_SEPARATORS)
 
 
 def _reserved() -> dict[str, str]:
@@ -88,6 +108,8 @@ def check_username(name: str) -> str:
     name = normalise(name)
     if not USERNAME_MIN <= len(name) <= USERNAME_MAX or not USERNAME_RE.match(name):
         raise ServiceError(USERNAME_RULES, "username")
+    if not skeleton(name):
+        raise ServiceError(f"{USERNAME_RULES}, with at least one letter or digit", "username")
     scripts = categories.unique_aliases(name) - {"COMMON"}
     if len(scripts) > 1:
         raise ServiceError(
@@ -102,7 +124,7 @@ def check_username(name: str) -> str:
     if UsernameClaim.objects.filter(folded=folded).exists():
         raise ServiceError(f"the username {name!r} is taken (case does not count)", "username")
     if UsernameClaim.objects.filter(skeleton=shape).exists():
-        raise ServiceError(f"the username {name!r} is too like an existing username", "username")
+        raise ServiceError(f"the username {name!r} is too like an existing username ({LOOKALIKE_RULES}): choose another", "username")
     return name
 
 
@@ -157,6 +179,10 @@ def tombstone_name(user_id: int) -> str:
 
 def delete_account(user) -> None:
     with transaction.atomic():
+        # The account's row first: a casual match being recorded reads the
+        # person's name under it (ladder.services.matches), so it names the
+        # tombstone, or is finished before its replay is looked for below.
+        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
         games = set(Bot.objects.filter(owner=user).values_list("game", flat=True))
         Bot.objects.filter(owner=user, withdrawn__isnull=True).update(withdrawn=timezone.now())
         Token.objects.filter(user=user).delete()
@@ -170,5 +196,38 @@ def delete_account(user) -> None:
         user.is_superuser = False
         user.set_unusable_password()  # every session of it ends (its auth hash changes)
         user.save()
+        renamed = rename_in_replays(user)
         for game in games:
             forget_cached_standings(game)
+        # Pages that show an owner or a person (ratings, matches), and the
+        # replays kept under the people generation.
+        caching.bump(caching.MATCHES, caching.RATINGS, caching.PEOPLE)
+        transaction.on_commit(lambda: caching.forget_replays(renamed))
+
+
+def rename_in_replays(user) -> list[int]:
+    """Rewrite the replay of each finished casual match of ``user`` to name
+    the seat by the tombstone (a new file: the old one is removed once this
+    commits; rolled back, the match keeps it). The ids of the matches."""
+    renamed, old_files = [], []
+    seats = CasualSeat.objects.filter(user=user, match__status=Match.Status.FINISHED).order_by("match_id")
+    for seat in seats:
+        match = Match.objects.select_for_update().get(pk=seat.match_id)
+        if not match.replay:
+            continue
+        try:
+            with match.replay.open("rb") as f:
+                doc = json.loads(gzip.decompress(f.read()))
+        except OSError:
+            log.warning("a replay to rename is missing from storage", extra={"match_id": match.pk})
+            continue
+        player = doc["players"][seat.seat]
+        if player["name"] == user.username:
+            continue
+        player["name"] = user.username
+        old_files.append((match.replay.storage, match.replay.name))
+        match.replay.save(f"match-{match.pk}.json.gz", ContentFile(replay_file_bytes(doc)), save=False)
+        Match.objects.filter(pk=match.pk).update(replay=match.replay.name)
+        renamed.append(match.pk)
+    delete_files_on_commit(old_files)
+    return renamed

@@ -17,7 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ladder.caching import forget_cached_standings
-from ladder.models import Bot, BotVersion, Match, Participant
+from ladder.models import Bot, BotVersion, Match, Participant, Tournament, TournamentEntry
 from ladder.services.bots import ServiceError
 
 DESCRIPTION_LIMIT = 2000
@@ -90,7 +90,27 @@ def _refuse_history(participations, what: str, advice: str) -> None:
         raise ServiceError(f"{what} has played {matches}: {advice}", None, 409)
 
 
-def _delete_files_on_commit(paths: list[tuple[object, str]]) -> None:
+def _refuse_entries(entries, what: str) -> None:
+    """Refuse (409, naming the event) when these event entries exist: the
+    entry holds the bot and its frozen version (decision 190). Deleting
+    does not withdraw the entry on the owner's behalf: an open event's
+    entry is withdrawn first, in so many words; one in an event that has
+    started is part of its field, kept as history."""
+    entry = entries.select_related("tournament").order_by("tournament_id").first()
+    if entry is None:
+        return
+    t = entry.tournament
+    if t.status == Tournament.Status.OPEN:
+        advice = (
+            f"withdraw the entry first (on the event's page /tournaments/{t.pk}/, or "
+            f"DELETE /api/tournaments/{t.pk}/entries/{entry.bot_id}/), then delete"
+        )
+    else:
+        advice = "the event's field keeps it as history, so it cannot be deleted"
+    raise ServiceError(f"{what} is entered in the event {t.name!r} (id {t.pk}, {t.status}): {advice}", None, 409)
+
+
+def delete_files_on_commit(paths: list[tuple[object, str]]) -> None:
     """Remove stored files once the rows naming them are gone for good."""
 
     def remove() -> None:
@@ -113,7 +133,7 @@ def _delete_validation(matches, versions: list[BotVersion]) -> None:
             files.append((match.replay.storage, match.replay.name))
         files.extend((p.log.storage, p.log.name) for p in match.participants.all() if p.log)
     Match.objects.filter(pk__in=[m.pk for m in matches]).delete()
-    _delete_files_on_commit(files)
+    delete_files_on_commit(files)
 
 
 def delete_version(*, version: BotVersion, user) -> None:
@@ -130,6 +150,7 @@ def delete_version(*, version: BotVersion, user) -> None:
             f"version {version.number} of {bot.name}",
             "it is kept as history (upload a new version to replace it)",
         )
+        _refuse_entries(TournamentEntry.objects.filter(version=version), f"version {version.number} of {bot.name}")
         if version.status == BotVersion.Status.VALIDATING:
             raise ServiceError(
                 f"version {version.number} of {bot.name} is being validated now: wait until it is active or failed, "
@@ -165,6 +186,7 @@ def delete_bot(*, bot: Bot, user) -> None:
             bot.name,
             "its history stays, so it cannot be deleted; withdraw it from the ladders instead",
         )
+        _refuse_entries(TournamentEntry.objects.filter(bot=bot), bot.name)
         versions = list(bot.versions.all())
         if any(v.status == BotVersion.Status.VALIDATING for v in versions) or Match.objects.filter(
             validation_of__bot=bot, status=Match.Status.RUNNING

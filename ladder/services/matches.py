@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.files.base import ContentFile
 from django.db import models, transaction
 from django.utils import timezone
@@ -339,7 +340,7 @@ RESULT_FIELDS = ["score", "rank", "forfeit_reason", "forfeit_event", "forfeit_de
 def record_result(claim: Claim, record: MatchRecord) -> bool:
     """Store replay, logs and result, and apply ratings — once. False (and
     nothing written) when this worker no longer holds the match."""
-    replay_bytes = gzip.compress(json.dumps(record.replay, separators=(",", ":")).encode(), mtime=0)
+    replay_bytes = replay_file_bytes(record.replay)
     with transaction.atomic():
         # (no select_related here: FOR UPDATE cannot lock the nullable side
         # of the outer join to a validation match's missing ladder)
@@ -347,6 +348,8 @@ def record_result(claim: Claim, record: MatchRecord) -> bool:
         if match.status != Match.Status.RUNNING or match.lease_token != claim.token:
             log.warning("result discarded: lease lost", extra={"match_id": match.pk})
             return False
+        if match.kind == Match.Kind.CASUAL and _name_the_person(match, record.replay):
+            replay_bytes = replay_file_bytes(record.replay)
         match.replay.save(f"match-{match.pk}.json.gz", ContentFile(replay_bytes), save=False)
         forfeits = {f.seat: f for f in record.forfeits}
         participants = list(match.participants.select_related("bot").order_by("seat"))
@@ -382,6 +385,27 @@ def record_result(claim: Claim, record: MatchRecord) -> bool:
         # Standings, ladder pages, match lists and pages: cached copies go stale on commit.
         caching.bump(caching.RATINGS, caching.MATCHES)
     log.info("match finished", extra={"match_id": match.pk, "events": match.num_events, "ms": record.elapsed_ms})
+    return True
+
+
+def replay_file_bytes(replay: dict) -> bytes:
+    """A replay as its file holds it: compact JSON, gzip-compressed."""
+    return gzip.compress(json.dumps(replay, separators=(",", ":")).encode(), mtime=0)
+
+
+def _name_the_person(match: Match, replay: dict) -> bool:
+    """Name the person's seat as the account is called now, read under the
+    account's row lock: one deleted while the match played is named by its
+    tombstone. (ladder.services.accounts.delete_account takes that lock
+    first, then renames the replays of the matches finished before it:
+    either way no replay keeps the old name, decision 191.) True when the
+    name changed."""
+    seat = CasualSeat.objects.only("user_id", "seat").get(match=match)
+    name = get_user_model().objects.select_for_update(no_key=True).values_list("username", flat=True).get(pk=seat.user_id)
+    player = replay["players"][seat.seat]
+    if player["name"] == name:
+        return False
+    player["name"] = name
     return True
 
 

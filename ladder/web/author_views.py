@@ -188,7 +188,10 @@ def bot_delete(request: HttpRequest, pk: int) -> HttpResponse:
         messages.success(request, f"{bot.name} and its versions are deleted.")
         return redirect("web-my-bots")
     played = Participant.objects.filter(bot=bot).exclude(match__kind=Match.Kind.VALIDATION).count()
-    return render(request, "cardroom/bot_delete.html", {"bot": bot, "played": played, "game_label": game_label(bot.game)})
+    # The events that hold it: an entry keeps the bot (decision 190).
+    events = [e.tournament for e in bot.tournament_entries.select_related("tournament").order_by("tournament_id")]
+    context = {"bot": bot, "played": played, "events": events, "game_label": game_label(bot.game)}
+    return render(request, "cardroom/bot_delete.html", context)
 
 
 @login_required

@@ -4,6 +4,7 @@ and ladder.services (writes)."""
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -19,13 +20,14 @@ from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.cache import get_conditional_response
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods
 from rest_framework.authtoken.models import Token
 
 from engine.replay import ReplayError
-from ladder import limits
+from ladder import caching, limits
 from ladder import selectors as core_selectors
 from ladder.converters import MAX_ID
 from ladder.models import Bot, BotVersion, Ladder, Match, Participant
@@ -334,6 +336,11 @@ def match_frames(request: HttpRequest, pk: int) -> HttpResponse:
         return JsonResponse({"detail": f"match {pk} has no replay yet (status: {match.status})"}, status=404)
     view = "full" if seat is None else f"seat-{seat}"
     key = f"web:frames:{frames.FRAMES_VERSION}:{match.pk}:{view}"
+    person = play_selectors.person_seat(match)
+    if person is not None:
+        # A casual match's frames name its person, by the name they have now
+        # (a tombstone once the account is deleted, decision 191): a new name, a new entry.
+        key += ":" + hashlib.blake2b(person.user.username.encode(), digest_size=8).hexdigest()
     body = cache.get(key)
     if body is None:
         try:
@@ -351,7 +358,6 @@ def match_frames(request: HttpRequest, pk: int) -> HttpResponse:
             }
             for p in match.participants.select_related("bot", "version").order_by("seat")
         ]
-        person = play_selectors.person_seat(match)
         if person is not None:  # a casual match: the person's seat has no bot
             players.append({"seat": person.seat, "name": person.user.username, "bot": None, "bot_url": None, "version": None})
             players.sort(key=lambda p: p["seat"])
@@ -366,8 +372,14 @@ def match_frames(request: HttpRequest, pk: int) -> HttpResponse:
     else:
         response = HttpResponse(gzip.decompress(body), content_type="application/json")
     response["Vary"] = "Accept-Encoding"
-    response["Cache-Control"] = "public, max-age=3600"
-    return response
+    if person is None:
+        response["Cache-Control"] = "public, max-age=3600"
+        return response
+    # The person's name may change (to a tombstone): asked again each time, a 304 while it has not.
+    etag = f'"{hashlib.blake2b(key.encode(), digest_size=16).hexdigest()}{"-gz" if response.has_header("Content-Encoding") else ""}"'
+    response["ETag"] = etag
+    response["Cache-Control"] = caching.NAMED_REPLAY_CACHE_CONTROL
+    return get_conditional_response(request, etag=etag, response=response)
 
 
 def match_log(request: HttpRequest, pk: int, seat: int) -> HttpResponse:

@@ -93,7 +93,8 @@ def test_register_bad_username_message_says_what_is_allowed():
 
 def test_register_malformed_json_is_a_json_400():
     response = f.client().post(REGISTER, data=b'{"username": ', content_type="application/json")
-    f.assert_error(response, 400, contains="JSON parse error")
+    body = f.assert_error(response, 400, contains="not the JSON the API takes")
+    assert "at character 13" in body["error"], body  # where the JSON stops
 
 
 def test_register_unsupported_media_type_is_a_json_415():

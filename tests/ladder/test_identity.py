@@ -65,6 +65,18 @@ REFUSED = [
     ("deleted-6", None, "reserved"),
     ("DELETED-12", None, "reserved"),
     ("de1eted_6", None, "reserved"),
+    # issue 36, item 6: the separators _ . @ + - make no other name
+    ("alice.", "alice", "too like"),
+    ("alice_", "alice", "too like"),
+    ("_alice", "alice", "too like"),
+    ("a.lice", "alice", "too like"),
+    ("a_l_i_c_e", "alice", "too like"),
+    ("A-L-1-C-E", "alice", "too like"),  # separators and look-alikes at once
+    ("alice", "a.lice", "too like"),  # whichever came first
+    ("асе_", "ace", "too like"),  # Cyrillic and a separator
+    ("a_d_m_i_n", None, "reserved"),
+    ("de.leted6", None, "reserved"),
+    ("_._", None, "at least one letter or digit"),
     ("x", None, "3-40 characters"),
     ("xy", None, "3-40 characters"),
     ("u" * 41, None, "3-40 characters"),
@@ -188,3 +200,39 @@ def test_the_skeleton_migration_recomputes_every_claim_without_a_clash():
     assert claims[plain.pk].skeleton == "bob"
     f.assert_error(api_register("KLIO"), 400, field="username", contains="is taken")
     f.assert_error(api_register("k1lo"), 400, field="username", contains="too like")
+
+
+def test_a_look_alike_refusal_says_what_makes_names_one():
+    f.user("alice")
+    body = f.assert_error(api_register("a_l_i_c_e"), 400, field="username")
+    assert "separators _ . @ + -" in body["error"] and "choose another" in body["error"], body
+
+
+def test_the_separator_migration_folds_every_claim_and_existing_accounts_keep_working():
+    """Claims stored before the separators were left out get their new
+    skeleton: a deleted account's from the skeleton it kept (its name is a
+    tombstone); of two old names that only now look alike, the older keeps
+    the skeleton and both accounts still sign in."""
+    import importlib
+
+    from django.apps import apps
+
+    from ladder.services import accounts
+
+    migration = importlib.import_module("ladder.migrations.0009_username_skeleton_separators")
+    older, newer, gone = f.user("carol"), f.user("zed"), f.user("lilywhite")
+    accounts.delete_account(gone)
+    # as the old function stored them: separators kept, so "c.arol" could claim its own
+    get_user_model().objects.filter(pk=newer.pk).update(username="c.arol")
+    UsernameClaim.objects.filter(user=newer).update(folded="c.arol", skeleton="c.arol")
+    UsernameClaim.objects.filter(user=gone).update(skeleton="lll_ywhlte")
+    migration.recompute(apps, None)
+    claims = {c.user_id: c for c in UsernameClaim.objects.all()}
+    assert claims[older.pk].skeleton == "carol"
+    assert claims[newer.pk].folded == "c.arol" and claims[newer.pk].skeleton == f"[unclaimed-{newer.pk}]"
+    assert claims[gone.pk].skeleton == "lllywhlte"
+    f.assert_error(api_register("ca_rol"), 400, field="username", contains="too like")
+    f.assert_error(api_register("lily_white"), 400, field="username", contains="too like")
+    for name in ("carol", "c.arol"):  # both accounts sign in as before
+        response = f.client().post("/api/auth/token/", {"username": name, "password": f.PASSWORD}, format="json")
+        assert response.status_code == 200, response.content
