@@ -283,6 +283,9 @@ class _Builder:
         else:
             shutil.copyfile(host, target, follow_symlinks=False)
             os.chmod(target, 0o755 if st.st_mode & 0o111 else 0o644)
+            # Its modification time kept: a .pyc holds its source's, and a
+            # source that looks newer is compiled again at every start.
+            os.utime(target, ns=(st.st_mtime_ns, st.st_mtime_ns))
             self.copied[host] = target
         if _is_elf(host):
             self.elf.setdefault(runtime, set()).add(host)
@@ -348,10 +351,12 @@ def _sdk_roots() -> list[str]:
 
 
 def digest(shim: Path | None, bot_exec: str | None, proc_files: dict[str, bytes | None]) -> str:
-    """Names the image: the list, the identity of what it copies, the
-    platform's own files (SDK, shim, bot-exec) and the /proc files."""
+    """Names the image: how it is made (this module), the list, the
+    identity of what it copies, the platform's own files (SDK, shim,
+    bot-exec) and the /proc files."""
     files = runtime_files()
-    text = [repr(sorted(files.items())), repr(COMMON_FILES), LEFT_OUT.pattern, repr(sorted(proc_files.items()))]
+    # This module's own text too: a change to how the image is made makes a new one.
+    text = [Path(__file__).read_text(), repr(sorted(files.items())), repr(sorted(proc_files.items()))]
     for paths in files.values():
         text += _identity(list(paths))
     text += _identity([*COMMON_FILES, *_sdk_roots(), *([str(shim)] if shim else []), *([bot_exec] if bot_exec else [])])
@@ -431,6 +436,7 @@ def _build(root: Path, name: str, shim: Path | None, bot_exec: str | None, proc_
                     builder.put(runtime, f"{IMAGE_PLATFORM}/sitecustomize.py", shim, 0o644)
                 for package, folder in sdk_packages().items():
                     shutil.copytree(folder, tree / IMAGE_SDK / package, ignore=shutil.ignore_patterns("__pycache__"))
+                _compile(tree / IMAGE_SDK)
             elif bot_exec is not None:
                 builder.put(runtime, f"{IMAGE_PLATFORM}/bot-exec", Path(bot_exec), 0o755)
         (root / EMPTY).mkdir(mode=0o555)
@@ -452,6 +458,16 @@ def _build(root: Path, name: str, shim: Path | None, bot_exec: str | None, proc_
         _detach(root)
         shutil.rmtree(root, ignore_errors=True)
         raise
+
+
+def _compile(folder: Path) -> None:
+    """The SDK's bytecode, made by the bots' interpreter for the copies
+    (whose modification times copytree kept): without it every Python bot
+    would compile the SDK and the engine at each start."""
+    subprocess.run(
+        [bot_python(), "-m", "compileall", "-q", "-j", "0", str(folder)],
+        check=True, capture_output=True, timeout=300, env={"PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
 
 
 def _root_only(root: Path) -> None:
