@@ -386,13 +386,51 @@ def size_of(root: Path) -> tuple[int, int]:
     return total, len(seen)
 
 
+# The images this process uses: a shared lock on each, held for its life
+# (and its forks'), so that no other worker removes them.
+_in_use: dict[str, int] = {}
+
+
+def _use_lock(name: str) -> int:
+    return os.open(state_dir() / "locks" / f"{name}.use", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+
+
+def _remove_unused(current: str) -> list[str]:
+    """Remove the images of other versions that no living worker uses
+    (none holds its lock): their memory back to the host. A sandbox still
+    running on one keeps its own mount of it."""
+    removed = []
+    for other in sorted(state_dir().glob("image-*")):
+        if other.name == current or other.name in _in_use:
+            continue
+        fd = _use_lock(other.name)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue  # a worker of that version is alive
+        finally:
+            os.close(fd)
+        _detach(other)
+        shutil.rmtree(other, ignore_errors=True)
+        if not os.path.lexists(other):
+            (state_dir() / "locks" / f"{other.name}.use").unlink(missing_ok=True)
+            removed.append(other.name)
+    return removed
+
+
 def prepare_image(shim: Path | None, bot_exec: str | None, proc_files: dict[str, bytes | None]) -> Image:
     """The image for this host and version, made if it is not there yet
-    (under a lock: one worker makes it, the others wait and use it)."""
+    (under a lock: one worker makes it, the others wait and use it); the
+    images no living worker uses are removed."""
     name = f"image-{digest(shim, bot_exec, proc_files)}"
     root = state_dir() / name
     lock = _locked("image.lock")
     try:
+        if name not in _in_use:
+            use = _use_lock(name)
+            fcntl.flock(use, fcntl.LOCK_SH)  # never blocks: an exclusive holder holds image.lock too
+            _in_use[name] = use
+        _remove_unused(name)
         if not _complete(root, name):
             _build(root, name, shim, bot_exec, proc_files)
         mounted = os.path.ismount(root) and in_memory(root)

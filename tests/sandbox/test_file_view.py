@@ -16,9 +16,11 @@ tests/sandbox/test_channels*.py's).
 
 from __future__ import annotations
 
+import fcntl
 import importlib
 import json
 import os
+import shutil
 import stat
 from pathlib import Path
 
@@ -277,3 +279,22 @@ def test_files_not_in_memory_refuse_the_sandbox_unless_weak_mode_is_asked_for(mo
     monkeypatch.setenv("CARDROOM_SANDBOX_WEAK_LIMITS", "1")
     report = reprobe()
     assert report.ok and "NOT in force: files" in report.limits_summary()
+
+
+def test_an_image_no_worker_uses_is_removed_and_one_in_use_is_kept(bwrap_launcher):
+    """A new version's worker frees the memory of the old images, but never
+    one a living worker (holding its lock) still starts bots from."""
+    locks = state_dir() / "locks"
+    unused, in_use = state_dir() / "image-0000000000000000", state_dir() / "image-1111111111111111"
+    for folder in (unused, in_use):
+        (folder / "python" / "usr").mkdir(parents=True)
+    holder = os.open(locks / f"{in_use.name}.use", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_SH)  # as a worker of that version does
+        launcher = launcher_like(bwrap_launcher)
+        assert not unused.exists() and not (locks / f"{unused.name}.use").exists()
+        assert in_use.exists() and launcher.image.root.exists()
+    finally:
+        os.close(holder)
+        shutil.rmtree(in_use, ignore_errors=True)
+        (locks / f"{in_use.name}.use").unlink(missing_ok=True)
