@@ -1,7 +1,7 @@
 """What a bot sees of files and of /proc (cardroom/sandbox/image.py and
 procview.py, decisions 175-178), on the real sandbox: the mechanism only
-(the covert-channel attacks between seats and matches are
-tests/sandbox/test_channels*.py's).
+(the covert-channel attacks between seats and between matches, written as
+writer and reader bots, are tested apart, with benchmarks/covert_channels.py).
 
 * Its root is its runtime's tree of the image: a tmpfs mounted noatime
   and read-only, holding that runtime's files only; the run folders and the
@@ -10,8 +10,10 @@ tests/sandbox/test_channels*.py's).
   (``ru_inblock``, ``/proc/self/io``'s ``read_bytes``) and no access time,
   whether it was read before or never: the library's files and the bot's
   own package's alike.
-* ``/proc`` holds nothing of the host's: every listed file is empty or a
-  static text, ``meminfo`` the bot's own limit, ``mountinfo`` no host path.
+* ``/proc`` holds nothing of the host's: with subset=pid only the bot's
+  processes and five static files (``meminfo`` the bot's own limit), else
+  every host file empty or static; ``mountinfo`` no host path.
+* Images no living worker uses are removed; the files limit fails closed.
 """
 
 from __future__ import annotations
