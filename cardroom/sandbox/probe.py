@@ -34,6 +34,7 @@ from .config import (
     weak_limits_allowed,
 )
 from .filecache import sweep as sweep_file_cache
+from .image import prepare_runs
 from .launcher import BwrapLauncher, UnsandboxedLauncher, remove_old_run_user_folders
 from .reaping import _set_child_subreaper, sweep_stale
 from .seccomp import SeccompFilter, SeccompUnavailable, get_filter
@@ -261,19 +262,39 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
     if refusal:
         report.error = refusal
         return report, None
+    runs_in_memory, runs_how = prepare_runs()
     swept = sweep_stale(controllers) + remove_old_run_user_folders()
     sweep_file_cache()  # bots' files no run has linked for a while
     if swept:
         report.notes.append(f"removed {len(swept)} run folders, cgroups and /run/user folders left behind by workers that died or by earlier versions")
-    launcher = BwrapLauncher(
-        bwrap,
-        controllers,
-        prlimit=prlimit,
-        tmpfs_mounts=tmpfs_error is None,
-        seccomp=seccomp_filter,
-        bot_exec=bot_exec or "",
-        bot_exec_note=bot_exec_note,
+    try:
+        launcher = BwrapLauncher(
+            bwrap,
+            controllers,
+            prlimit=prlimit,
+            tmpfs_mounts=tmpfs_error is None,
+            seccomp=seccomp_filter,
+            bot_exec=bot_exec or "",
+            bot_exec_note=bot_exec_note,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        # The runtimes' image (decision 175): a full disk or memory, no ldd ...
+        report.error = f"cannot prepare the runtimes' files for the bots in {state_dir()}: {exc}; {FIX_NONE}"
+        return report, None
+    image = launcher.image
+    files_status = LimitStatus(
+        "files",
+        FILES_WHAT,
+        image.in_memory and runs_in_memory,
+        f"the runtimes' image: {image.how}, {image.size_bytes / 2**20:.0f} MiB in {image.files} files; "
+        f"the run folders and file cache: {runs_how}",
+        FILES_FIX,
     )
+    report.limits.append(files_status)
+    refusal = _refuse_missing_limits(report)
+    if refusal:
+        report.error = refusal
+        return report, None
     report.nested_userns = "blocked (--disable-userns)" if launcher.disable_userns else "allowed (bubblewrap < 0.8)"
     if launcher.bot_exec is not None:
         report.rlimits = f"set by bot-exec before bwrap starts: {launcher.bot_exec_note}"
@@ -294,6 +315,11 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
 
 
 TMPFS_WHAT = "size and inodes of /tmp and /dev/shm"
+FILES_WHAT = "what a bot reads is in memory: no read leaves a trace (page cache, access time) for a later bot"
+FILES_FIX = (
+    "run the worker with CAP_SYS_ADMIN in its mount namespace (it mounts the tmpfs), or put CARDROOM_SANDBOX_DIR "
+    "on a tmpfs mounted noatime (docs/operations.md)"
+)
 CGROUP_FIX = (
     "give the worker a writable, delegated cgroup (see docs/operations.md: systemd Delegate=yes, or in Docker "
     "--cgroupns=private with a writable /sys/fs/cgroup)"

@@ -67,6 +67,7 @@ def test_fork_bomb_is_bounded(clean_host, hostile, language):
     assert "fork refused after" in log, log[-2000:]
     made = int(log.split("fork refused after ")[1].split()[0])
     assert made < 32, f"{made} forks succeeded; the limit is 32 processes per bot"
+    assert made > 0 and "ENOENT" not in log, log[-2000:]  # it forked: the limit, not a missing program, stopped it
 
 
 SLOW = TimeControl(startup_ms=15_000, per_move_ms=5_000, overage_ms=0, total_ms=30_000, end_grace_ms=300)

@@ -12,7 +12,13 @@ play(
       let made = 0;
       const children = [];
       const next = () => {
-        const child = spawn("/bin/sleep", ["3600"], { stdio: "ignore" });
+        // The node runtime's files hold no sleep(1) (decision 175): bot-exec
+        // waiting for its stdio on a socket that never sends (libuv's "pipe"
+        // is a socketpair, held open by the parent) is a sleeper of one
+        // small process.
+        const child = spawn("/cardroom/bot-exec", ["--stdio-socket=0", "--", "/cardroom/bot-exec"], {
+          stdio: ["pipe", "ignore", "ignore"],
+        });
         child.on("error", (err) => say(`fork refused after ${made} forks: ${err.code}`));
         child.on("spawn", () => {
           made += 1;
