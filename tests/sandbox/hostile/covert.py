@@ -3,11 +3,17 @@ counter the sender can move and the receiver can read, each at its own
 moves (the other seat frozen meanwhile: the counter keeps its value).
 
 config.json: {"role": "send" | "receive", "channel": NAME, "bits": B,
-"seed": S, "scale": UNITS} (UNITS: counter units per symbol step, 1 if
-absent). Both seats draw the same symbols of B bits from S. At its j-th
+"seed": S, "scale": UNITS, "files_seed": F} (UNITS: counter units per
+symbol step, 1 if absent; F: which files the sender reads, for diskstats
+and cached). Both seats draw the same symbols of B bits from S. At its j-th
 move the sender adds symbol j to the channel's level (mod 2**B): a level it
 holds while frozen (aio slots, ptys, tasks, /tmp pages, anonymous memory)
-or a counter it bumps (forks). At each move the receiver reads the counter
+or a counter it bumps (forks; reads of files it can see nobody read lately,
+one read request each, counted in /proc/diskstats, or one page each, in
+/proc/meminfo's Cached, a page in /proc/vmstat's pgpgin, a BLOCK softirq
+in /proc/softirqs; clock ticks it keeps the CPU busy, in /proc/stat's cpu
+row; milliseconds it waits before it moves, which the receiver sees on its
+own clock). At each move the receiver reads the counter
 and decodes the change since its previous move into a symbol: "received K
 VALUE" on stderr (K its move). A channel it cannot use is logged as
 "CHANNEL refused: ERRNO" (sender) or "CHANNEL unreadable: ERRNO"
@@ -19,8 +25,13 @@ import os
 import random
 import signal
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from visible import log, read_all, reply, visible_files  # noqa: E402
+
 PAGE = 4096
 MiB = 1 << 20
 
@@ -64,6 +75,39 @@ def read_last_pid():  # /proc/loadavg's last field: the last pid of the reader's
         return int(f.read().split()[4])
 
 
+def read_disk_reads():  # /proc/diskstats: reads completed, summed over whole disks (not their partitions)
+    with open("/proc/diskstats") as f:
+        rows = [line.split() for line in f]
+    names = {row[2] for row in rows}
+    return sum(int(row[3]) for row in rows if not any(row[2] != n and row[2].startswith(n) for n in names))
+
+
+def read_field(path, name):  # "NAME VALUE" rows: /proc/vmstat
+    with open(path) as f:
+        for line in f:
+            if line.startswith(name + " "):
+                return int(line.split()[1])
+    raise OSError(errno.ENOENT, name)
+
+
+def read_block_softirqs():  # /proc/softirqs: BLOCK, summed over the CPUs (one a completed request)
+    with open("/proc/softirqs") as f:
+        for line in f:
+            if line.split()[0] == "BLOCK:":
+                return sum(int(x) for x in line.split()[1:])
+    raise OSError(errno.ENOENT, "BLOCK")
+
+
+def read_busy_ticks():  # /proc/stat's "cpu" row: the host's busy clock ticks (not idle, not iowait)
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    return sum(fields[:8]) - fields[3] - fields[4]
+
+
+def read_clock_ms():  # the receiver's own clock: how long the other seat took to move
+    return time.monotonic_ns() // 1_000_000
+
+
 READERS = {
     "aio": (read_aio, 1),
     "pty": (read_pty, 1),
@@ -72,6 +116,12 @@ READERS = {
     "lastpid": (read_last_pid, 1),
     "shmem": (lambda: meminfo_kib("Shmem"), PAGE // 1024),
     "anon": (lambda: meminfo_kib("MemFree"), -(MiB // 1024)),
+    "cached": (lambda: meminfo_kib("Cached"), 4),
+    "diskstats": (read_disk_reads, 1),
+    "vmstat": (lambda: read_field("/proc/vmstat", "pgpgin"), 4),
+    "softirqs": (read_block_softirqs, 1),
+    "cpubusy": (read_busy_ticks, 1),
+    "thinktime": (read_clock_ms, 1),
 }
 
 
@@ -165,17 +215,52 @@ class Anon:
                 self.block[i] = 1
 
 
-SENDERS = {"aio": Aio, "pty": Pty, "threads": Threads, "forks": Forks, "lastpid": Forks, "shmem": Shmem, "anon": Anon}
+class DiskReads:
+    """Reads SYMBOL files it can see of at most 32 KiB (one read request
+    each, from the disk where they are not cached), each file once: the
+    receiver sees the host's reads completed (diskstats) or the page cache
+    grow by a page a file (meminfo's Cached)."""
+
+    def __init__(self, files_seed, small=32768):
+        self.files = visible_files(files_seed, 2000, 1, small)
+
+    def add(self, symbol):
+        for _ in range(symbol):
+            read_all(self.files.pop())
 
 
-def log(text):
-    sys.stderr.write(text + "\n")
-    sys.stderr.flush()
+class Spin:
+    """Keeps the CPU busy for SYMBOL clock ticks (10 ms each) before it moves."""
+
+    def add(self, symbol):
+        end = time.process_time() + symbol / os.sysconf("SC_CLK_TCK")
+        while time.process_time() < end:
+            pass
 
 
-def reply(message):
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
+class Think:
+    """Takes SYMBOL milliseconds longer to move (it sleeps)."""
+
+    def add(self, symbol):
+        time.sleep(symbol / 1000)
+
+
+SENDERS = {
+    "aio": Aio,
+    "pty": Pty,
+    "threads": Threads,
+    "forks": Forks,
+    "lastpid": Forks,
+    "shmem": Shmem,
+    "anon": Anon,
+    "cached": lambda seed: DiskReads(seed, 4096),
+    "diskstats": DiskReads,
+    "vmstat": lambda seed: DiskReads(seed, 4096),
+    "softirqs": DiskReads,
+    "cpubusy": Spin,
+    "thinktime": Think,
+}
+COUNTERS = (Forks, Think, Spin, DiskReads)  # bumped by each symbol; the others hold a level
 
 
 def main():
@@ -186,7 +271,13 @@ def main():
     modulus = 1 << bits
     symbols = random.Random(config["seed"])
     rng = random.Random(config["seed"] + (1 if role == "send" else 2))
-    sender = SENDERS[channel]() if role == "send" else None
+    kind = SENDERS[channel]
+    if role != "send":
+        sender = None
+    elif channel in ("cached", "diskstats", "vmstat", "softirqs"):  # files nobody read lately: a new seed each run
+        sender = kind(config.get("files_seed", 0))
+    else:
+        sender = kind()
     read, unit = READERS[channel]
     level = 0
     previous = None
@@ -204,7 +295,7 @@ def main():
             symbol = symbols.randrange(modulus)
             if working:
                 try:
-                    if isinstance(sender, Forks):
+                    if isinstance(sender, COUNTERS):
                         sender.add(symbol * scale)
                     else:
                         sender.hold((level + symbol) % modulus * scale)
