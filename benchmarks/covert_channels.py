@@ -20,6 +20,7 @@ move. The counters:
 * threads: the host's thread count in /proc/loadavg (sysinfo's "procs"
   too), moved by tasks the sender keeps asleep (at most 30: the bot's
   process limit, which its outer bwrap shares);
+* sysinfo: the same task count through the sysinfo call (no /proc);
 * forks: "processes" in /proc/stat (forks since boot), bumped by children
   that exit at once;
 * lastpid: the last pid in /proc/loadavg, bumped by the same forks: it is
@@ -95,6 +96,7 @@ WIDTHS = {
     "anon": [(2, 1), (2, 4), (4, 4), (6, 4), (2, 16), (4, 16)],
     "cached": [(2, 1), (4, 1), (4, 4)],
     "diskstats": [(1, 1), (2, 1), (3, 1), (4, 1)],
+    "sysinfo": [(4, 1)],
     "vmstat": [(2, 1), (4, 1)],
     "softirqs": [(2, 1), (3, 1)],
     "cpubusy": [(2, 1), (2, 2), (4, 2)],

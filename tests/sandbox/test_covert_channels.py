@@ -98,11 +98,12 @@ def test_diskstats_carries_nothing_between_seats(clean_host, tmp_path):
 
 @pytest.mark.parametrize(
     ("channel", "scale", "file"),
-    [("shmem", 64, "/proc/meminfo"), ("threads", 1, "/proc/loadavg"), ("forks", 1, "/proc/stat")],
+    [("shmem", 64, "/proc/meminfo"), ("threads", 1, "/proc/loadavg"), ("forks", 1, "/proc/stat"), ("sysinfo", 1, "sysinfo(2)")],
 )
 def test_host_wide_counters_carry_nothing_between_seats(clean_host, tmp_path, channel, scale, file):
     """meminfo (Shmem: pages the sender keeps in its /tmp), loadavg (the
     host's task count: processes it keeps asleep), stat (forks since boot:
-    children it forks and reaps), 4 bits a move each, 16 levels."""
+    children it forks and reaps) and the sysinfo call (the same task
+    count, without /proc), 4 bits a move each, 16 levels."""
     crossing = covert_match(clean_host, tmp_path, channel, 4, TIME, scale=scale)
     assert_counter_at_chance(crossing, 4, 90, f"{channel} unreadable")

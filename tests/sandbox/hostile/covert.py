@@ -104,6 +104,27 @@ def read_busy_ticks():  # /proc/stat's "cpu" row: the host's busy clock ticks (n
     return sum(fields[:8]) - fields[3] - fields[4]
 
 
+class Sysinfo(ctypes.Structure):
+    _fields_ = [
+        ("uptime", ctypes.c_long),
+        ("loads", ctypes.c_ulong * 3),
+        ("ram", ctypes.c_ulong * 6),  # total, free, shared, buffer; swap total, free
+        ("procs", ctypes.c_ushort),
+        ("pad", ctypes.c_ushort),
+        ("high", ctypes.c_ulong * 2),
+        ("mem_unit", ctypes.c_uint),
+        ("_f", ctypes.c_char * 8),
+    ]
+
+
+def read_sysinfo_procs():  # sysinfo(2): the host's task count, as /proc/loadavg shows it
+    libc = ctypes.CDLL(None, use_errno=True)
+    info = Sysinfo()
+    if libc.sysinfo(ctypes.byref(info)) != 0:
+        raise OSError(ctypes.get_errno(), "sysinfo")
+    return info.procs
+
+
 def read_clock_ms():  # the receiver's own clock: how long the other seat took to move
     return time.monotonic_ns() // 1_000_000
 
@@ -121,6 +142,7 @@ READERS = {
     "vmstat": (lambda: read_field("/proc/vmstat", "pgpgin"), 4),
     "softirqs": (read_block_softirqs, 1),
     "cpubusy": (read_busy_ticks, 1),
+    "sysinfo": (read_sysinfo_procs, 1),
     "thinktime": (read_clock_ms, 1),
 }
 
@@ -249,6 +271,7 @@ SENDERS = {
     "aio": Aio,
     "pty": Pty,
     "threads": Threads,
+    "sysinfo": Threads,
     "forks": Forks,
     "lastpid": Forks,
     "shmem": Shmem,
