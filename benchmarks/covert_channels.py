@@ -4,7 +4,7 @@ real sandbox, between the seats of one match and from one match to the
 next (a duplicate event's rotation k to rotation k+1).
 
     python benchmarks/covert_channels.py [--channels threads,forks,...] [--matches 1]
-        [--cache-bits 256] [--skip-cache]
+        [--cache-bits 256] [--skip-cache] [--skip-cpu]
 
 Counters between seats: for each channel and symbol width, a 2-player
 Allegra match between the sender and the receiver of
@@ -68,6 +68,14 @@ separately: ru_inblock (getrusage), read_bytes (/proc/self/io), the access
 time, and the read's duration against a second read. Printed per oracle:
 bits decoded, right, error rate, and the bits per match (capacity of a
 binary symmetric channel times the bits decoded).
+
+The shared CPU (tests/sandbox/hostile/cpushare.py): bots of two matches
+played at once, as two worker processes play them, each against a built-in
+random bot; both move onto the first CPU, and for 8 moves work 0.5 s a
+move in slots of a few ms aligned to the wall clock: the sender spins or
+sleeps by its bit, the receiver counts its loop's turns (below the median:
+1). Printed per slot width: slots both worked in, how many were decoded
+right, and the bits per second that makes.
 
 The noise is everything else on the machine: note the load average.
 Needs root and bubblewrap.
@@ -161,12 +169,27 @@ def page_cache(launcher, tmp: Path, matches: int, cache_bits: int) -> None:
             )
 
 
+def cpu(launcher, tmp: Path, matches: int) -> None:
+    from tests.sandbox.channels import capacity, cpu_share
+
+    print(f"{'shared CPU':10} {'slot ms':>7} {'slots':>6} {'right':>6} {'errors':>7} {'bits/s':>7}  load")
+    for slot_ms in (5, 10, 20, 50):
+        slots = right = 0
+        for match in range(matches):
+            crossing = cpu_share(launcher, tmp / f"cpu-{slot_ms}-m{match}", TIME, secrets.randbits(32), slot_ms)
+            slots, right = slots + crossing.slots, right + crossing.right
+        errors = 1 - right / slots if slots else 1.0
+        per_second = capacity(1, slots, right) * 1000 / slot_ms
+        print(f"{'':10} {slot_ms:7} {slots:6} {right:6} {errors:7.1%} {per_second:7.1f}  {loadavg()}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--channels", default=",".join(WIDTHS), help="comma-separated: " + ", ".join(WIDTHS) + "; none: no counter")
     parser.add_argument("--matches", type=int, default=1, help="matches per channel and width (different deals)")
     parser.add_argument("--cache-bits", type=int, default=256, help="bits the page-cache writer leaves for the next match")
-    parser.add_argument("--skip-cache", action="store_true", help="measure the counters only")
+    parser.add_argument("--skip-cache", action="store_true", help="leave the page cache out")
+    parser.add_argument("--skip-cpu", action="store_true", help="leave the shared CPU out")
     args = parser.parse_args(argv)
     channels = [c for c in args.channels.split(",") if c and c != "none"]
     unknown = [c for c in channels if c not in WIDTHS]
@@ -186,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
             counters(launcher, Path(tmp), channels, args.matches)
         if not args.skip_cache:
             page_cache(launcher, Path(tmp), args.matches, args.cache_bits)
+        if not args.skip_cpu:
+            cpu(launcher, Path(tmp), args.matches)
     return 0
 
 

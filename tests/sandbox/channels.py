@@ -203,3 +203,47 @@ def cache_across_matches(
     crossing = CacheCrossing(len(sent) * bits, sender_log=first.logs[0], receiver_log=second.logs[0])
     _score(crossing, sent, received, bits, lambda j, k: True)
     return crossing
+
+
+@dataclass
+class CpuCrossing:
+    """Bits through the shared CPU between bots of two matches played at
+    once: slots both bots worked in, how many the receiver decoded right
+    (a slot's loop count below the median of its counts: the sender was
+    spinning), and how long the slots took in all."""
+
+    slots: int
+    right: int
+    seconds: float
+    sender_log: str
+    receiver_log: str
+
+    @property
+    def bits_per_second(self) -> float:
+        return capacity(1, self.slots, self.right) * self.slots / self.seconds if self.seconds else 0.0
+
+
+def cpu_share(
+    launcher: Launcher, tmp: Path, time: TimeControl, message_seed: int, slot_ms: int = 20, window_ms: int = 500, moves: int = 8
+) -> CpuCrossing:
+    """The sender's match and the receiver's match (each against a built-in
+    random bot) played at the same time, as two worker processes would."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    base = {"slot_ms": slot_ms, "window_ms": window_ms, "moves": moves}
+    sender = hostile_bot(tmp / "cpu-send", "cpushare.py", {**base, "role": "send", "message_seed": message_seed})
+    receiver = hostile_bot(tmp / "cpu-receive", "cpushare.py", {**base, "role": "receive"})
+    with ThreadPoolExecutor(2) as pool:
+        matches = [
+            pool.submit(run_match, "allegra", [str(bot), "builtin:random"], seed=7, time=time, launcher=launcher)
+            for bot in (sender, receiver)
+        ]
+        sender_log, receiver_log = (m.result().logs[0] for m in matches)
+    sent = {int(s): int(b) for s, b in re.findall(r"^sent (\d+) (\d+)$", sender_log, re.M)}
+    counts = {int(s): int(c) for s, c in re.findall(r"^slot (\d+) (\d+)$", receiver_log, re.M)}
+    both = sorted(set(sent) & set(counts))
+    if not both:
+        return CpuCrossing(0, 0, 0.0, sender_log, receiver_log)
+    median = sorted(counts[s] for s in both)[len(both) // 2]
+    right = sum(1 for s in both if (counts[s] < median) == bool(sent[s]))
+    return CpuCrossing(len(both), right, len(both) * slot_ms / 1000, sender_log, receiver_log)

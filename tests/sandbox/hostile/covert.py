@@ -30,7 +30,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from visible import log, read_all, reply, visible_files  # noqa: E402
+from visible import log, play, read_all, visible_files  # noqa: E402
 
 PAGE = 4096
 MiB = 1 << 20
@@ -293,7 +293,6 @@ def main():
     scale = int(config.get("scale", 1))  # counter units per symbol step
     modulus = 1 << bits
     symbols = random.Random(config["seed"])
-    rng = random.Random(config["seed"] + (1 if role == "send" else 2))
     kind = SENDERS[channel]
     if role != "send":
         sender = None
@@ -302,42 +301,37 @@ def main():
     else:
         sender = kind()
     read, unit = READERS[channel]
-    level = 0
-    previous = None
-    working = True
-    moves = 0
-    for line in sys.stdin:
-        message = json.loads(line)
-        if message["type"] == "start":
-            reply({"type": "ready"})
-            continue
-        if message["type"] != "act":
-            break
-        moves += 1
-        if role == "send":
-            symbol = symbols.randrange(modulus)
-            if working:
-                try:
-                    if isinstance(sender, COUNTERS):
-                        sender.add(symbol * scale)
-                    else:
-                        sender.hold((level + symbol) % modulus * scale)
-                    level = (level + symbol) % modulus
-                    log(f"sent {moves} {symbol}")
-                except OSError as exc:
-                    log(f"{channel} refused: {errno.errorcode.get(exc.errno, exc.errno)}")
-                    working = False
-        elif working:
-            try:
-                value = read()
-            except OSError as exc:
-                log(f"{channel} unreadable: {errno.errorcode.get(exc.errno, exc.errno)}")
-                working = False
+    state = {"level": 0, "previous": None, "working": True}
+
+    def send(moves):
+        symbol = symbols.randrange(modulus)
+        if not state["working"]:
+            return
+        try:
+            if isinstance(sender, COUNTERS):
+                sender.add(symbol * scale)
             else:
-                if previous is not None:
-                    log(f"received {moves} {round((value - previous) / (unit * scale)) % modulus}")
-                previous = value
-        reply({"type": "action", "action": rng.choice(message["legal"])})
+                sender.hold((state["level"] + symbol) % modulus * scale)
+            state["level"] = (state["level"] + symbol) % modulus
+            log(f"sent {moves} {symbol}")
+        except OSError as exc:
+            log(f"{channel} refused: {errno.errorcode.get(exc.errno, exc.errno)}")
+            state["working"] = False
+
+    def receive(moves):
+        if not state["working"]:
+            return
+        try:
+            value = read()
+        except OSError as exc:
+            log(f"{channel} unreadable: {errno.errorcode.get(exc.errno, exc.errno)}")
+            state["working"] = False
+            return
+        if state["previous"] is not None:
+            log(f"received {moves} {round((value - state['previous']) / (unit * scale)) % modulus}")
+        state["previous"] = value
+
+    play(send if role == "send" else receive, config["seed"] + (1 if role == "send" else 2))
 
 
 main()

@@ -23,7 +23,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from visible import log, probe, read_all, reply, visible_files  # noqa: E402
+from visible import log, play, probe, read_all, visible_files  # noqa: E402
 
 
 def main():
@@ -35,32 +35,26 @@ def main():
     files = visible_files(config["files_seed"], bits * symbols)
     log(f"picked {len(files)} files of {bits * symbols} in {time.monotonic() - started:.2f} s")
     message = random.Random(config.get("message_seed"))
-    rng = random.Random(os.getpid())
-    moves = 0
-    for line in sys.stdin:
-        msg = json.loads(line)
-        if msg["type"] == "start":
-            reply({"type": "ready"})
-            continue
-        if msg["type"] != "act":
-            break
-        moves += 1
+
+    def on_move(moves):
         j = moves if role == "send" else moves - lag
         block = files[(j - 1) * bits : j * bits] if 1 <= j <= symbols else []
-        if len(block) == bits:
-            if role == "send":
-                value = message.getrandbits(bits)
-                for i, path in enumerate(block):
-                    if value >> i & 1:
-                        read_all(path)
-                log(f"sent {j} {value}")
-            else:
-                found = [probe(path) for path in block]
-                for oracle in found[0]:
-                    if found[0][oracle] is not None:
-                        value = sum(1 << i for i, seen in enumerate(found) if seen[oracle])
-                        log(f"received {moves} {j} {oracle} {value}")
-        reply({"type": "action", "action": rng.choice(msg["legal"])})
+        if len(block) < bits:
+            return
+        if role == "send":
+            value = message.getrandbits(bits)
+            for i, path in enumerate(block):
+                if value >> i & 1:
+                    read_all(path)
+            log(f"sent {j} {value}")
+            return
+        found = [probe(path) for path in block]
+        for oracle in found[0]:
+            if found[0][oracle] is not None:
+                value = sum(1 << i for i, seen in enumerate(found) if seen[oracle])
+                log(f"received {moves} {j} {oracle} {value}")
+
+    play(on_move)
 
 
 main()

@@ -106,3 +106,21 @@ def log(text):
 def reply(message):
     sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
+
+
+def play(on_move, seed=None):
+    """Answer the protocol until the match ends: ready at start; at each
+    act, ``on_move(N)`` (N: this bot's move, from 1), then a random legal
+    action (drawn with ``seed``)."""
+    rng = random.Random(seed)
+    moves = 0
+    for line in sys.stdin:
+        message = json.loads(line)
+        if message["type"] == "start":
+            reply({"type": "ready"})
+            continue
+        if message["type"] != "act":
+            break
+        moves += 1
+        on_move(moves)
+        reply({"type": "action", "action": rng.choice(message["legal"])})
