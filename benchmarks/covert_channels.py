@@ -71,7 +71,8 @@ binary symmetric channel times the bits decoded).
 
 The shared CPU (tests/sandbox/hostile/cpushare.py): bots of two matches
 played at once, as two worker processes play them, each against a built-in
-random bot; both move onto the first CPU, and for 8 moves work 0.5 s a
+random bot; both move onto the first CPU (or, the second time, stay
+where the scheduler puts them), and for 8 moves work 0.5 s a
 move in slots of a few ms aligned to the wall clock: the sender spins or
 sleeps by its bit, the receiver counts its loop's turns (below the median:
 1). Printed per slot width: slots both worked in, how many were decoded
@@ -173,14 +174,17 @@ def cpu(launcher, tmp: Path, matches: int) -> None:
     from tests.sandbox.channels import capacity, cpu_share
 
     print(f"{'shared CPU':10} {'slot ms':>7} {'slots':>6} {'right':>6} {'errors':>7} {'bits/s':>7}  load")
-    for slot_ms in (5, 10, 20, 50):
-        slots = right = 0
-        for match in range(matches):
-            crossing = cpu_share(launcher, tmp / f"cpu-{slot_ms}-m{match}", TIME, secrets.randbits(32), slot_ms)
-            slots, right = slots + crossing.slots, right + crossing.right
-        errors = 1 - right / slots if slots else 1.0
-        per_second = capacity(1, slots, right) * 1000 / slot_ms
-        print(f"{'':10} {slot_ms:7} {slots:6} {right:6} {errors:7.1%} {per_second:7.1f}  {loadavg()}", flush=True)
+    for pin in (True, False):
+        for slot_ms in (5, 10, 20, 50):
+            slots = right = 0
+            for match in range(matches):
+                folder = tmp / f"cpu-{pin}-{slot_ms}-m{match}"
+                crossing = cpu_share(launcher, folder, TIME, secrets.randbits(32), slot_ms, pin=pin)
+                slots, right = slots + crossing.slots, right + crossing.right
+            errors = 1 - right / slots if slots else 1.0
+            per_second = capacity(1, slots, right) * 1000 / slot_ms
+            where = "one CPU" if pin else "anywhere"
+            print(f"{where:10} {slot_ms:7} {slots:6} {right:6} {errors:7.1%} {per_second:7.1f}  {loadavg()}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:

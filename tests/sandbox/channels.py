@@ -224,13 +224,20 @@ class CpuCrossing:
 
 
 def cpu_share(
-    launcher: Launcher, tmp: Path, time: TimeControl, message_seed: int, slot_ms: int = 20, window_ms: int = 500, moves: int = 8
+    launcher: Launcher,
+    tmp: Path,
+    time: TimeControl,
+    message_seed: int,
+    slot_ms: int = 20,
+    window_ms: int = 500,
+    moves: int = 8,
+    pin: bool = True,
 ) -> CpuCrossing:
     """The sender's match and the receiver's match (each against a built-in
     random bot) played at the same time, as two worker processes would."""
     from concurrent.futures import ThreadPoolExecutor
 
-    base = {"slot_ms": slot_ms, "window_ms": window_ms, "moves": moves}
+    base = {"slot_ms": slot_ms, "window_ms": window_ms, "moves": moves, "pin": pin}
     sender = hostile_bot(tmp / "cpu-send", "cpushare.py", {**base, "role": "send", "message_seed": message_seed})
     receiver = hostile_bot(tmp / "cpu-receive", "cpushare.py", {**base, "role": "receive"})
     with ThreadPoolExecutor(2) as pool:

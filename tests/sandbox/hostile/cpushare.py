@@ -3,9 +3,10 @@ bots of different matches that run at the same time on one worker (two
 rotations of a duplicate deal played at once, say).
 
 config.json: {"role": "send" | "receive", "slot_ms": S, "window_ms": W,
-"moves": N, "message_seed": M (the sender's only)}. Both move their
-processes onto the first CPU (sched_setaffinity: the sandbox leaves it), so
-they take turns on one core. For its first N moves each works W ms before
+"moves": N, "pin": P, "message_seed": M (the sender's only)}. With P (the
+default) both move onto the first CPU (sched_setaffinity: the sandbox
+leaves it), so they take turns on one core; without, they meet only where
+the scheduler puts them together. For its first N moves each works W ms before
 it answers, in slots of S ms aligned to the wall clock (both see the same
 one). In slot s the sender spins (bit 1) or sleeps (bit 0), the bit drawn
 from M and s: "sent s BIT"; the receiver counts how often its loop turns in
@@ -55,10 +56,11 @@ def main():
         config = json.load(f)
     role = config["role"]
     slot_s, window_s = config["slot_ms"] / 1000, config["window_ms"] / 1000
-    try:
-        os.sched_setaffinity(0, {0})
-    except OSError as exc:
-        log(f"affinity refused: {exc}")
+    if config.get("pin", True):
+        try:
+            os.sched_setaffinity(0, {0})
+        except OSError as exc:
+            log(f"affinity refused: {exc}")
     play(lambda moves: work(role, config.get("message_seed"), slot_s, window_s) if moves <= config["moves"] else None)
 
 
