@@ -11,6 +11,10 @@ bot's process once it has answered ``ready``.
 * start: from ``Launcher.spawn`` to the bot's first reply (``ready`` to the
   ``start`` message) for a trivial protocol-v1 bot; median over N starts
   (plus the median of ``kill()``, the clean-up after a match);
+* memory: per bot, what its memory cgroup holds once it has answered
+  ``ready`` (its processes, the page cache it brought in, its kernel
+  memory); per host, the runtimes' image and the tmpfs of the run folders
+  (decision 175);
 * round trip: one ``act`` message with a real Allegra observation and legal
   list, answered by an ``action``: N decisions, the plain and the sandboxed
   bot running at once and taking turns in blocks of 20; the median of the
@@ -267,9 +271,53 @@ class Wire:
         return line
 
 
-def start_once(launcher: Launcher, bot: BenchBot) -> tuple[float, float, float]:
+def charged_mib(proc: BotProcess) -> float:
+    """What the bot's memory cgroup holds once it has answered ready (its
+    processes, the page cache it brought in, its kernel memory); 0 for a
+    bot without one (the plain launcher)."""
+    cgroup = getattr(proc, "cgroup", lambda name: None)("memory")
+    for name in ("memory.usage_in_bytes", "memory.current"):  # cgroup v1, v2
+        if cgroup is not None and (cgroup / name).exists():
+            return int((cgroup / name).read_text()) / 2**20
+    return 0.0
+
+
+def host_memory(launcher: Launcher) -> str:
+    """Memory per host: the runtimes' image, and the tmpfs of the run
+    folders and file cache (decision 175), as their file systems count it."""
+    from cardroom.sandbox import runs_dir
+
+    view = getattr(launcher, "image", None)
+    if view is None:
+        return "no image (not the bwrap launcher)"
+
+    def used(folder: Path) -> float:
+        st = os.statvfs(folder)
+        return (st.f_blocks - st.f_bfree) * st.f_frsize / 2**20
+
+    trees = ", ".join(f"{name} {_tree_mib(view.tree(name)):.0f}" for name in ("python", "node", "native"))
+    return (
+        f"image {view.size_bytes / 2**20:.0f} MiB in {view.files} files ({view.how}; in use by its file system "
+        f"{used(view.root):.0f} MiB; trees, shared files counted in each: {trees} MiB); "
+        f"run folders and file cache {used(runs_dir()):.1f} MiB"
+    )
+
+
+def _tree_mib(folder: Path) -> float:
+    seen: set[int] = set()
+    total = 0
+    for dirpath, _dirnames, filenames in os.walk(folder):
+        for name in filenames:
+            st = os.lstat(os.path.join(dirpath, name))
+            if st.st_ino not in seen:
+                seen.add(st.st_ino)
+                total += st.st_size
+    return total / 2**20
+
+
+def start_once(launcher: Launcher, bot: BenchBot) -> tuple[float, float, float, float]:
     """(ms from spawn to the ready reply, ms to kill and clean up, MiB
-    resident after ready)."""
+    resident after ready, MiB its memory cgroup holds then)."""
     start_line = (json.dumps(START) + "\n").encode()
     t0 = time.perf_counter()
     proc = launcher.spawn(bot.root, bot.argv, bot.limits)
@@ -279,20 +327,21 @@ def start_once(launcher: Launcher, bot: BenchBot) -> tuple[float, float, float]:
     t1 = time.perf_counter()
     proc.pause()  # as the players do after the ready reply
     rss = resident_kib(proc) / 1024
+    charged = charged_mib(proc)
     t_kill = time.perf_counter()
     proc.kill()
     t2 = time.perf_counter()
-    return (t1 - t0) * 1000, (t2 - t_kill) * 1000, rss
+    return (t1 - t0) * 1000, (t2 - t_kill) * 1000, rss, charged
 
 
-def bench_starts(launchers: list[tuple[str, Launcher]], bot: BenchBot, runs: int) -> dict[str, tuple[float, float, float]]:
+def bench_starts(launchers: list[tuple[str, Launcher]], bot: BenchBot, runs: int) -> dict[str, tuple[float, ...]]:
     """Medians; the launchers take turns, so that a slow moment of the
     machine hits both columns alike."""
-    samples: dict[str, list[tuple[float, float, float]]] = {name: [] for name, _ in launchers}
+    samples: dict[str, list[tuple[float, ...]]] = {name: [] for name, _ in launchers}
     for _ in range(runs):
         for name, launcher in launchers:
             samples[name].append(start_once(launcher, bot))
-    return {name: tuple(statistics.median(run[i] for run in runs_) for i in range(3)) for name, runs_ in samples.items()}  # type: ignore[misc]
+    return {name: tuple(statistics.median(run[i] for run in runs_) for i in range(4)) for name, runs_ in samples.items()}
 
 
 FREEZE = True  # --no-freeze: measure the round trip without it, for comparison
@@ -476,7 +525,8 @@ def bwrap_cpu(launcher: Launcher, bot: BenchBot, runs: int) -> list[float]:
                 argv = launcher.argv(  # type: ignore[attr-defined]
                     bot.argv, bot.limits, state_dir() / "empty", info_w, None, tmpfs, seccomp_fd, netns_joined=netns_fd is not None
                 )
-                argv = argv[: argv.index("--") + 1] + ["/usr/bin/true"]
+                # (The image holds no true(1): bound in for this, one mount more.)
+                argv = argv[: argv.index("--")] + ["--ro-bind", "/usr/bin/true", "/tmp/true", "--", "/tmp/true"]
                 fds = [info_w] + ([seccomp_fd] if seccomp_fd is not None else [])
                 fds += [] if netns_fd is None else [netns_fd]
                 argv, as_uid = launcher.as_bot(argv, uid, [], netns_fd)  # type: ignore[attr-defined]
@@ -571,10 +621,11 @@ def main(argv: list[str] | None = None) -> int:
         ("start to first reply (median, ms)", 0, 1.5),
         ("kill and clean up (median, ms)", 1, None),
         ("resident after ready (median, MiB)", 2, None),
-        ("round trip, same core (median, us)", 3, 1.2),
-        ("round trip, across cores (median, us)", 4, 1.2),
-        ("ProtocolPlayer.act, same core (us)", 5, None),
-        ("ProtocolPlayer.act, across cores (us)", 6, None),
+        ("its memory cgroup after ready (MiB)", 3, None),
+        ("round trip, same core (median, us)", 4, 1.2),
+        ("round trip, across cores (median, us)", 5, 1.2),
+        ("ProtocolPlayer.act, same core (us)", 6, None),
+        ("ProtocolPlayer.act, across cores (us)", 7, None),
     ]
     ok = True
     for runtime, columns in results.items():
@@ -616,6 +667,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  against the CPU hog in C (native) {native:.0f} ms: native hog / random {native_ratio:.2f}x "
                   f"{'<1.2x' if native_ratio <= 1.2 else 'MISSED'}; against a one-core thinker in C {native_one_core:.0f} ms, "
                   f"native hog / it {native / native_one_core if native_one_core else float('nan'):.2f}x")  # fmt: skip
+    if len(launchers) > 1:
+        print(f"memory per host: {host_memory(launchers[1][1])}")
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
     return 0 if ok else 1
 

@@ -38,7 +38,7 @@ import threading
 import time
 from pathlib import Path
 
-from .config import _ensure_dir, file_cache_bytes, state_dir
+from .config import _ensure_dir, file_cache_bytes, runs_dir
 
 IDLE_S = 15 * 60
 SWEEP_EVERY_S = 60.0
@@ -52,7 +52,9 @@ _view: dict = {"folder": None, "used": 0, "swept": 0.0}
 
 
 def cache_dir() -> Path:
-    folder = state_dir() / "files"
+    # Beside the run folders, on their tmpfs (a hard link needs the same
+    # file system; decision 176: in memory, so no read leaves a trace).
+    folder = runs_dir() / "files"
     if _view["folder"] != folder:
         _ensure_dir(folder, 0o700)
         _view.update(folder=folder, swept=0.0)

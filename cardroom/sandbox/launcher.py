@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import select
 import shutil
 import socket
@@ -17,7 +16,7 @@ import threading
 import time
 from pathlib import Path
 
-from cardroom.launch import BotLimits, BotProcess, Launcher, PlainLauncher, PlainProcess, sdk_packages
+from cardroom.launch import BotLimits, BotProcess, Launcher, PlainLauncher, PlainProcess
 
 from .botexec import bot_exec_program
 from .cgroups import CPU_PERIOD_US, _Controller
@@ -31,12 +30,13 @@ from .config import (
     SandboxError,
     _ensure_dir,
     runs_dir,
-    state_dir,
     uid_range,
 )
 from .devdir import DEV_ENTRIES, host_devices_problem, prepare_dev
 from .filecache import copy_file
+from .image import IMAGE_PLATFORM, Image, prepare_image
 from .netns import NetnsPool
+from .procview import MEMINFO, covered, meminfo
 from .reaping import (
     _children,
     _cleanup,
@@ -57,15 +57,7 @@ NUMPY_DIR = Path("/usr/lib/python3/dist-packages/numpy")
 NO_CGROUP_ADDRESS_FACTOR = 8
 # Where a node or native bot's sandbox shows bot-exec, which hands it its
 # stdin and stdout (decision 166); beside a Python bot's shim.
-BOT_EXEC_IN_SANDBOX = f"{SHIM_DIR}/bot-exec"
-
-
-def _mount_points_dir() -> Path:
-    """Empty, root-owned folders to bind over dist-packages (see
-    ``_python_dist_binds``)."""
-    folder = state_dir() / "python-dist"
-    _ensure_dir(folder, 0o755)
-    return folder
+BOT_EXEC_IN_SANDBOX = f"/{IMAGE_PLATFORM}/bot-exec"
 
 
 # -- the process -----------------------------------------------------------------------
@@ -270,75 +262,6 @@ def _copy_bot_files(src: Path, dest: Path, gid: int) -> None:
             copy_file(source, st, target / name, 0o755 if st.st_mode & 0o100 else 0o644)
 
 
-def _etc_binds() -> list[str]:
-    """The /etc files every runtime's programs read through libc."""
-    args: list[str] = []
-    for name in ("ld.so.cache", "localtime"):
-        path = Path("/etc") / name
-        if path.exists():
-            args += ["--ro-bind", str(path), str(path)]
-    return args
-
-
-def _python_etc_binds() -> list[str]:
-    """What only the Python interpreter reads of /etc: its own folder, and
-    the alternatives links through which numpy finds its BLAS and LAPACK."""
-    args: list[str] = []
-    path = Path("/etc/python3.11")
-    if path.exists():
-        args += ["--ro-bind", str(path), str(path)]
-    if NUMPY_DIR.is_dir():
-        for path in sorted(Path("/etc/alternatives").glob("lib*.so*-*-linux-gnu")):
-            if path.name.startswith(("libblas", "liblapack", "libopenblas")) and path.exists():
-                args += ["--ro-bind", str(path), str(path)]
-    return args
-
-
-def _python_dist_binds(mount_points: Path) -> list[str]:
-    """/usr/lib/python3/dist-packages as the bot sees it: numpy (Debian's
-    python3-numpy) and its metadata, read-only, nothing else of the
-    distribution's Python packages. ``mount_points``: a root-owned folder
-    holding an empty folder for each, bound over dist-packages first."""
-    dist = NUMPY_DIR.parent
-    if not dist.is_dir():
-        return []
-    shown = [p for p in sorted(dist.iterdir()) if p.is_dir() and not p.is_symlink() and re.fullmatch(r"numpy(-[^/]+\.(egg|dist)-info)?", p.name)]
-    for path in shown:
-        (mount_points / path.name).mkdir(mode=0o555, exist_ok=True)
-    args = ["--ro-bind", str(mount_points), str(dist)]
-    for path in shown:
-        args += ["--ro-bind", str(path), str(dist / path.name)]
-    return args
-
-
-def _root_links() -> list[str]:
-    """/bin, /lib, /lib64 … as on the host: links into /usr (merged /usr) or
-    read-only binds."""
-    args: list[str] = []
-    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
-        path = Path("/") / name
-        if path.is_symlink():
-            args += ["--symlink", os.readlink(path), str(path)]
-        elif path.is_dir():
-            args += ["--ro-bind", str(path), str(path)]
-    return args
-
-
-def _sdk_binds() -> list[str]:
-    """The engine and cardroom_sdk, read-only at SDK_DIR: ``import
-    cardroom_sdk`` in every Python bot is the platform's own engine."""
-    args: list[str] = []
-    for name, folder in sdk_packages().items():
-        args += ["--ro-bind", str(folder), f"{SDK_DIR}/{name}"]
-    return args
-
-
-def _hidden_dirs() -> list[str]:
-    """Folders under /usr a bot should not rely on (not the standard library;
-    of dist-packages, only numpy shows: ``_python_dist_binds``)."""
-    return [path for path in ("/usr/local",) if os.path.isdir(path)]
-
-
 def _bwrap_supports(bwrap: str, option: str) -> bool:
     try:
         result = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10)
@@ -393,17 +316,16 @@ class BwrapLauncher(Launcher):
         # /tmp and /dev/shm mounted by us, with an inode limit (else bwrap's
         # own tmpfs, size-limited only: the weak mode).
         self.tmpfs_mounts = tmpfs_mounts
-        self._empty = state_dir() / "empty"
-        # What every bot sees, then what a Python bot sees besides (decision
-        # 160): a node or native bot gets none of Python's binds, and an empty
-        # folder over dist-packages instead of numpy's three.
-        self._static = _root_links() + _etc_binds()
-        self._hidden = _hidden_dirs()
         self.shim = _install_shim()
-        self._python_only = _python_etc_binds() + _sdk_binds() + _python_dist_binds(_mount_points_dir())
-        if self.shim is not None:
-            self._python_only += ["--ro-bind", str(self.shim), SHIM_DIR]
-        self._python_hidden = [str(NUMPY_DIR.parent)] if NUMPY_DIR.parent.is_dir() else []
+        # What a bot sees of files: its runtime's tree of the image, in
+        # memory, bound read-only as its root (decision 175); a node or
+        # native bot sees none of Python's files (decision 160).
+        proc = covered()
+        self.image: Image = prepare_image(self.shim / "sitecustomize.py" if self.shim else None, self.bot_exec, proc)
+        # /proc: the host's files covered (decision 177); meminfo per bot.
+        self._proc_binds: list[str] = []
+        for name in proc:
+            self._proc_binds += ["--ro-bind", str(self.image.proc_view / name), f"/proc/{name}"]
         # /dev: one bind of a prepared read-only folder (decision 159), else
         # the same entries built per bot; ``dev_note`` says which, and why,
         # for the probe.
@@ -452,22 +374,15 @@ class BwrapLauncher(Launcher):
             "--new-session",
             "--hostname",
             "cardroom-bot",
+            # Its whole root, read-only: the runtime's files, the platform's
+            # (SDK and shim, or bot-exec), the mount points below.
             "--ro-bind",
-            "/usr",
-            "/usr",
-            *self._static,
+            str(self.image.tree(runtime_of(inner_argv[0]))),
+            "/",
         ]
-        for hidden in self._hidden:
-            args += ["--ro-bind", str(self._empty), hidden]
-        if _is_python(inner_argv[0]):
-            args += self._python_only
-        else:
-            for hidden in self._python_hidden:
-                args += ["--ro-bind", str(self._empty), hidden]
-            if stdio_socket is not None:
-                assert self.bot_exec is not None
-                args += ["--ro-bind", self.bot_exec, BOT_EXEC_IN_SANDBOX]
-                inner_argv = [BOT_EXEC_IN_SANDBOX, f"--stdio-socket={stdio_socket}", "--", *inner_argv]
+        if not _is_python(inner_argv[0]) and stdio_socket is not None:
+            assert self.bot_exec is not None
+            inner_argv = [BOT_EXEC_IN_SANDBOX, f"--stdio-socket={stdio_socket}", "--", *inner_argv]
         args += [
             "--proc",
             "/proc",
@@ -475,8 +390,12 @@ class BwrapLauncher(Launcher):
             # (fs.aio-nr, kernel.pty.nr, fs.file-nr ...) are moved by every
             # sandbox: a channel between seats that freezing does not close.
             "--ro-bind",
-            str(self._empty),
+            str(self.image.empty),
             "/proc/sys",
+            *self._proc_binds,
+            "--ro-bind",
+            str(_meminfo_file(limits.memory_bytes)),
+            f"/proc/{MEMINFO}",
         ]
         if self.dev is not None:
             # Read-only already (its superblock is), with no pts or ptmx:
@@ -504,8 +423,6 @@ class BwrapLauncher(Launcher):
             "--ro-bind",
             str(run_dir),
             BOT_DIR,
-            "--remount-ro",
-            "/",
             "--chdir",
             BOT_DIR,
             "--info-fd",
@@ -536,6 +453,9 @@ class BwrapLauncher(Launcher):
         if interpreter.startswith("/") and not os.access(interpreter, os.X_OK):
             # The platform's to fix (a runtime not installed), never the bot's forfeit.
             raise SandboxError(f"the bot interpreter {interpreter} is not installed (scripts/install-system-packages.sh installs the runtimes)")
+        runtime = runtime_of(interpreter)
+        if interpreter.startswith("/") and not os.path.lexists(self.image.tree(runtime) / interpreter.lstrip("/")):
+            raise SandboxError(f"{interpreter} is not in the {runtime} runtime's files (cardroom/sandbox/image.py lists them)")
         lease = lease_uid()
         uid = lease.uid
         popen: subprocess.Popen | None = None
@@ -744,6 +664,32 @@ class BwrapLauncher(Launcher):
                 if popen is not None and popen.stderr is not None:
                     popen.stderr.close()
             raise
+
+
+def runtime_of(program: str) -> str:
+    """Which runtime's tree of the image a bot started as ``program`` sees:
+    python's for the interpreter, node's for node, else native's (a native
+    bot's own program, ldd)."""
+    from cardroom.runtimes import bot_node
+
+    if _is_python(program):
+        return "python"
+    if program == bot_node() or os.path.basename(program) in ("node", "nodejs"):
+        return "node"
+    return "native"
+
+
+def _meminfo_file(memory_bytes: int) -> Path:
+    """/proc/meminfo of a bot with ``memory_bytes`` (procview.meminfo),
+    written once per value beside the run folders (in memory)."""
+    path = runs_dir() / "proc" / f"{MEMINFO}-{memory_bytes}"
+    if not path.exists():
+        _ensure_dir(path.parent, 0o755)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+        temporary.write_bytes(meminfo(memory_bytes))
+        os.chmod(temporary, 0o444)
+        os.replace(temporary, path)
+    return path
 
 
 def _is_python(program: str) -> bool:

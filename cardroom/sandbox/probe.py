@@ -34,6 +34,7 @@ from .config import (
     weak_limits_allowed,
 )
 from .filecache import sweep as sweep_file_cache
+from .image import prepare_runs
 from .launcher import BwrapLauncher, UnsandboxedLauncher, remove_old_run_user_folders
 from .reaping import _set_child_subreaper, sweep_stale
 from .seccomp import SeccompFilter, SeccompUnavailable, get_filter
@@ -261,6 +262,7 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
     if refusal:
         report.error = refusal
         return report, None
+    runs_in_memory, runs_how = prepare_runs()
     swept = sweep_stale(controllers) + remove_old_run_user_folders()
     sweep_file_cache()  # bots' files no run has linked for a while
     if swept:
@@ -274,6 +276,20 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
         bot_exec=bot_exec or "",
         bot_exec_note=bot_exec_note,
     )
+    image = launcher.image
+    files_status = LimitStatus(
+        "files",
+        FILES_WHAT,
+        image.in_memory and runs_in_memory,
+        f"the runtimes' image: {image.how}, {image.size_bytes / 2**20:.0f} MiB in {image.files} files; "
+        f"the run folders and file cache: {runs_how}",
+        FILES_FIX,
+    )
+    report.limits.append(files_status)
+    refusal = _refuse_missing_limits(report)
+    if refusal:
+        report.error = refusal
+        return report, None
     report.nested_userns = "blocked (--disable-userns)" if launcher.disable_userns else "allowed (bubblewrap < 0.8)"
     if launcher.bot_exec is not None:
         report.rlimits = f"set by bot-exec before bwrap starts: {launcher.bot_exec_note}"
@@ -294,6 +310,11 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
 
 
 TMPFS_WHAT = "size and inodes of /tmp and /dev/shm"
+FILES_WHAT = "what a bot reads is in memory: no read leaves a trace (page cache, access time) for a later bot"
+FILES_FIX = (
+    "run the worker with CAP_SYS_ADMIN in its mount namespace (it mounts the tmpfs), or put CARDROOM_SANDBOX_DIR "
+    "on a tmpfs mounted noatime (docs/operations.md)"
+)
 CGROUP_FIX = (
     "give the worker a writable, delegated cgroup (see docs/operations.md: systemd Delegate=yes, or in Docker "
     "--cgroupns=private with a writable /sys/fs/cgroup)"

@@ -114,6 +114,14 @@ DENIED: tuple[Denied, ...] = (
     *(Denied(name, "new namespaces") for name in ("unshare", "setns")),
     *(Denied(name, "keyrings: " + _KERNEL) for name in ("keyctl", "add_key", "request_key")),
     Denied("bpf", _KERNEL),
+    # Memory taken out of the kernel's direct map: kernel surface no bot
+    # needs, and outside what the bot's rlimits see (decision 178).
+    Denied("memfd_secret", _KERNEL),
+    # The host's memory totals, load and task count (what /proc/meminfo and
+    # /proc/loadavg showed): counters every seat moves and reads (decision
+    # 177). glibc's sysconf(_SC_PHYS_PAGES) ignores the error and answers
+    # nonsense; Node, numpy and glibc's qsort work on (docs/bot-authors.md).
+    Denied("sysinfo", "the host's memory and task counters: a channel between seats"),
     Denied("perf_event_open", _KERNEL),
     Denied("userfaultfd", _KERNEL),
     *(Denied(name, _KERNEL) for name in ("io_uring_setup", "io_uring_enter", "io_uring_register")),
@@ -146,7 +154,7 @@ DENIED: tuple[Denied, ...] = (
 # x86-64 numbers of calls newer than some libseccomp releases (2.5.4 knows
 # neither cachestat nor quotactl_fd by name): a filter must not silently
 # leave them out.
-_X86_64_NUMBERS = {"cachestat": 451, "quotactl_fd": 443, "mount_setattr": 442}
+_X86_64_NUMBERS = {"cachestat": 451, "quotactl_fd": 443, "mount_setattr": 442, "memfd_secret": 447}
 
 
 class SeccompFilter:

@@ -3,6 +3,7 @@ the clean-up, the uid pool, the modes and the probe's messages."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import select
@@ -125,7 +126,8 @@ INSPECT = """
     out["cwd"] = os.getcwd()
     out["root"] = sorted(os.listdir("/"))
     out["etc"] = sorted(os.listdir("/etc"))
-    out["usr_local"] = os.listdir("/usr/local")
+    out["usr_local"] = os.path.lexists("/usr/local")
+    out["usr_bin"] = sorted(os.listdir("/usr/bin"))
     out["dist_packages"] = os.listdir("/usr/lib/python3/dist-packages") if os.path.isdir("/usr/lib/python3/dist-packages") else []
     out["limits"] = {n: list(resource.getrlimit(getattr(resource, "RLIMIT_" + n))) for n in ("AS", "CPU", "NPROC", "FSIZE", "NOFILE", "CORE")}
     def write(path):
@@ -147,8 +149,9 @@ INSPECT = """
     out["files"] = sorted(os.listdir("/bot"))
     status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
     out["caps"] = [status[k].strip() for k in ("CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs")]
-    import subprocess
-    out["unshare"] = subprocess.run(["/usr/bin/unshare", "--user", "/usr/bin/true"], capture_output=True, text=True).stderr.strip()
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    out["unshare"] = [libc.unshare(0x10000000), ctypes.get_errno()]  # CLONE_NEWUSER
     json.dump(out, sys.stdout)
 """
 
@@ -168,7 +171,9 @@ def test_what_a_bot_sees(bwrap_launcher, tmp_path):
     numpy = os.path.isdir("/usr/lib/python3/dist-packages/numpy")  # with its BLAS through /etc/alternatives
     etc = [n for n in ("ld.so.cache", "localtime", "python3.11") if os.path.exists(f"/etc/{n}")] + (["alternatives"] if numpy else [])
     assert info["etc"] == sorted(etc)
-    assert info["usr_local"] == []
+    # Only the runtime's files (decision 175): the interpreter, no tools.
+    assert not info["usr_local"]
+    assert info["usr_bin"] == sorted({"python3", os.path.basename(os.path.realpath("/usr/bin/python3"))})
     # Of the distribution's Python packages only numpy (and its metadata).
     assert [n for n in info["dist_packages"] if not n.startswith("numpy")] == []
     assert ("numpy" in info["dist_packages"]) == numpy
@@ -189,8 +194,7 @@ def test_what_a_bot_sees(bwrap_launcher, tmp_path):
     assert info["python"].startswith("3.11.")
     assert info["interfaces"] == ["lo"]
     assert info["caps"] == ["0000000000000000"] * 4 + ["1"]  # no capabilities, no_new_privs
-    if bwrap_launcher.disable_userns:
-        assert "unshare failed" in info["unshare"], info["unshare"]
+    assert info["unshare"] == [-1, errno.EPERM]  # no user namespace of its own
 
 
 SDK_BOT = """
@@ -578,7 +582,8 @@ def orphaned_bwrap_child(launcher, uid: int, run_dir: Path, release: bool) -> tu
     pid, the block's write end that holds it, if held.)"""
     info_r, info_w = os.pipe()
     block_r, block_w = os.pipe()
-    command = launcher.argv(["/usr/bin/sleep", "60"], DEFAULT_LIMITS, run_dir, info_w, block_r)
+    # (The python runtime's interpreter: the sandbox shows a runtime's files only, no sleep(1).)
+    command = launcher.argv(["/usr/bin/python3", "-c", "import time; time.sleep(60)"], DEFAULT_LIMITS, run_dir, info_w, block_r)
     outer = subprocess.Popen(command, pass_fds=[info_w, block_r], user=uid, group=uid, extra_groups=[], start_new_session=True)
     os.close(info_w)
     os.close(block_r)
@@ -602,7 +607,7 @@ def orphaned_bwrap_child(launcher, uid: int, run_dir: Path, release: bool) -> tu
         return child, block_w  # held: it waits for good
     os.close(block_w)
     deadline = time.monotonic() + 10
-    while os.path.basename(os.readlink(f"/proc/{child}/exe")) != "sleep":
+    while not os.path.basename(os.readlink(f"/proc/{child}/exe")).startswith("python3"):
         assert time.monotonic() < deadline, "the orphaned child did not start its bot"
         time.sleep(0.01)
     return child, None

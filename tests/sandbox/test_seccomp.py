@@ -109,6 +109,8 @@ SYSCALLS = """
     attempt("personality", raw(135, 0xFFFFFFFF))
     attempt("clone3", raw(435, 0, 0))
     attempt("cachestat", raw(451, usr, 0, 0, 0))
+    attempt("memfd_secret", raw(447, 0))
+    attempt("sysinfo", raw(99, ctypes.addressof(ctypes.create_string_buffer(128))))
     buf = bytearray(16)
     attempt("preadv2 RWF_NOWAIT", lambda: os.preadv(usr, [buf], 0, os.RWF_NOWAIT))
     attempt("preadv2", lambda: os.preadv(usr, [buf], 0, 0))
@@ -145,7 +147,7 @@ SYSCALLS = """
     client = socket.socket(socket.AF_UNIX); client.connect("/tmp/unix-socket"); conn, _ = server.accept(); client.sendall(b"y")
     out["AF_UNIX stream"] = conn.recv(1).decode()
     t = threading.Thread(target=lambda: out.__setitem__("thread", "ran")); t.start(); t.join()
-    out["subprocess"] = subprocess.run(["/usr/bin/true"]).returncode
+    out["subprocess"] = subprocess.run([sys.executable, "-c", "pass"]).returncode
     async def echo():
         srv = await asyncio.start_unix_server(lambda r, w: (w.write(b"z"), w.close()), "/tmp/asyncio-socket")
         reader, writer = await asyncio.open_unix_connection("/tmp/asyncio-socket")
@@ -171,7 +173,7 @@ def test_denied_calls_fail_with_eperm_and_python_still_works(bwrap_launcher, tmp
     denied = [
         "flock", "fcntl F_SETLK", "fcntl F_GETLK", "fcntl F_OFD_SETLK", "fcntl F_NOTIFY", "fcntl F_SETLK high bits",
         "inotify_init1", "fanotify_init", "keyctl", "add_key", "bpf", "perf_event_open", "userfaultfd",
-        "io_uring_setup", "mount", "unshare", "setns", "ptrace", "process_vm_readv", "personality", "cachestat",
+        "io_uring_setup", "mount", "unshare", "setns", "ptrace", "process_vm_readv", "personality", "cachestat", "memfd_secret", "sysinfo",
         "preadv2 RWF_NOWAIT", "posix_fadvise DONTNEED", "madvise MADV_PAGEOUT", "madvise MADV_COLD", "socket AF_NETLINK", "socket AF_PACKET", "socket AF_VSOCK", "socket AF_ALG",
         "socket AF_KEY", "socket AF_BLUETOOTH", "socket AF_APPLETALK", "socket family 1 with high bits",
         "socketpair AF_NETLINK", "x32 getpid", "socket AF_INET", "socket AF_INET6", "socket AF_INET UDP",

@@ -1,0 +1,239 @@
+"""What a bot sees of files and of /proc (cardroom/sandbox/image.py and
+procview.py, decisions 175-178), on the real sandbox: the mechanism only
+(the covert-channel attacks between seats and matches are
+tests/sandbox/test_channels*.py's).
+
+* Its root is its runtime's tree of the image: a tmpfs mounted noatime
+  and read-only, holding that runtime's files only; the run folders and the
+  file cache are on a noatime tmpfs too.
+* A file read by one bot leaves no trace for the next: no blocks read
+  (``ru_inblock``, ``/proc/self/io``'s ``read_bytes``) and no access time,
+  whether it was read before or never: the library's files and the bot's
+  own package's alike.
+* ``/proc`` holds nothing of the host's: every listed file is empty or a
+  static text, ``meminfo`` the bot's own limit, ``mountinfo`` no host path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from cardroom.launch import BotLimits
+from cardroom.runtimes import runtime_argv, runtime_limits
+from cardroom.sandbox import image, procview, runs_dir, state_dir
+
+from .conftest import REPO, RecordingLauncher, assert_host_clean
+from .native import node_package
+from .test_sandbox import finish, read_line, start
+
+pytestmark = pytest.mark.sandbox
+
+# Reads the files named on its first line and says, for each, what reading
+# it cost: blocks read by rusage and by /proc/self/io, and its access time
+# before and after.
+READER = """
+import json, os, resource, sys
+def io_read_bytes():
+    return int(dict(line.split(": ") for line in open("/proc/self/io").read().splitlines())["read_bytes"])
+paths = json.loads(sys.stdin.readline())
+out = {}
+for path in paths:
+    before = os.stat(path).st_atime_ns
+    blocks, io = resource.getrusage(resource.RUSAGE_SELF).ru_inblock, io_read_bytes()
+    with open(path, "rb") as f:
+        size = len(f.read())
+    out[path] = {
+        "size": size,
+        "inblock": resource.getrusage(resource.RUSAGE_SELF).ru_inblock - blocks,
+        "read_bytes": io_read_bytes() - io,
+        "atime": [before, os.stat(path).st_atime_ns],
+    }
+print(json.dumps(out), flush=True)
+"""
+
+# Rarely read files of the python runtime's tree, and the bot's own file.
+RARE = [
+    "/usr/lib/python3.11/pydoc_data/topics.py",
+    "/usr/lib/python3.11/turtle.py",
+    "/usr/lib/python3.11/lib2to3/Grammar.txt",
+    "/usr/lib/python3/dist-packages/numpy/__config__.py",
+    "/bot/own.bin",
+]
+
+
+def _package(tmp_path: Path) -> Path:
+    root = tmp_path / "bot"
+    root.mkdir()
+    (root / "bot.py").write_text(READER)
+    (root / "own.bin").write_bytes(os.urandom(200_000))
+    return root
+
+
+def _read(launcher, root: Path, paths: list[str]) -> dict:
+    """One run of the package ``root`` (as each rotation of a duplicate
+    deal runs the same package): what reading ``paths`` cost it."""
+    return _ask(launcher.spawn(root, ["/usr/bin/python3", "bot.py"], BotLimits()), json.dumps(paths))
+
+
+def _ask(proc, line: str):
+    """Send the started bot ``line``; its one line of JSON back, and it ends."""
+    try:
+        proc.stdin.write(line.encode() + b"\n")
+        proc.stdin.flush()
+        return json.loads(read_line(proc.stdout_fd))
+    finally:
+        finish(proc)
+
+
+def test_the_image_and_the_run_folders_are_in_memory_noatime_and_the_image_read_only(bwrap_launcher):
+    view = bwrap_launcher.image
+    assert view.in_memory, view.how
+    for folder in (view.root, runs_dir()):
+        flags = os.statvfs(folder).f_flag
+        assert image.in_memory(folder) and flags & os.ST_NOATIME, folder
+    assert os.statvfs(view.root).f_flag & os.ST_RDONLY
+    with pytest.raises(OSError):
+        (view.tree("python") / "usr" / "planted").write_text("x")  # not even root writes it
+    # Each runtime's tree: its own program and libraries, not the others'.
+    python, node, native = (view.tree(name) for name in ("python", "node", "native"))
+    assert (python / "usr/lib/python3/dist-packages/numpy/__init__.py").is_file()
+    assert (python / "cardroom-sdk/cardroom_sdk/__init__.py").is_file()
+    assert not (node / "usr/lib/python3.11").exists() and not (native / "usr/bin/python3").exists()
+    assert (native / "usr/lib/x86_64-linux-gnu/libstdc++.so.6").exists() and (native / "cardroom/bot-exec").is_file()
+    assert not (python / "usr/local").exists() and not (python / "usr/share/locale").exists()
+    # One copy of what the trees share (libc): hard links, not three copies.
+    libc = [tree / "usr/lib/x86_64-linux-gnu/libc.so.6" for tree in (python, node, native)]
+    assert len({os.stat(path).st_ino for path in libc}) == 1
+    # Nothing in it is anyone's but root's to write.
+    for dirpath, dirnames, filenames in os.walk(view.root):
+        for name in dirnames + filenames:
+            st = os.lstat(os.path.join(dirpath, name))
+            assert st.st_uid == 0 and (stat.S_ISLNK(st.st_mode) or not st.st_mode & 0o022), os.path.join(dirpath, name)
+
+
+def test_a_file_read_by_one_bot_shows_no_trace_to_the_next(bwrap_launcher, tmp_path):
+    """The first bot reads the rare files; the second reads them again and
+    some that no bot has read since the image was made: every read costs
+    no block by either count, and no access time moves."""
+    recording = RecordingLauncher(bwrap_launcher)
+    root = _package(tmp_path)
+    first = _read(recording, root, RARE)
+    never = ["/usr/lib/python3.11/this.py", "/usr/lib/python3.11/antigravity.py"]
+    second = _read(recording, root, RARE + never)
+    for reading in (first, second):
+        for path, seen in reading.items():
+            assert seen["size"] > 0, path
+            assert (seen["inblock"], seen["read_bytes"]) == (0, 0), (path, seen)
+            assert seen["atime"][0] == seen["atime"][1], (path, seen)
+    for path in RARE:
+        # What the first saw before reading is what the second sees after it.
+        assert second[path]["atime"] == first[path]["atime"], path
+    assert_host_clean(recording.procs)
+
+
+# Reads every top-level entry of its /proc that is not a process's, and
+# meminfo, mountinfo and what the runtime's own calls report.
+PROC_READER = """
+import json, os, sys
+sys.stdin.readline()
+out = {"files": {}, "folders": {}}
+for name in sorted(os.listdir("/proc")):
+    if name.isdigit() or name in ("self", "thread-self", "net", "mounts"):
+        continue
+    path = "/proc/" + name
+    if os.path.isdir(path):
+        out["folders"][name] = sorted(os.listdir(path))
+        continue
+    try:
+        out["files"][name] = open(path, "rb").read().decode("latin-1")
+    except PermissionError:
+        out["files"][name] = None
+out["mountinfo"] = open("/proc/self/mountinfo").read()
+out["cpu_count"] = os.cpu_count()
+print(json.dumps(out), flush=True)
+"""
+
+# The files issue 35 names, and what each must hold: its static text, or nothing.
+LISTED = ["meminfo", "loadavg", "stat", "diskstats", "cmdline", "key-users", "interrupts", "softirqs", "zoneinfo", "buddyinfo", "vmstat"]
+
+
+def test_proc_shows_the_bot_nothing_of_the_host(bwrap_launcher, tmp_path):
+    limits = BotLimits(memory_bytes=300 * 1024 * 1024)
+    seen = _ask(start(bwrap_launcher, tmp_path, PROC_READER, limits=limits), "go")
+    files, folders = seen["files"], seen["folders"]
+    static = {"stat": procview.STAT, "loadavg": procview.LOADAVG, "uptime": procview.UPTIME}
+    for name in LISTED:
+        if os.path.exists(f"/proc/{name}"):
+            assert name in files, name
+    for name, text in files.items():
+        if name == "meminfo":
+            assert text == procview.meminfo(limits.memory_bytes).decode()
+            assert "MemTotal:         307200 kB" in text  # the bot's own limit
+        elif name in static:
+            assert text == static[name], name
+        elif name == "cpuinfo":
+            assert text.startswith("processor\t: 0") and "cpu MHz" not in text and "processor\t: 1" not in text
+        elif name == "version":
+            assert text == Path("/proc/version").read_text()  # as uname(2) says
+        else:
+            # Empty, or a file only root may read (the bot cannot open it).
+            assert text == "" or (text is None and not os.stat(f"/proc/{name}").st_mode & 0o044), (name, text[:200])
+    assert files.get("meminfo") is not None and files.get("loadavg") is not None
+    # pressure/*, irq/*, fs/* ...: empty; sys empty (decision 93); sysvipc is the bot's IPC namespace's.
+    assert {name: entries for name, entries in folders.items() if entries and name != "sysvipc"} == {}
+    assert "pressure" in folders or not os.path.exists("/proc/pressure")
+    assert seen["cpu_count"] == 1  # glibc counts the processors of /proc/stat: the bot's one core
+    # No mount shows a host path: every source is a tmpfs of ours (its
+    # path inside it) or the bot's procfs.
+    roots = [line.split()[3] for line in seen["mountinfo"].splitlines()]
+    host = (str(state_dir()), str(REPO), "/usr", "/etc", "/work", "/run", "/home")
+    assert [root for root in roots if root.startswith(host)] == [], seen["mountinfo"]
+    assert roots[0] == "/python"
+
+
+NODE_LOOKS = """
+const os = require("os");
+process.stdin.once("data", () => {
+  process.stdout.write(JSON.stringify({ total: os.totalmem(), free: os.freemem(), load: os.loadavg(), cpus: os.cpus().length, uptime: os.uptime() }) + "\\n");
+  process.exit(0);
+});
+"""
+
+
+def test_node_reads_the_bots_own_memory_and_one_core(bwrap_launcher, tmp_path):
+    source = tmp_path / "looks.js"
+    source.write_text(NODE_LOOKS)
+    folder = node_package(tmp_path / "bot", source)
+    limits = runtime_limits("node", BotLimits())
+    seen = _ask(bwrap_launcher.spawn(folder, runtime_argv("node", "main.js", limits), limits), "go")
+    assert seen == {"total": limits.memory_bytes, "free": limits.memory_bytes, "load": [0, 0, 0], "cpus": 1, "uptime": 0}
+
+
+def test_the_measure_sees_a_read_that_reaches_the_disk(tmp_path):
+    """The control: on a disk's file system, a file out of the page cache
+    costs blocks by both counts, so the zeros above mean something. (Here,
+    in the test's own process: a host file, written, synced, evicted.)"""
+    import resource
+
+    path = tmp_path / "on-disk.bin"
+    path.write_bytes(os.urandom(1 << 20))
+    if image.in_memory(tmp_path):
+        pytest.skip(f"{tmp_path} is not on a disk")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        io = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
+        blocks = resource.getrusage(resource.RUSAGE_SELF).ru_inblock
+        while os.read(fd, 1 << 16):
+            pass
+        after = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
+        assert resource.getrusage(resource.RUSAGE_SELF).ru_inblock - blocks > 0
+        assert int(after["read_bytes"]) - int(io["read_bytes"]) > 0
+    finally:
+        os.close(fd)
