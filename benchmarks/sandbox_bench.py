@@ -295,24 +295,14 @@ def host_memory(launcher: Launcher) -> str:
         st = os.statvfs(folder)
         return (st.f_blocks - st.f_bfree) * st.f_frsize / 2**20
 
-    trees = ", ".join(f"{name} {_tree_mib(view.tree(name)):.0f}" for name in ("python", "node", "native"))
+    from cardroom.sandbox.image import size_of
+
+    trees = ", ".join(f"{name} {size_of(view.tree(name))[0] / 2**20:.0f}" for name in ("python", "node", "native"))
     return (
         f"image {view.size_bytes / 2**20:.0f} MiB in {view.files} files ({view.how}; in use by its file system "
         f"{used(view.root):.0f} MiB; trees, shared files counted in each: {trees} MiB); "
         f"run folders and file cache {used(runs_dir()):.1f} MiB"
     )
-
-
-def _tree_mib(folder: Path) -> float:
-    seen: set[int] = set()
-    total = 0
-    for dirpath, _dirnames, filenames in os.walk(folder):
-        for name in filenames:
-            st = os.lstat(os.path.join(dirpath, name))
-            if st.st_ino not in seen:
-                seen.add(st.st_ino)
-                total += st.st_size
-    return total / 2**20
 
 
 def start_once(launcher: Launcher, bot: BenchBot) -> tuple[float, float, float, float]:

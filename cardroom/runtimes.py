@@ -11,9 +11,10 @@ Every runtime runs through the same launcher (``cardroom.launch`` /
 ``cardroom.sandbox``) under the same limits; what differs is only the command
 line, whether ``RLIMIT_AS`` is the memory limit (V8 reserves far more address
 space than it uses: for ``node`` the memory cgroup is the limit that counts,
-decision "RLIMIT_AS and node"), which of the sandbox's read-only binds are
-Python's alone (a node or native bot sees no SDK, shim, numpy or
-``/etc/python3.11``: decision 160) and what an upload must pass:
+decision "RLIMIT_AS and node"), which tree of the sandbox's image is the
+bot's root (each runtime's files only: a node or native bot sees no SDK,
+shim, numpy or ``/etc/python3.11``, decisions 160 and 175) and what an
+upload must pass:
 ``check_native_entry`` reads the ELF header of a native entry, so a wrong
 architecture, a script or an object file is refused at upload with a message
 that names it; ``missing_libraries`` runs ``ldd`` in the sandbox when a native

@@ -10,10 +10,11 @@ Every bot process runs
   process, ever share a uid (``RLIMIT_NPROC`` counts per uid);
 * inside bubblewrap: new user, pid, network, ipc, uts (and cgroup) namespaces,
   so no network at all (only a private loopback with nothing listening), no
-  view of the host's processes, a read-only root holding only ``/usr`` (minus
-  ``/usr/local`` and the distribution's extra Python packages), the ``/lib``
-  links and the few ``/etc`` files the interpreter reads, the bot's own files
-  read-only at ``/bot`` (a copy made for this run), a private ``/tmp``, a
+  view of the host's processes, a read-only root that is its runtime's tree
+  of an image in memory (``image``: that runtime's files only, on a
+  read-only ``noatime`` tmpfs, so no read leaves a trace), the bot's own
+  files read-only at ``/bot`` (hard links made for this run, on a tmpfs
+  too), a ``/proc`` with the host's files covered (``procview``), a private ``/tmp``, a
   read-only ``/dev`` holding the usual character devices (one folder
   prepared once per host, ``devdir``; else the same entries built per
   bot) and a tiny
@@ -72,7 +73,9 @@ says what failed and how to fix it: there is never a silent fallback.
 The modules, by concern: ``config`` (settings, errors, the state folder),
 ``uids`` (the uid pool), ``cgroups`` (per-bot cgroups: memory, pids, cpu,
 freezer), ``tmpfs`` (the bot's inode-limited /tmp and /dev/shm), ``devdir``
-(the bots' prepared, read-only /dev), ``reaping`` (killing
+(the bots' prepared, read-only /dev), ``image`` (each runtime's files, in
+memory, the bot's root), ``procview`` (the host's /proc files covered),
+``reaping`` (killing
 and reaping a bot's processes, sweeping stale leftovers), ``shim`` (the
 stdin/stdout hand-over), ``launcher`` (the bwrap command line and the
 running bot), ``probe`` (the probe report and ``get_launcher``). Everything

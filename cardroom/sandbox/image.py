@@ -231,7 +231,10 @@ class _Builder:
         for i, part in enumerate(parts):
             host = os.path.join(current, part)
             target = tree / host.lstrip("/")
-            st = os.lstat(host)
+            try:
+                st = os.lstat(host)
+            except FileNotFoundError:
+                return  # a link to nothing, here as on the host
             if stat.S_ISLNK(st.st_mode):
                 link = os.readlink(host)
                 if not os.path.lexists(target):
@@ -370,8 +373,8 @@ def _complete(root: Path, name: str) -> bool:
         return False
 
 
-def _size(root: Path) -> tuple[int, int]:
-    """(bytes, files) the image holds, each inode once."""
+def size_of(root: Path) -> tuple[int, int]:
+    """(bytes, files) a folder of the image holds, each inode once."""
     seen: set[int] = set()
     total = 0
     for dirpath, _dirnames, filenames in os.walk(root):
@@ -399,7 +402,7 @@ def prepare_image(shim: Path | None, bot_exec: str | None, proc_files: dict[str,
             if mounted
             else f"a folder {root} on {'a noatime tmpfs' if memory else 'disk: its reads reach the page cache, which a later bot can probe'}"
         )
-        size, files = _size(root)
+        size, files = size_of(root)
         return Image(root, memory, how, size, files)
     finally:
         os.close(lock)

@@ -36,7 +36,7 @@ from .devdir import DEV_ENTRIES, host_devices_problem, prepare_dev
 from .filecache import copy_file
 from .image import IMAGE_PLATFORM, Image, prepare_image
 from .netns import NetnsPool
-from .procview import MEMINFO, covered, meminfo
+from .procview import MEMINFO, REPLACED, covered, meminfo, show_only_processes, subset_supported
 from .reaping import (
     _children,
     _cleanup,
@@ -322,10 +322,22 @@ class BwrapLauncher(Launcher):
         # native bot sees none of Python's files (decision 160).
         proc = covered()
         self.image: Image = prepare_image(self.shim / "sitecustomize.py" if self.shim else None, self.bot_exec, proc)
-        # /proc: the host's files covered (decision 177); meminfo per bot.
-        self._proc_binds: list[str] = []
+        # /proc (decision 177): where the bot's start waits for a hand-over,
+        # its procfs is remounted to show its processes only, and just what
+        # a runtime reads is bound; else every host file is covered. meminfo
+        # is per bot.
+        self.proc_subset = subset_supported()
+        self._bwrap_stat = os.stat(bwrap)
+        # (The host's sysctls: a bot needs none, and their counters
+        # (fs.aio-nr, kernel.pty.nr, fs.file-nr ...) are moved by every
+        # sandbox: a channel between seats that freezing does not close.
+        # subset=pid hides them too.)
+        self._proc_binds: dict[bool, list[str]] = {True: [], False: ["--ro-bind", str(self.image.empty), "/proc/sys"]}
         for name in proc:
-            self._proc_binds += ["--ro-bind", str(self.image.proc_view / name), f"/proc/{name}"]
+            bind = ["--ro-bind", str(self.image.proc_view / name), f"/proc/{name}"]
+            self._proc_binds[False] += bind
+            if name in REPLACED:
+                self._proc_binds[True] += bind
         # /dev: one bind of a prepared read-only folder (decision 159), else
         # the same entries built per bot; ``dev_note`` says which, and why,
         # for the probe.
@@ -346,6 +358,7 @@ class BwrapLauncher(Launcher):
         seccomp_fd: int | None = None,
         netns_joined: bool = False,
         stdio_socket: int | None = None,
+        proc_subset: bool = False,
     ) -> list[str]:
         """The bwrap command line; ``tmpfs``: the bot's (tmp, shm) mounts
         made by ``mount_bot_tmpfs``, else bwrap makes size-limited ones;
@@ -353,7 +366,10 @@ class BwrapLauncher(Launcher):
         bwrap starts in an empty network namespace of the pool (bot-exec
         joined it), else it makes a new one; ``stdio_socket``: a node or
         native bot's stdin and stdout come over this socket, to bot-exec
-        run in the sandbox before the bot (decision 166)."""
+        run in the sandbox before the bot (decision 166); ``proc_subset``:
+        the launcher will remount its procfs with subset=pid before the bot
+        runs (only what a runtime reads is bound over it then; decision
+        177)."""
         if tmpfs is not None:
             shm_args = ["--bind", str(tmpfs[1]), "/dev/shm"]
             tmp_args = ["--bind", str(tmpfs[0]), "/tmp"]
@@ -386,13 +402,7 @@ class BwrapLauncher(Launcher):
         args += [
             "--proc",
             "/proc",
-            # The host's sysctls: a bot needs none, and their counters
-            # (fs.aio-nr, kernel.pty.nr, fs.file-nr ...) are moved by every
-            # sandbox: a channel between seats that freezing does not close.
-            "--ro-bind",
-            str(self.image.empty),
-            "/proc/sys",
-            *self._proc_binds,
+            *self._proc_binds[proc_subset],
             "--ro-bind",
             str(_meminfo_file(limits.memory_bytes)),
             f"/proc/{MEMINFO}",
@@ -449,7 +459,7 @@ class BwrapLauncher(Launcher):
     def spawn(self, root: Path, argv: list[str], limits: BotLimits) -> BotProcess:
         interpreter = argv[0]
         if not interpreter.startswith(("/usr/", "/bin/", "./")):  # ./ENTRY: a native bot, in /bot
-            raise SandboxError(f"the bot interpreter {interpreter!r} is not under /usr: the sandbox only shows /usr")
+            raise SandboxError(f"the bot interpreter {interpreter!r} is not under /usr: the sandbox shows its runtime's files under /usr only")
         if interpreter.startswith("/") and not os.access(interpreter, os.X_OK):
             # The platform's to fix (a runtime not installed), never the bot's forfeit.
             raise SandboxError(f"the bot interpreter {interpreter} is not installed (scripts/install-system-packages.sh installs the runtimes)")
@@ -511,6 +521,9 @@ class BwrapLauncher(Launcher):
             # are in the cgroups: the wait for its stdin and stdout, or else
             # bwrap's --block-fd.
             use_block = bool(cgroups) and not handover
+            # The procfs remounted once bwrap is done, before the hand-over
+            # lets the bot's code run (decision 177).
+            proc_subset = handover and self.proc_subset
             pass_fds = [info_w] + ([block_r] if use_block else [])
             seccomp_fd = None
             if self.seccomp is not None:
@@ -550,6 +563,7 @@ class BwrapLauncher(Launcher):
                 seccomp_fd,
                 netns_joined=netns_fd is not None,
                 stdio_socket=child_fd if exec_handover else None,
+                proc_subset=proc_subset,
             )
             memory_cgroup = any(controller.name == "memory" for controller, _ in cgroups)
             command, as_uid = self.as_bot(command, uid, _rlimit_options(limits, memory_cgroup), netns_fd)
@@ -608,6 +622,13 @@ class BwrapLauncher(Launcher):
                     os.write(block_w, b"1")
                 except BrokenPipeError:
                     raise SandboxError(f"bwrap failed to start the sandbox: {_bwrap_error(popen)}") from None
+            if proc_subset:
+                try:
+                    show_only_processes(inner_pid, self._bwrap_stat, time.monotonic() + START_TIMEOUT_S)
+                except (OSError, TimeoutError) as exc:
+                    if popen.poll() is not None:
+                        raise SandboxError(f"bwrap failed to start the sandbox: {_bwrap_error(popen)}") from None
+                    raise SandboxError(f"cannot hide the host's /proc from the bot: {exc}") from None
             if handover:
                 # Now the bot's code may run: hand it its stdin and stdout.
                 try:

@@ -16,6 +16,7 @@ tests/sandbox/test_channels*.py's).
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import stat
@@ -27,7 +28,7 @@ from cardroom.launch import BotLimits
 from cardroom.runtimes import runtime_argv, runtime_limits
 from cardroom.sandbox import image, procview, runs_dir, state_dir
 
-from .conftest import REPO, RecordingLauncher, assert_host_clean
+from .conftest import REPO, RecordingLauncher, assert_host_clean, launcher_like
 from .native import node_package
 from .test_sandbox import finish, read_line, start
 
@@ -136,57 +137,59 @@ def test_a_file_read_by_one_bot_shows_no_trace_to_the_next(bwrap_launcher, tmp_p
     assert_host_clean(recording.procs)
 
 
-# Reads every top-level entry of its /proc that is not a process's, and
-# meminfo, mountinfo and what the runtime's own calls report.
+# Lists its /proc, reads each name it is given there (None: no such file,
+# "EACCES": only root may read it), and its mountinfo.
 PROC_READER = """
 import json, os, sys
-sys.stdin.readline()
-out = {"files": {}, "folders": {}}
-for name in sorted(os.listdir("/proc")):
-    if name.isdigit() or name in ("self", "thread-self", "net", "mounts"):
-        continue
+names = json.loads(sys.stdin.readline())
+out = {"listed": sorted(n for n in os.listdir("/proc") if not n.isdigit()), "files": {}, "folders": {}}
+for name in names:
     path = "/proc/" + name
     if os.path.isdir(path):
         out["folders"][name] = sorted(os.listdir(path))
         continue
     try:
         out["files"][name] = open(path, "rb").read().decode("latin-1")
-    except PermissionError:
+    except FileNotFoundError:
         out["files"][name] = None
+    except PermissionError:
+        out["files"][name] = "EACCES"
 out["mountinfo"] = open("/proc/self/mountinfo").read()
 out["cpu_count"] = os.cpu_count()
 print(json.dumps(out), flush=True)
 """
 
-# The files issue 35 names, and what each must hold: its static text, or nothing.
-LISTED = ["meminfo", "loadavg", "stat", "diskstats", "cmdline", "key-users", "interrupts", "softirqs", "zoneinfo", "buddyinfo", "vmstat"]
+# The files issue 35 names (and pressure/), besides every entry of the host's /proc.
+LISTED = ["meminfo", "loadavg", "stat", "diskstats", "cmdline", "key-users", "interrupts", "softirqs", "zoneinfo", "buddyinfo", "vmstat", "pressure"]
 
 
-def test_proc_shows_the_bot_nothing_of_the_host(bwrap_launcher, tmp_path):
-    limits = BotLimits(memory_bytes=300 * 1024 * 1024)
-    seen = _ask(start(bwrap_launcher, tmp_path, PROC_READER, limits=limits), "go")
-    files, folders = seen["files"], seen["folders"]
+def _proc_seen(launcher, tmp_path: Path, limits: BotLimits) -> dict:
+    names = sorted({n for n in os.listdir("/proc") if not n.isdigit() and n not in ("self", "thread-self")} | set(LISTED))
+    return _ask(start(launcher, tmp_path, PROC_READER, limits=limits), json.dumps(names))
+
+
+def _assert_nothing_of_the_host(seen: dict, limits: BotLimits, subset: bool) -> None:
     static = {"stat": procview.STAT, "loadavg": procview.LOADAVG, "uptime": procview.UPTIME}
-    for name in LISTED:
-        if os.path.exists(f"/proc/{name}"):
-            assert name in files, name
-    for name, text in files.items():
+    for name, text in seen["files"].items():
         if name == "meminfo":
             assert text == procview.meminfo(limits.memory_bytes).decode()
-            assert "MemTotal:         307200 kB" in text  # the bot's own limit
         elif name in static:
             assert text == static[name], name
         elif name == "cpuinfo":
             assert text.startswith("processor\t: 0") and "cpu MHz" not in text and "processor\t: 1" not in text
-        elif name == "version":
-            assert text == Path("/proc/version").read_text()  # as uname(2) says
+        elif subset:
+            assert text is None, (name, text[:200])  # not there at all
+        elif name == "version" or name in ("mounts", "net"):
+            pass  # as uname(2) says; links into the bot's own /proc/self
         else:
             # Empty, or a file only root may read (the bot cannot open it).
-            assert text == "" or (text is None and not os.stat(f"/proc/{name}").st_mode & 0o044), (name, text[:200])
-    assert files.get("meminfo") is not None and files.get("loadavg") is not None
-    # pressure/*, irq/*, fs/* ...: empty; sys empty (decision 93); sysvipc is the bot's IPC namespace's.
-    assert {name: entries for name, entries in folders.items() if entries and name != "sysvipc"} == {}
-    assert "pressure" in folders or not os.path.exists("/proc/pressure")
+            assert text in ("", "EACCES") or text is None, (name, text[:200])
+            assert text != "EACCES" or not os.stat(f"/proc/{name}").st_mode & 0o044, name
+    assert "MemTotal:         307200 kB" in seen["files"]["meminfo"]  # the bot's own limit
+    # pressure/*, irq/*, fs/* ...: empty or not there; net and sysvipc are the bot's own namespaces'.
+    assert {name: entries for name, entries in seen["folders"].items() if entries and name not in ("net", "sysvipc")} == {}
+    if subset:
+        assert seen["listed"] == ["self", "thread-self"] and seen["folders"] == {}  # no sys, net, sysvipc either
     assert seen["cpu_count"] == 1  # glibc counts the processors of /proc/stat: the bot's one core
     # No mount shows a host path: every source is a tmpfs of ours (its
     # path inside it) or the bot's procfs.
@@ -194,6 +197,29 @@ def test_proc_shows_the_bot_nothing_of_the_host(bwrap_launcher, tmp_path):
     host = (str(state_dir()), str(REPO), "/usr", "/etc", "/work", "/run", "/home")
     assert [root for root in roots if root.startswith(host)] == [], seen["mountinfo"]
     assert roots[0] == "/python"
+
+
+def test_proc_shows_the_bot_only_its_own_processes(bwrap_launcher, tmp_path):
+    """Its procfs remounted with subset=pid: its processes, self, and the
+    static files a runtime reads; nothing else, not even by name."""
+    if not bwrap_launcher.proc_subset:
+        pytest.skip("this kernel's procfs has no subset=pid (Linux 5.8)")
+    limits = BotLimits(memory_bytes=300 * 1024 * 1024)
+    _assert_nothing_of_the_host(_proc_seen(bwrap_launcher, tmp_path, limits), limits, subset=True)
+    assert sorted(n for n in os.listdir("/proc") if not n.isdigit())[:3] != ["self", "thread-self"]  # the host's is whole
+
+
+def test_without_the_remount_every_host_file_of_proc_is_covered(bwrap_launcher, tmp_path):
+    """Where the bot's start has no hand-over to wait for (or the kernel no
+    subset=pid), each host file is covered by an empty or static one."""
+    launcher = launcher_like(bwrap_launcher)
+    launcher.proc_subset = False
+    limits = BotLimits(memory_bytes=300 * 1024 * 1024)
+    seen = _proc_seen(launcher, tmp_path, limits)
+    for name in LISTED:
+        if os.path.exists(f"/proc/{name}"):
+            assert name in seen["listed"], name  # there, but empty
+    _assert_nothing_of_the_host(seen, limits, subset=False)
 
 
 NODE_LOOKS = """
@@ -237,3 +263,17 @@ def test_the_measure_sees_a_read_that_reaches_the_disk(tmp_path):
         assert int(after["read_bytes"]) - int(io["read_bytes"]) > 0
     finally:
         os.close(fd)
+
+
+def test_files_not_in_memory_refuse_the_sandbox_unless_weak_mode_is_asked_for(monkeypatch, reprobe):
+    """Fail closed: run folders on a disk (a worker that cannot mount a
+    tmpfs, a state folder not on one) are a missing limit."""
+    probe_module = importlib.import_module("cardroom.sandbox.probe")  # (the package's ``probe`` is the function)
+    monkeypatch.setattr(probe_module, "prepare_runs", lambda: (False, "cannot mount a tmpfs on /x: Operation not permitted"))
+    monkeypatch.delenv("CARDROOM_SANDBOX_WEAK_LIMITS", raising=False)
+    report = reprobe()
+    assert not report.ok
+    assert "limits that cannot be applied here: files" in report.error and "noatime" in report.error, report.error
+    monkeypatch.setenv("CARDROOM_SANDBOX_WEAK_LIMITS", "1")
+    report = reprobe()
+    assert report.ok and "NOT in force: files" in report.limits_summary()

@@ -145,7 +145,7 @@ INSPECT = """
     out["sys_path"] = sys.path
     # The interfaces of the bot's network namespace (if_nameindex would ask
     # netlink, which the seccomp filter refuses).
-    out["interfaces"] = sorted(line.split(":")[0].strip() for line in open("/proc/net/dev").read().splitlines()[2:])
+    out["interfaces"] = sorted(line.split(":")[0].strip() for line in open("/proc/self/net/dev").read().splitlines()[2:])
     out["files"] = sorted(os.listdir("/bot"))
     status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
     out["caps"] = [status[k].strip() for k in ("CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs")]

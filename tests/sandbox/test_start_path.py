@@ -109,7 +109,7 @@ NAMESPACE_BOT = """
         out["lo_up"] = "done"
     except OSError as exc:
         out["lo_up"] = errno.errorcode[exc.errno]
-    out["interfaces"] = [line.split(":")[0].strip() for line in open("/proc/net/dev").read().splitlines()[2:]]
+    out["interfaces"] = [line.split(":")[0].strip() for line in open("/proc/self/net/dev").read().splitlines()[2:]]
     print(json.dumps(out), flush=True)
     sys.stdin.readline()  # held open (the listener with it) until the test ends the bot
 """
@@ -159,7 +159,7 @@ INSPECT_START = """
     status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
     limits = {n: list(resource.getrlimit(getattr(resource, "RLIMIT_" + n))) for n in ("AS", "CPU", "NPROC", "FSIZE", "NOFILE", "CORE", "MEMLOCK", "MSGQUEUE")}
     json.dump({"ids": [os.getresuid(), os.getresgid(), os.getgroups()], "caps": status["CapEff"].strip(),
-               "limits": limits, "netns": os.readlink("/proc/self/ns/net"), "lo": open("/proc/net/dev").read().count("lo:")}, sys.stdout)
+               "limits": limits, "netns": os.readlink("/proc/self/ns/net"), "lo": open("/proc/self/net/dev").read().count("lo:")}, sys.stdout)
 """
 
 

@@ -20,7 +20,7 @@ def reply(message):
 
 
 def host_tcp_pages():
-    with open("/proc/net/sockstat") as f:
+    with open("/proc/self/net/sockstat") as f:
         for line in f:
             if line.startswith("TCP:"):
                 fields = line.split()
