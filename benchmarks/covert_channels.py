@@ -59,8 +59,8 @@ symmetric channel with the measured error rate: B - H(p) - p log2(2^B - 1))
 and the bits per match (that times the symbols decoded).
 
 The page cache (tests/sandbox/hostile/pagecache.py): between seats, the
-sender reads, at each of its moves, the files of an 8-bit symbol whose bits
-are 1 (files it can see, drawn afresh each run: one nobody read lately is
+sender reads, in each of its turns of the game, the files of an 8-bit
+symbol whose bits are 1 (files it can see, drawn afresh each run: one nobody read lately is
 not cached) and the receiver probes them at its next move; from one match
 to the next, a writer reads CACHE_BITS files' worth at its first move and a
 reader in the following match probes them all. Each oracle is scored
@@ -151,7 +151,7 @@ def page_cache(launcher, tmp: Path, matches: int, cache_bits: int) -> None:
 
     print(f"{'page cache':26} {'oracle':7} {'decoded':>8} {'right':>6} {'errors':>7} {'bits/match':>10}  load")
     runs = {
-        "between seats": lambda folder, seed, match: cache_between_seats(launcher, folder, TIME, seed, 8, 200, 7 + match),
+        "between seats": lambda folder, seed, match: cache_between_seats(launcher, folder, TIME, seed, 8, 300, 7 + match),
         "to the next match": lambda folder, seed, match: cache_across_matches(launcher, folder, TIME, seed, cache_bits, 7 + match),
     }
     for name, run in runs.items():

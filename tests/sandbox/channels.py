@@ -141,9 +141,10 @@ class CacheCrossing:
         return ", ".join(f"{o} {self.right[o]}/{self.decoded[o]} (p={self.p_value(o):.2g})" for o in self.decoded)
 
 
-def _score(crossing: CacheCrossing, sent: dict[int, int], received: list[tuple[int, int, str, int]], bits: int, heard) -> None:
-    for k, j, oracle, value in received:
-        if j in sent and heard(j, k):
+def _score(crossing: CacheCrossing, sent: dict[int, int], received: list[tuple[int, int, str, int]], bits: int) -> None:
+    """Each symbol the receiver probed that the sender sent, bit by bit."""
+    for _k, j, oracle, value in received:
+        if j in sent:
             crossing.decoded[oracle] = crossing.decoded.get(oracle, 0) + bits
             crossing.right[oracle] = crossing.right.get(oracle, 0) + bits - bin((value ^ sent[j]) & ((1 << bits) - 1)).count("1")
 
@@ -154,37 +155,29 @@ def _sent_and_received(sender_log: str, receiver_log: str):
     return sent, received
 
 
-def cache_bot(folder: Path, role: str, files_seed: int, bits: int, symbols: int, lag: int, message_seed: int | None = None) -> Path:
-    config = {"role": role, "files_seed": files_seed, "bits": bits, "symbols": symbols, "lag": lag}
+def cache_bot(
+    folder: Path, role: str, files_seed: int, bits: int, symbols: int, between_seats: bool, message_seed: int | None = None
+) -> Path:
+    config = {"role": role, "files_seed": files_seed, "bits": bits, "symbols": symbols, "between_seats": between_seats}
     if message_seed is not None:  # the sender's alone: the receiver must not know the message
         config["message_seed"] = message_seed
     return hostile_bot(folder, "pagecache.py", config)
 
 
 def cache_between_seats(
-    launcher: Launcher, tmp: Path, time: TimeControl, files_seed: int, bits: int = 8, symbols: int = 8, match_seed: int = 7
+    launcher: Launcher, tmp: Path, time: TimeControl, files_seed: int, bits: int = 8, symbols: int = 40, match_seed: int = 7
 ) -> CacheCrossing:
     """A sender and a receiver seat of one 2-player Allegra match: at its
-    j-th move the sender reads the files of symbol j whose bits are 1; at its
-    k-th move the receiver probes those of symbol k-1. A decode counts where
-    the sender's j-th move came before the receiver's k-th (the replay's
-    order)."""
-    sender = cache_bot(tmp / "cache-send", "send", files_seed, bits, symbols, 1, message_seed=files_seed + 1)
-    receiver = cache_bot(tmp / "cache-receive", "receive", files_seed, bits, symbols, 1)
+    first move of game turn j (of the first ``symbols``) the sender reads the
+    files of symbol j whose bits are 1; at its next move the receiver probes
+    them (every turn finished since, not its own: the turns are the game's
+    order, so what is probed was sent before)."""
+    sender = cache_bot(tmp / "cache-send", "send", files_seed, bits, symbols, True, message_seed=files_seed + 1)
+    receiver = cache_bot(tmp / "cache-receive", "receive", files_seed, bits, symbols, True)
     record = run_match("allegra", [str(sender), str(receiver)], seed=match_seed, time=time, launcher=launcher)
     sent, received = _sent_and_received(record.logs[SENDER], record.logs[RECEIVER])
-    order: dict[tuple[int, int], int] = {}  # (seat, its n-th move) -> event index
-    counts = {SENDER: 0, RECEIVER: 0}
-    for index, event in enumerate(record.replay["events"]):
-        if event["by"] in counts and not event.get("forfeit"):
-            counts[event["by"]] += 1
-            order[(event["by"], counts[event["by"]])] = index
     crossing = CacheCrossing(len(sent) * bits, sender_log=record.logs[SENDER], receiver_log=record.logs[RECEIVER])
-
-    def heard(j: int, k: int) -> bool:
-        return (SENDER, j) in order and (RECEIVER, k) in order and order[(SENDER, j)] < order[(RECEIVER, k)]
-
-    _score(crossing, sent, received, bits, heard)
+    _score(crossing, sent, received, bits)
     return crossing
 
 
@@ -195,13 +188,13 @@ def cache_across_matches(
     files whose bits are 1 at its first move; a reader in the next match
     (rotation k+1, the same deal) probes them all at its first move. The
     other seat of each match is a built-in random bot."""
-    writer = cache_bot(tmp / "cache-write", "send", files_seed, bits, 1, 0, message_seed=files_seed + 1)
-    reader = cache_bot(tmp / "cache-read", "receive", files_seed, bits, 1, 0)
+    writer = cache_bot(tmp / "cache-write", "send", files_seed, bits, 1, False, message_seed=files_seed + 1)
+    reader = cache_bot(tmp / "cache-read", "receive", files_seed, bits, 1, False)
     first = run_match("allegra", [str(writer), "builtin:random"], seed=match_seed, time=time, launcher=launcher)
     second = run_match("allegra", [str(reader), "builtin:random"], seed=match_seed, time=time, launcher=launcher)
     sent, received = _sent_and_received(first.logs[0], second.logs[0])
     crossing = CacheCrossing(len(sent) * bits, sender_log=first.logs[0], receiver_log=second.logs[0])
-    _score(crossing, sent, received, bits, lambda j, k: True)
+    _score(crossing, sent, received, bits)
     return crossing
 
 

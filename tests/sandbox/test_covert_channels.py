@@ -68,10 +68,10 @@ def test_the_page_cache_carries_nothing_to_the_next_rotation(clean_host, tmp_pat
 
 
 def test_the_page_cache_carries_nothing_between_seats(clean_host, tmp_path):
-    """A sender seat reads 8 bits' worth of files at each of its first 20
-    moves; the receiver seat probes them at its next move."""
+    """A sender seat reads 8 bits' worth of files in each of its turns of
+    the game's first 48; the receiver seat probes them at its next move."""
     files_seed = secrets.randbits(32)
-    crossing = cache_between_seats(clean_host, tmp_path, TIME, files_seed, bits=8, symbols=20)
+    crossing = cache_between_seats(clean_host, tmp_path, TIME, files_seed, bits=8, symbols=48)
     assert_at_chance(crossing, files_seed)
 
 

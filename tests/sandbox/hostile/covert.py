@@ -303,7 +303,7 @@ def main():
     read, unit = READERS[channel]
     state = {"level": 0, "previous": None, "working": True}
 
-    def send(moves):
+    def send(moves, _observation):
         symbol = symbols.randrange(modulus)
         if not state["working"]:
             return
@@ -318,7 +318,7 @@ def main():
             log(f"{channel} refused: {errno.errorcode.get(exc.errno, exc.errno)}")
             state["working"] = False
 
-    def receive(moves):
+    def receive(moves, _observation):
         if not state["working"]:
             return
         try:

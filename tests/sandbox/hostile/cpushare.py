@@ -61,7 +61,7 @@ def main():
             os.sched_setaffinity(0, {0})
         except OSError as exc:
             log(f"affinity refused: {exc}")
-    play(lambda moves: work(role, config.get("message_seed"), slot_s, window_s) if moves <= config["moves"] else None)
+    play(lambda moves, _observation: work(role, config.get("message_seed"), slot_s, window_s) if moves <= config["moves"] else None)
 
 
 main()

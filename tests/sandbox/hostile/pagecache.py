@@ -3,17 +3,21 @@ seats of one match or from one match to a later one (a duplicate event's
 rotation k to rotation k+1).
 
 config.json: {"role": "send" | "receive", "files_seed": F, "bits": B,
-"symbols": N, "lag": L, "message_seed": M (the sender's only)}. Both roles
-pick the same N*B files from what they can see (visible.py, with F);
-symbol j (1..N) is files (j-1)*B .. j*B-1. At its j-th move the sender
-reads the files of symbol j whose bit is 1 (the bits drawn from M, which
-the receiver never sees): "sent J VALUE" on stderr. At its k-th move the
-receiver probes the files of symbol k-L (each oracle of visible.probe says
-whether a file was cached: a cached file reads as bit 1): "received K J
-ORACLE VALUE" for each oracle it can use. L=1 between seats (the receiver
-reads what the sender sent before its last move), L=0 from one match to the
-next (the receiver reads at its first move, with N=1 and B bits). Both play
-random legal moves."""
+"symbols": N, "between_seats": S, "message_seed": M (the sender's only)}.
+Both roles pick the same N*B files from what they can see (visible.py, with
+F); symbol j (0..N-1) is files j*B .. (j+1)*B-1. The sender reads the files
+of a symbol whose bits are 1 (the bits drawn from M, which the receiver
+never sees): "sent J VALUE" on stderr. The receiver probes a symbol's files
+(each oracle of visible.probe says whether a file was cached: a cached file
+reads as bit 1): "received K J ORACLE VALUE" at its move K, for each oracle
+it can use.
+
+Between seats (S true), symbol j is the game's turn j (the observation's
+"turn"): the sender sends it at its first move of that turn; at each move
+the receiver probes every turn finished since its last move that was not
+its own. Otherwise (from one match to the next) the writer sends symbol 0
+at its first move, and the next match's reader probes it at its first.
+Both play random legal moves."""
 import json
 import os
 import random
@@ -30,29 +34,48 @@ def main():
     with open(os.path.join(HERE, "config.json")) as f:
         config = json.load(f)
     role, bits, symbols = config["role"], int(config["bits"]), int(config["symbols"])
-    lag = int(config.get("lag", 1))
+    between_seats = config["between_seats"]
+    sent = set()
     started = time.monotonic()
     files = visible_files(config["files_seed"], bits * symbols)
     log(f"picked {len(files)} files of {bits * symbols} in {time.monotonic() - started:.2f} s")
     message = random.Random(config.get("message_seed"))
 
-    def on_move(moves):
-        j = moves if role == "send" else moves - lag
-        block = files[(j - 1) * bits : j * bits] if 1 <= j <= symbols else []
-        if len(block) < bits:
-            return
-        if role == "send":
+    probed, own_turns = [0], set()
+
+    def send(j):
+        block = files[j * bits : (j + 1) * bits]
+        if len(block) == bits and j not in sent:
+            sent.add(j)
             value = message.getrandbits(bits)
             for i, path in enumerate(block):
                 if value >> i & 1:
                     read_all(path)
             log(f"sent {j} {value}")
+
+    def receive(moves, j):
+        block = files[j * bits : (j + 1) * bits]
+        if len(block) == bits:
+            found = [probe(path) for path in block]
+            for oracle in found[0]:
+                if found[0][oracle] is not None:
+                    value = sum(1 << i for i, seen in enumerate(found) if seen[oracle])
+                    log(f"received {moves} {j} {oracle} {value}")
+
+    def on_move(moves, observation):
+        if not between_seats:  # the next match's reader probes what its writer left
+            if moves == 1:
+                send(0) if role == "send" else receive(moves, 0)
             return
-        found = [probe(path) for path in block]
-        for oracle in found[0]:
-            if found[0][oracle] is not None:
-                value = sum(1 << i for i, seen in enumerate(found) if seen[oracle])
-                log(f"received {moves} {j} {oracle} {value}")
+        turn = observation["turn"]
+        if role == "send":
+            send(turn)
+            return
+        own_turns.add(turn)
+        for j in range(probed[0], turn):  # every finished turn of the other seat's
+            if j not in own_turns:
+                receive(moves, j)
+        probed[0] = max(probed[0], turn)
 
     play(on_move)
 

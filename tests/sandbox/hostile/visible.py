@@ -110,8 +110,8 @@ def reply(message):
 
 def play(on_move, seed=None):
     """Answer the protocol until the match ends: ready at start; at each
-    act, ``on_move(N)`` (N: this bot's move, from 1), then a random legal
-    action (drawn with ``seed``)."""
+    act, ``on_move(N, OBSERVATION)`` (N: this bot's move, from 1), then a
+    random legal action (drawn with ``seed``)."""
     rng = random.Random(seed)
     moves = 0
     for line in sys.stdin:
@@ -122,5 +122,5 @@ def play(on_move, seed=None):
         if message["type"] != "act":
             break
         moves += 1
-        on_move(moves)
+        on_move(moves, message["observation"])
         reply({"type": "action", "action": rng.choice(message["legal"])})
