@@ -41,6 +41,10 @@ move. The counters:
 * cpubusy: the host's busy clock ticks in /proc/stat's cpu row (sysinfo
   and /proc/uptime's idle time say the same), moved by ticks the sender
   keeps the CPU busy before it moves;
+* pipeino: the inode number of a new pipe (fstat), which the kernel takes
+  from one counter for the whole host's pipes, sockets and anonymous
+  inodes (get_next_ino), handed to each CPU in batches of 1024: both seats
+  move to CPU 0, the sender makes and closes pipes;
 * thinktime: the receiver's own clock between its moves, moved by the
   milliseconds the sender waits before it moves (a step of SCALE ms): the
   timing channel through the shared CPU and clock that no sandbox removes,
@@ -109,6 +113,7 @@ WIDTHS = {
     "vmstat": [(2, 1), (4, 1)],
     "softirqs": [(2, 1), (3, 1)],
     "cpubusy": [(2, 1), (2, 2), (4, 2)],
+    "pipeino": [(2, 1), (4, 1), (6, 1), (8, 1)],
     "thinktime": [(2, 2), (4, 2), (4, 5), (6, 5), (4, 20)],
 }
 TIME = TimeControl(startup_ms=20_000, per_move_ms=3_000, overage_ms=10_000, total_ms=600_000, end_grace_ms=1_000)

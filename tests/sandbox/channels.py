@@ -49,9 +49,27 @@ def hostile_bot(folder: Path, program: str, config: dict) -> Path:
     return folder
 
 
-def covert_bot(folder: Path, role: str, channel: str, bits: int, seed: int, scale: int = 1, files_seed: int = 0) -> Path:
+def covert_bot(
+    folder: Path, role: str, channel: str, bits: int, seed: int, scale: int = 1, files_seed: int = 0, across: bool = False
+) -> Path:
     config = {"role": role, "channel": channel, "bits": bits, "seed": seed, "scale": scale, "files_seed": files_seed}
+    if across:
+        config["across"] = True
     return hostile_bot(folder, "covert.py", config)
+
+
+def counter_across_matches(launcher: Launcher, tmp: Path, channel: str, bits: int, time: TimeControl, seed: int) -> tuple[int, int]:
+    """The duplicate case through a counter only ever bumped (pipeino): a
+    writer keeps the counter at its message mod 2**bits after each of its
+    moves; the next match's reader reads it at its first move. (symbol
+    sent, symbol read), -1 where a side logged none."""
+    writer = covert_bot(tmp / f"{channel}-write", "send", channel, bits, seed, across=True)
+    reader = covert_bot(tmp / f"{channel}-read", "receive", channel, bits, seed, across=True)
+    first = run_match("allegra", [str(writer), "builtin:random"], seed=7, time=time, launcher=launcher)
+    second = run_match("allegra", [str(reader), "builtin:random"], seed=7, time=time, launcher=launcher)
+    sent = re.search(r"^sent 1 (\d+)$", first.logs[0], re.M)
+    heard = re.search(r"^received 1 (\d+)$", second.logs[0], re.M)
+    return (int(sent.group(1)) if sent else -1), (int(heard.group(1)) if heard else -1)
 
 
 def covert_match(

@@ -125,6 +125,22 @@ def read_sysinfo_procs():  # sysinfo(2): the host's task count, as /proc/loadavg
     return info.procs
 
 
+def read_pipe_inode():
+    """The inode number a new pipe gets: the kernel's get_next_ino(), one
+    counter for all pipes, sockets and anonymous inodes of the host, handed
+    out to each CPU in batches (so both seats move to CPU 0 first). Less
+    this reader's own pipes."""
+    r, w = os.pipe()
+    inode = os.fstat(r).st_ino
+    os.close(r)
+    os.close(w)
+    read_pipe_inode.mine += 1
+    return inode - read_pipe_inode.mine
+
+
+read_pipe_inode.mine = 0
+
+
 def read_clock_ms():  # the receiver's own clock: how long the other seat took to move
     return time.monotonic_ns() // 1_000_000
 
@@ -143,6 +159,7 @@ READERS = {
     "softirqs": (read_block_softirqs, 1),
     "cpubusy": (read_busy_ticks, 1),
     "sysinfo": (read_sysinfo_procs, 1),
+    "pipeino": (read_pipe_inode, 1),
     "thinktime": (read_clock_ms, 1),
 }
 
@@ -251,6 +268,16 @@ class DiskReads:
             read_all(self.files.pop())
 
 
+class Pipes:
+    """Makes SYMBOL pipes and closes them (each takes an inode number)."""
+
+    def add(self, symbol):
+        for _ in range(symbol):
+            r, w = os.pipe()
+            os.close(r)
+            os.close(w)
+
+
 class Spin:
     """Keeps the CPU busy for SYMBOL clock ticks (10 ms each) before it moves."""
 
@@ -281,9 +308,10 @@ SENDERS = {
     "vmstat": lambda seed: DiskReads(seed, 4096),
     "softirqs": DiskReads,
     "cpubusy": Spin,
+    "pipeino": Pipes,
     "thinktime": Think,
 }
-COUNTERS = (Forks, Think, Spin, DiskReads)  # bumped by each symbol; the others hold a level
+COUNTERS = (Forks, Think, Spin, DiskReads, Pipes)  # bumped by each symbol; the others hold a level
 
 
 def main():
@@ -301,6 +329,8 @@ def main():
     else:
         sender = kind()
     read, unit = READERS[channel]
+    if channel == "pipeino":  # one CPU's batch of the counter: both seats on CPU 0
+        os.sched_setaffinity(0, {0})
     state = {"level": 0, "previous": None, "working": True}
 
     def send(moves, _observation):
@@ -331,7 +361,24 @@ def main():
             log(f"received {moves} {round((value - state['previous']) / (unit * scale)) % modulus}")
         state["previous"] = value
 
-    play(send if role == "send" else receive, config["seed"] + (1 if role == "send" else 2))
+    def write(moves, _observation):
+        """To the next match: after each move, the counter's value is the
+        message (mod 2**B), bumped up to it; the last move's stays."""
+        message = symbols.randrange(modulus) if moves == 1 else state["level"]
+        state["level"] = message
+        bumps = (message - read()) % modulus
+        sender.add(bumps)
+        if moves == 1:
+            log(f"sent 1 {message}")
+
+    def read_once(moves, _observation):
+        if moves == 1:
+            log(f"received 1 {read() % modulus}")
+
+    if config.get("across"):  # the pipe-inode counter from one match to the next
+        play(write if role == "send" else read_once, config["seed"])
+    else:
+        play(send if role == "send" else receive, config["seed"] + (1 if role == "send" else 2))
 
 
 main()
