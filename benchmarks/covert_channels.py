@@ -45,6 +45,8 @@ move. The counters:
   from one counter for the whole host's pipes, sockets and anonymous
   inodes (get_next_ino), handed to each CPU in batches of 1024: both seats
   move to CPU 0, the sender makes and closes pipes;
+* memfdino: the same for a new memfd's inode number (the kernel's internal
+  shmem mount, which also holds SysV shared memory, numbers them all);
 * thinktime: the receiver's own clock between its moves, moved by the
   milliseconds the sender waits before it moves (a step of SCALE ms): the
   timing channel through the shared CPU and clock that no sandbox removes,
@@ -114,6 +116,7 @@ WIDTHS = {
     "softirqs": [(2, 1), (3, 1)],
     "cpubusy": [(2, 1), (2, 2), (4, 2)],
     "pipeino": [(2, 1), (4, 1), (6, 1), (8, 1)],
+    "memfdino": [(4, 1), (8, 1)],
     "thinktime": [(2, 2), (4, 2), (4, 5), (6, 5), (4, 20)],
 }
 TIME = TimeControl(startup_ms=20_000, per_move_ms=3_000, overage_ms=10_000, total_ms=600_000, end_grace_ms=1_000)

@@ -141,6 +141,20 @@ def read_pipe_inode():
 read_pipe_inode.mine = 0
 
 
+def read_memfd_inode():
+    """The inode number a new memfd gets: the kernel's internal shmem mount
+    numbers every memfd (and SysV shared memory segment) of the host from
+    one counter, in per-CPU batches. Less this reader's own."""
+    fd = os.memfd_create("probe")
+    inode = os.fstat(fd).st_ino
+    os.close(fd)
+    read_memfd_inode.mine += 1
+    return inode - read_memfd_inode.mine
+
+
+read_memfd_inode.mine = 0
+
+
 def read_clock_ms():  # the receiver's own clock: how long the other seat took to move
     return time.monotonic_ns() // 1_000_000
 
@@ -160,6 +174,7 @@ READERS = {
     "cpubusy": (read_busy_ticks, 1),
     "sysinfo": (read_sysinfo_procs, 1),
     "pipeino": (read_pipe_inode, 1),
+    "memfdino": (read_memfd_inode, 1),
     "thinktime": (read_clock_ms, 1),
 }
 
@@ -278,6 +293,14 @@ class Pipes:
             os.close(w)
 
 
+class Memfds:
+    """Makes SYMBOL memfds and closes them (each takes an inode number)."""
+
+    def add(self, symbol):
+        for _ in range(symbol):
+            os.close(os.memfd_create("bump"))
+
+
 class Spin:
     """Keeps the CPU busy for SYMBOL clock ticks (10 ms each) before it moves."""
 
@@ -309,9 +332,10 @@ SENDERS = {
     "softirqs": DiskReads,
     "cpubusy": Spin,
     "pipeino": Pipes,
+    "memfdino": Memfds,
     "thinktime": Think,
 }
-COUNTERS = (Forks, Think, Spin, DiskReads, Pipes)  # bumped by each symbol; the others hold a level
+COUNTERS = (Forks, Think, Spin, DiskReads, Pipes, Memfds)  # bumped by each symbol; the others hold a level
 
 
 def main():
@@ -329,7 +353,7 @@ def main():
     else:
         sender = kind()
     read, unit = READERS[channel]
-    if channel == "pipeino":  # one CPU's batch of the counter: both seats on CPU 0
+    if channel in ("pipeino", "memfdino"):  # one CPU's batch of the counter: both seats on CPU 0
         os.sched_setaffinity(0, {0})
     state = {"level": 0, "previous": None, "working": True}
 
