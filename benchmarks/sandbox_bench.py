@@ -512,8 +512,11 @@ def bwrap_cpu(launcher: Launcher, bot: BenchBot, runs: int) -> list[float]:
             seccomp = launcher.seccomp  # type: ignore[attr-defined]
             seccomp_fd = filter_fd(seccomp.program) if seccomp is not None else None  # read to its end by each bwrap
             try:
+                # As a start with a hand-over makes it (decision 177: the
+                # binds of /proc for a procfs the worker then remounts).
+                subset = {"proc_subset": True} if getattr(launcher, "proc_subset", False) else {}
                 argv = launcher.argv(  # type: ignore[attr-defined]
-                    bot.argv, bot.limits, state_dir() / "empty", info_w, None, tmpfs, seccomp_fd, netns_joined=netns_fd is not None
+                    bot.argv, bot.limits, state_dir() / "empty", info_w, None, tmpfs, seccomp_fd, netns_joined=netns_fd is not None, **subset
                 )
                 # (The image holds no true(1): bound in for this, one mount more.)
                 argv = argv[: argv.index("--")] + ["--ro-bind", "/usr/bin/true", "/tmp/true", "--", "/tmp/true"]

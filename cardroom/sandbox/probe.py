@@ -267,15 +267,20 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
     sweep_file_cache()  # bots' files no run has linked for a while
     if swept:
         report.notes.append(f"removed {len(swept)} run folders, cgroups and /run/user folders left behind by workers that died or by earlier versions")
-    launcher = BwrapLauncher(
-        bwrap,
-        controllers,
-        prlimit=prlimit,
-        tmpfs_mounts=tmpfs_error is None,
-        seccomp=seccomp_filter,
-        bot_exec=bot_exec or "",
-        bot_exec_note=bot_exec_note,
-    )
+    try:
+        launcher = BwrapLauncher(
+            bwrap,
+            controllers,
+            prlimit=prlimit,
+            tmpfs_mounts=tmpfs_error is None,
+            seccomp=seccomp_filter,
+            bot_exec=bot_exec or "",
+            bot_exec_note=bot_exec_note,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        # The runtimes' image (decision 175): a full disk or memory, no ldd ...
+        report.error = f"cannot prepare the runtimes' files for the bots in {state_dir()}: {exc}; {FIX_NONE}"
+        return report, None
     image = launcher.image
     files_status = LimitStatus(
         "files",
