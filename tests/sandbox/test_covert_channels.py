@@ -9,11 +9,14 @@ ALPHA = 0.001 says whether the number right is better than chance. The
 trials are chosen so that a channel right three times in four (far below
 what any of these carried before issue 35: 90-100%) is caught with a power
 of at least 0.99: 128 bits for the page cache (chance: at most 81 right),
-at least 90 symbols of 4 bits for the counters (at most 14 right), at least
-60 of 2 bits for diskstats (at most 26; decision 180). A test whose receiver decoded fewer than that
-fails as unable to tell, unless the sandbox refused it the channel
-altogether (then nothing is decoded, and the sender or receiver logged
-why).
+at least 90 symbols of 4 bits for the counters (at most 14 right), at
+least 60 of 2 bits for diskstats (at most 26; decision 180). A test whose
+receiver decoded fewer than that fails as unable to tell, unless the
+sandbox refused it the channel altogether (then nothing is decoded, and
+the sender or receiver logged why). What a closed channel leaves is a
+decoder that says the same every time: the counters' symbols are a fixed
+draw and the page cache's messages have exactly half their bits 1, so
+such a decoder never fails a test by the luck of the draw.
 
 The files the page-cache and diskstats senders read are drawn afresh each
 run (``files_seed``, in the failure message) from every file the bot can

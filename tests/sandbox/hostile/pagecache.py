@@ -6,8 +6,8 @@ config.json: {"role": "send" | "receive", "files_seed": F, "bits": B,
 "symbols": N, "between_seats": S, "message_seed": M (the sender's only)}.
 Both roles pick the same N*B files from what they can see (visible.py, with
 F); symbol j (0..N-1) is files j*B .. (j+1)*B-1. The sender reads the files
-of a symbol whose bits are 1 (the bits drawn from M, which the receiver
-never sees): "sent J VALUE" on stderr. The receiver probes a symbol's files
+of a symbol whose bits are 1 (drawn from M, which the receiver never
+sees: half of each symbol's bits, at random places): "sent J VALUE" on stderr. The receiver probes a symbol's files
 (each oracle of visible.probe says whether a file was cached: a cached file
 reads as bit 1): "received K J ORACLE VALUE" at its move K, for each oracle
 it can use.
@@ -47,7 +47,9 @@ def main():
         block = files[j * bits : (j + 1) * bits]
         if len(block) == bits and j not in sent:
             sent.add(j)
-            value = message.getrandbits(bits)
+            # half the bits 1: a decoder that says the same of every file is
+            # right exactly half the time, however the draw fell
+            value = sum(1 << i for i in message.sample(range(bits), bits // 2))
             for i, path in enumerate(block):
                 if value >> i & 1:
                     read_all(path)
