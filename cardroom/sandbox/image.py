@@ -72,11 +72,11 @@ MOUNT_FLAGS = MS_NOSUID | MS_NODEV | MS_NOATIME
 RUNTIMES = ("python", "node", "native")
 LIBRARIES = "/usr/lib/x86_64-linux-gnu"
 DIST_PACKAGES = "/usr/lib/python3/dist-packages"
-# The C and C++ runtime libraries a native bot may link against (glibc's,
-# libstdc++, libgcc_s, libatomic, libgomp).
+# The C and C++ runtime libraries a native bot may link against: glibc's,
+# libstdc++ and libgcc_s (docs/runtimes.md: no other library).
 NATIVE_LIBRARIES = (
     "libc.so.6", "libm.so.6", "libmvec.so.1", "libpthread.so.0", "libdl.so.2", "librt.so.1", "libutil.so.1",
-    "libresolv.so.2", "libanl.so.1", "libstdc++.so.6", "libgcc_s.so.1", "libatomic.so.1", "libgomp.so.1",
+    "libresolv.so.2", "libanl.so.1", "libstdc++.so.6", "libgcc_s.so.1",
 )  # fmt: skip
 # Read by every runtime's programs through glibc: its loader's cache, the
 # time zone; libgcc_s, which glibc loads itself to unwind a thread.

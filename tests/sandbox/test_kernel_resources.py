@@ -68,7 +68,8 @@ def test_nothing_crosses_through_aio_nr_or_pty_nr(clean_host, tmp_path, channel,
 
 SYSCTLS = """
     import json, os
-    out = {"proc_sys": os.listdir("/proc/sys"), "pts": os.listdir("/dev/pts") if os.path.isdir("/dev/pts") else []}
+    # /proc/sys: not there (subset=pid, decision 177), or an empty folder.
+    out = {"proc_sys": os.listdir("/proc/sys") if os.path.isdir("/proc/sys") else [], "pts": os.listdir("/dev/pts") if os.path.isdir("/dev/pts") else []}
     for path in ("/proc/sys/fs/aio-nr", "/proc/sys/kernel/pty/nr", "/proc/sys/fs/file-nr", "/proc/sys/fs/inode-nr"):
         try:
             open(path).read()
