@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
-"""How much a covert channel through a host-wide counter carries between
-two seats of one match, measured in the real sandbox.
+"""The channel budget: how much hidden information crosses, measured in the
+real sandbox, between the seats of one match and from one match to the
+next (a duplicate event's rotation k to rotation k+1).
 
     python benchmarks/covert_channels.py [--channels threads,forks,...] [--matches 1]
+        [--cache-bits 256] [--skip-cache] [--skip-cpu]
 
-For each channel and symbol width, a 2-player Allegra match between the
-sender and the receiver of tests/sandbox/hostile/covert.py: at each of its
-moves the sender adds a symbol of B bits to the counter's level, which it
-holds while frozen (or bumps the counter, for forks); at each of its own
-moves the receiver reads the counter and decodes the change since its
-previous move. The counters:
+Counters between seats: for each channel and symbol width, a 2-player
+Allegra match between the sender and the receiver of
+tests/sandbox/hostile/covert.py: at each of its moves the sender adds a
+symbol of B bits to the counter's level, which it holds while frozen (or
+bumps the counter, for forks, reads and time); at each of its own moves
+the receiver reads the counter and decodes the change since its previous
+move. The counters:
 
 * aio: /proc/sys/fs/aio-nr, moved by io_setup (both refused now: expect
   nothing decoded);
@@ -17,6 +20,7 @@ previous move. The counters:
 * threads: the host's thread count in /proc/loadavg (sysinfo's "procs"
   too), moved by tasks the sender keeps asleep (at most 30: the bot's
   process limit, which its outer bwrap shares);
+* sysinfo: the same task count through the sysinfo call (no /proc);
 * forks: "processes" in /proc/stat (forks since boot), bumped by children
   that exit at once;
 * lastpid: the last pid in /proc/loadavg, bumped by the same forks: it is
@@ -24,17 +28,62 @@ previous move. The counters:
 * shmem: "Shmem" in /proc/meminfo, moved by pages the sender keeps in its
   /tmp (a tmpfs, 16 MiB);
 * anon: "MemFree" in /proc/meminfo, moved by MiB of anonymous memory the
-  sender keeps touched.
+  sender keeps touched;
+* cached: "Cached" in /proc/meminfo, moved by a page for each file of one
+  page the sender reads that nobody read lately;
+* diskstats: the host's reads completed in /proc/diskstats, moved by one
+  read request for each small file the sender reads that nobody read
+  lately;
+* vmstat: "pgpgin" in /proc/vmstat (KiB read from disks), moved by a
+  page for each such file of one page;
+* softirqs: the BLOCK row of /proc/softirqs, moved by each such read's
+  completion;
+* cpubusy: the host's busy clock ticks in /proc/stat's cpu row (sysinfo
+  and /proc/uptime's idle time say the same), moved by ticks the sender
+  keeps the CPU busy before it moves;
+* pipeino: the inode number of a new pipe (fstat), which the kernel takes
+  from one counter for the whole host's pipes, sockets and anonymous
+  inodes (get_next_ino), handed to each CPU in batches of 1024: both seats
+  move to CPU 0, the sender makes and closes pipes;
+* memfdino: the same for a new memfd's inode number (the kernel's internal
+  shmem mount, which also holds SysV shared memory, numbers them all);
+* thinktime: the receiver's own clock between its moves, moved by the
+  milliseconds the sender waits before it moves (a step of SCALE ms): the
+  timing channel through the shared CPU and clock that no sandbox removes,
+  since the receiver waits while the sender thinks.
 
-A step is how many counter units (slots, tasks, forks, pages, MiB) one
-symbol step moves: the kernel folds the page counters of /proc/meminfo in
-from per-CPU counters in batches, so a step of one page is mostly lost.
+A step is how many counter units (slots, tasks, forks, pages, MiB, reads,
+ms) one symbol step moves: the kernel folds the page counters of
+/proc/meminfo in from per-CPU counters in batches, so a step of one page is
+mostly lost.
 
 Each decoded symbol is checked against what the sender sent since the
 receiver's move before (the replay gives the order of moves). Printed per
-channel and width: symbols decoded, how many were right, and the bits per
-move that makes: B for an error-free run, else the capacity of a B-bit
-symmetric channel with the measured error rate (B - H(p) - p log2(2^B - 1)).
+channel and width: symbols decoded, how many were right, the bits per move
+that makes (B for an error-free run, else the capacity of a B-bit
+symmetric channel with the measured error rate: B - H(p) - p log2(2^B - 1))
+and the bits per match (that times the symbols decoded).
+
+The page cache (tests/sandbox/hostile/pagecache.py): between seats, the
+sender reads, in each of its turns of the game, the files of an 8-bit
+symbol whose bits are 1 (files it can see, drawn afresh each run: one nobody read lately is
+not cached) and the receiver probes them at its next move; from one match
+to the next, a writer reads CACHE_BITS files' worth at its first move and a
+reader in the following match probes them all. Each oracle is scored
+separately: ru_inblock (getrusage), read_bytes (/proc/self/io), the access
+time, and the read's duration against a second read. Printed per oracle:
+bits decoded, right, error rate, and the bits per match (capacity of a
+binary symmetric channel times the bits decoded).
+
+The shared CPU (tests/sandbox/hostile/cpushare.py): bots of two matches
+played at once, as two worker processes play them, each against a built-in
+random bot; both move onto the first CPU (or, the second time, stay
+where the scheduler puts them), and for 8 moves work 0.5 s a
+move in slots of a few ms aligned to the wall clock: the sender spins or
+sleeps by its bit, the receiver counts its loop's turns (below the median:
+1). Printed per slot width: slots both worked in, how many were decoded
+right, and the bits per second that makes.
+
 The noise is everything else on the machine: note the load average.
 Needs root and bubblewrap.
 """
@@ -42,7 +91,7 @@ Needs root and bubblewrap.
 from __future__ import annotations
 
 import argparse
-import math
+import secrets
 import sys
 import tempfile
 from pathlib import Path
@@ -60,34 +109,106 @@ WIDTHS = {
     "lastpid": [(4, 1)],
     "shmem": [(4, 1), (4, 16), (6, 16), (8, 16), (2, 64), (4, 64), (6, 64)],
     "anon": [(2, 1), (2, 4), (4, 4), (6, 4), (2, 16), (4, 16)],
+    "cached": [(2, 1), (4, 1), (4, 4)],
+    "diskstats": [(1, 1), (2, 1), (3, 1), (4, 1)],
+    "sysinfo": [(4, 1)],
+    "vmstat": [(2, 1), (4, 1)],
+    "softirqs": [(2, 1), (3, 1)],
+    "cpubusy": [(2, 1), (2, 2), (4, 2)],
+    "pipeino": [(2, 1), (4, 1), (6, 1), (8, 1)],
+    "memfdino": [(4, 1), (8, 1)],
+    "thinktime": [(2, 2), (4, 2), (4, 5), (6, 5), (4, 20)],
 }
 TIME = TimeControl(startup_ms=20_000, per_move_ms=3_000, overage_ms=10_000, total_ms=600_000, end_grace_ms=1_000)
-
-
-def bits_per_move(bits: int, decoded: int, correct: int) -> float:
-    """The capacity of a symmetric channel of 2**bits symbols with the
-    measured error rate (an error-free run: all its bits)."""
-    if decoded == 0:
-        return 0.0
-    p = 1 - correct / decoded
-    if p == 0:
-        return float(bits)
-    entropy = -p * math.log2(p) - ((1 - p) * math.log2(1 - p) if p < 1 else 0.0)
-    return max(0.0, bits - entropy - p * math.log2(2**bits - 1))
 
 
 def loadavg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
+def counters(launcher, tmp: Path, channels: list[str], matches: int) -> None:
+    from tests.sandbox.channels import capacity, covert_match
+
+    print(f"{'channel':9} {'bits':>4} {'step':>5} {'decoded':>8} {'right':>6} {'bits/move':>9} {'bits/match':>10}  load")
+    for channel in channels:
+        for bits, scale in WIDTHS[channel]:
+            decoded = correct = 0
+            for match in range(matches):
+                crossing = covert_match(
+                    launcher,
+                    tmp / f"{channel}-{bits}-{scale}-m{match}",
+                    channel,
+                    bits,
+                    TIME,
+                    5 + match,
+                    7 + match,
+                    scale,
+                    files_seed=secrets.randbits(32),
+                )
+                decoded += crossing.decoded
+                correct += crossing.correct
+            per_move = capacity(bits, decoded, correct)
+            print(
+                f"{channel:9} {bits:4} {scale:5} {decoded:8} {correct:6} {per_move:9.2f} {per_move * decoded / matches:10.0f}  {loadavg()}",
+                flush=True,
+            )
+
+
+def page_cache(launcher, tmp: Path, matches: int, cache_bits: int) -> None:
+    from tests.sandbox.channels import CacheCrossing, cache_across_matches, cache_between_seats
+
+    print(f"{'page cache':26} {'oracle':7} {'decoded':>8} {'right':>6} {'errors':>7} {'bits/match':>10}  load")
+    runs = {
+        "between seats": lambda folder, seed, match: cache_between_seats(launcher, folder, TIME, seed, 8, 300, 7 + match),
+        "to the next match": lambda folder, seed, match: cache_across_matches(launcher, folder, TIME, seed, cache_bits, 7 + match),
+    }
+    for name, run in runs.items():
+        total = CacheCrossing(0)
+        for match in range(matches):
+            crossing = run(tmp / f"cache-{name.replace(' ', '-')}-m{match}", secrets.randbits(32), match)
+            for oracle, decoded in crossing.decoded.items():
+                total.decoded[oracle] = total.decoded.get(oracle, 0) + decoded
+                total.right[oracle] = total.right.get(oracle, 0) + crossing.right[oracle]
+        for oracle, decoded in total.decoded.items():
+            errors = 1 - total.right[oracle] / decoded
+            per_match = total.bits_per_bit(oracle) * decoded / matches
+            print(
+                f"{name:26} {oracle:7} {decoded:8} {total.right[oracle]:6} {errors:7.1%} {per_match:10.0f}  {loadavg()}",
+                flush=True,
+            )
+
+
+def cpu(launcher, tmp: Path, matches: int) -> None:
+    from tests.sandbox.channels import capacity, cpu_share
+
+    print(f"{'shared CPU':10} {'slot ms':>7} {'slots':>6} {'right':>6} {'errors':>7} {'bits/s':>7}  load")
+    for pin in (True, False):
+        for slot_ms in (5, 10, 20, 50):
+            slots = right = 0
+            for match in range(matches):
+                folder = tmp / f"cpu-{pin}-{slot_ms}-m{match}"
+                crossing = cpu_share(launcher, folder, TIME, secrets.randbits(32), slot_ms, pin=pin)
+                slots, right = slots + crossing.slots, right + crossing.right
+            errors = 1 - right / slots if slots else 1.0
+            per_second = capacity(1, slots, right) * 1000 / slot_ms
+            where = "one CPU" if pin else "anywhere"
+            print(f"{where:10} {slot_ms:7} {slots:6} {right:6} {errors:7.1%} {per_second:7.1f}  {loadavg()}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--channels", default=",".join(WIDTHS), help="comma-separated: " + ", ".join(WIDTHS))
+    parser.add_argument("--channels", default=",".join(WIDTHS), help="comma-separated: " + ", ".join(WIDTHS) + "; none: no counter")
     parser.add_argument("--matches", type=int, default=1, help="matches per channel and width (different deals)")
+    parser.add_argument("--cache-bits", type=int, default=256, help="bits the page-cache writer leaves for the next match")
+    parser.add_argument("--skip-cache", action="store_true", help="leave the page cache out")
+    parser.add_argument("--skip-cpu", action="store_true", help="leave the shared CPU out")
     args = parser.parse_args(argv)
+    channels = [c for c in args.channels.split(",") if c and c != "none"]
+    unknown = [c for c in channels if c not in WIDTHS]
+    if unknown:
+        parser.error(f"unknown channel(s) {', '.join(unknown)}: pick from {', '.join(WIDTHS)}")
 
     from cardroom.sandbox import SandboxUnavailable, get_launcher
-    from tests.sandbox.channels import covert_match
 
     try:
         launcher = get_launcher("bwrap")
@@ -95,21 +216,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"the sandbox is unavailable here: {exc}", file=sys.stderr)
         return 1
     print(f"load average before: {loadavg()}")
-    print(f"{'channel':8} {'bits':>4} {'step':>5} {'decoded':>8} {'right':>6} {'bits/move':>9}  load")
     with tempfile.TemporaryDirectory(prefix="cardroom-covert-") as tmp:
-        for channel in args.channels.split(","):
-            for bits, scale in WIDTHS[channel]:
-                decoded = correct = 0
-                for match in range(args.matches):
-                    crossing = covert_match(
-                        launcher, Path(tmp) / f"m{match}", channel, bits, TIME, 5 + match, 7 + match, scale
-                    )
-                    decoded += crossing.decoded
-                    correct += crossing.correct
-                print(
-                    f"{channel:8} {bits:4} {scale:5} {decoded:8} {correct:6} {bits_per_move(bits, decoded, correct):9.2f}  {loadavg()}",
-                    flush=True,
-                )
+        if channels:
+            counters(launcher, Path(tmp), channels, args.matches)
+        if not args.skip_cache:
+            page_cache(launcher, Path(tmp), args.matches, args.cache_bits)
+        if not args.skip_cpu:
+            cpu(launcher, Path(tmp), args.matches)
     return 0
 
 
