@@ -16,13 +16,13 @@ import math
 import os
 import random
 import re
-import select
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from cardroom.fdwait import fd_ready
 from cardroom.launch import BotLimits, BotProcess, Launcher
 from engine.core import Action, State
 
@@ -383,7 +383,7 @@ class ProtocolPlayer(Player):
             left = deadline - time.monotonic()
             if left <= 0:
                 return
-            select.select([], [fd], [], left)
+            fd_ready(fd, left, write=True)
 
     def _died(self, what: str) -> BotFault:
         assert self._proc is not None
@@ -422,8 +422,7 @@ class ProtocolPlayer(Player):
             left = deadline - time.monotonic()
             if left <= 0:
                 raise BotFault(TIMEOUT, f"no {what} within {limit or f'{timeout_ms:.0f} ms'}")
-            ready, _, _ = select.select([fd], [], [], left)
-            if not ready:
+            if not fd_ready(fd, left):
                 continue
             try:
                 chunk = os.read(fd, 1 << 20)

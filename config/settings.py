@@ -428,6 +428,9 @@ CARDROOM_CASUAL_IDLE_SECONDS = env.int("CARDROOM_CASUAL_IDLE_SECONDS", default=1
 CARDROOM_CASUAL_OPEN_PER_USER = env.int("CARDROOM_CASUAL_OPEN_PER_USER", default=3)
 CARDROOM_CASUAL_OPEN_PER_ADDRESS = env.int("CARDROOM_CASUAL_OPEN_PER_ADDRESS", default=6)
 CARDROOM_CASUAL_POLL_SECONDS = env.float("CARDROOM_CASUAL_POLL_SECONDS", default=0.2)
+# How many casual matches one casual worker process starts at once (the bots'
+# start-up, a database connection each); the others wait their turn (decision 202).
+CARDROOM_CASUAL_STARTING = env.int("CARDROOM_CASUAL_STARTING", default=4)
 CARDROOM_HEARTBEAT_SECONDS = env.int("CARDROOM_HEARTBEAT_SECONDS", default=10)
 CARDROOM_MAX_UPLOAD_BYTES = env.int("CARDROOM_MAX_UPLOAD_BYTES", default=10 * 1024 * 1024)
 # Per-user quotas (ladder.services.quotas; staff are exempt).

@@ -20,6 +20,7 @@ bot's is, so the match runs to its end in moments and its bots exit.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import ipaddress
@@ -43,7 +44,7 @@ from engine.replay import state_after
 from ladder import caching, selectors
 from ladder.models import Bot, BotVersion, CasualSeat, Match, Participant
 from ladder.services import matches
-from ladder.services.casual_hub import hub
+from ladder.services.casual_hub import StartSlot, hub
 from ladder.services.connections import close_connection
 from ladder.services.errors import QuotaExceeded, ServiceError
 
@@ -270,8 +271,9 @@ class HumanSeat(Player):
     """The person's seat in the runner: each decision is published to the
     CasualSeat row and answered through the API (see the module's doc)."""
 
-    def __init__(self, match_id: int, username: str, lost: Callable[[], bool]):
+    def __init__(self, match_id: int, username: str, lost: Callable[[], bool], slot: StartSlot | None = None):
         self.name = username
+        self._slot = slot
         self.spec = "human"
         self.match_id = match_id
         self.events: list[dict[str, Any]] = []
@@ -319,6 +321,8 @@ class HumanSeat(Player):
         # reads every waiting seat of this process in one query and wakes
         # it (decision 202): a waiting match costs a sleeping thread.
         waiter = hub.wait(self.match_id, decision)
+        if self._slot is not None:
+            self._slot.release()  # started: the next match may start
         if not connection.in_atomic_block:  # (a test's transaction is kept)
             close_connection()
         try:
@@ -358,9 +362,9 @@ class HumanSeat(Player):
         self._publish(line, None)
 
 
-def _human_seat(match: Match, lost: Callable[[], bool]):
+def _human_seat(match: Match, lost: Callable[[], bool], slot: StartSlot | None = None):
     seat = CasualSeat.objects.select_related("user").get(match=match)
-    player = HumanSeat(match.pk, seat.user.username, lost)
+    player = HumanSeat(match.pk, seat.user.username, lost, slot)
     return {seat.seat: player}, player.record
 
 
@@ -409,9 +413,17 @@ def run(match_id: int, worker: str | None = None) -> str:
     the fair order (``match_id``'s own only when that is its turn). Every
     queued match has a message, so each is started by one of them."""
     outcome = "not queued"
-    for pick in fair_order():
-        outcome = matches.run_queued_match(pick, worker, other_seats=_human_seat, lease_keeper=hub.lease)
-        if outcome != "not queued":  # another thread took that one: the next in order
-            break
-    caching.bump(caching.MATCHES)
+    slot = hub.start_slot()
+    seats = functools.partial(_human_seat, slot=slot)
+    try:
+        for pick in fair_order():
+            outcome = matches.run_queued_match(pick, worker, other_seats=seats, lease_keeper=hub.lease)
+            if outcome != "not queued":  # another thread took that one: the next in order
+                break
+        caching.bump(caching.MATCHES)
+    finally:
+        slot.release()
+        # The thread may sleep long before its next match: its connection
+        # is not kept for it (hundreds of threads, PostgreSQL's 100).
+        close_connection()
     return outcome

@@ -62,15 +62,42 @@ class Lease:
         self.hub.release(self)
 
 
+class StartSlot:
+    """One of the few matches of this process that may be starting at once:
+    from before its claim to its first wait on its person (or its end).
+    Starting is the costly part (the bots' start-up in the sandbox, with a
+    database connection open); a burst of hundreds (a casual worker started
+    on a full queue) then holds a few connections and cores, not hundreds,
+    and the fair order is taken when a slot is free (decision 202)."""
+
+    def __init__(self, semaphore: threading.Semaphore):
+        self._semaphore = semaphore
+        self._held = True
+
+    def release(self) -> None:
+        if self._held:
+            self._held = False
+            self._semaphore.release()
+
+
 class Hub:
     def __init__(self):
         self._lock = threading.Lock()
+        self._starting: threading.Semaphore | None = None
         self._waiters: dict[int, Waiter] = {}
         self._leases: dict[int, Lease] = {}
         self._thread: threading.Thread | None = None
         self._next_renewal = 0.0
 
     # -- the match threads' side
+
+    def start_slot(self) -> StartSlot:
+        """Wait for a slot to start a match in (CARDROOM_CASUAL_STARTING at once)."""
+        with self._lock:
+            if self._starting is None:
+                self._starting = threading.Semaphore(max(1, settings.CARDROOM_CASUAL_STARTING))
+        self._starting.acquire()
+        return StartSlot(self._starting)
 
     def lease(self, claim) -> Lease:
         return Lease(claim, self)
