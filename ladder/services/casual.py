@@ -1,5 +1,6 @@
 """Casual matches: a signed-in person plays one seat against bots
-(issue 24; decisions 130-136, docs/ladder.md "Playing a bot yourself").
+(issue 24; decisions 130-136, 202-206, docs/ladder.md "Playing a bot
+yourself").
 
 The match is played by the ordinary runner on a worker of the casual queue
 (ladder.tasks.play_casual_match), its bots in the sandbox, frozen between
@@ -11,11 +12,17 @@ the API (``answer``), which was judged there by the same bounded reply
 parse and the same engine rules a bot's reply meets (an illegal answer is a
 400 and changes nothing; a bot's would be a forfeit).
 
-Clocks (decision 132): CARDROOM_CASUAL_MOVE_SECONDS a move and
+Clocks (decisions 132, 205): CARDROOM_CASUAL_MOVE_SECONDS a move and
 CARDROOM_CASUAL_TOTAL_SECONDS in all; no page asking for the seat for
 CARDROOM_CASUAL_IDLE_SECONDS (a closed or forgotten tab) forfeits at once
 (decision 133). A forfeited seat is played by the default policy, as a
 bot's is, so the match runs to its end in moments and its bots exit.
+
+Holding (decision 202): while the person thinks, the match's thread sleeps
+with no database connection; the process's hub (ladder.services.casual_hub)
+reads every waiting seat and renews every lease. Fair access (decisions
+203, 204): queued matches start in ``fair_order``, and open matches are
+limited per user and per network.
 """
 
 from __future__ import annotations

@@ -54,6 +54,7 @@ class Lease:
         self.lost = False
         # No renewal past this (time.monotonic()), as for any match.
         self.deadline: float | None = None
+        self.overran = False
 
     def start(self) -> None:
         self.hub.keep(self)
@@ -195,8 +196,15 @@ class Hub:
             leases = list(self._leases.values())
         now = time.monotonic()
         for lease in leases:
-            if lease.lost or (lease.deadline is not None and now > lease.deadline):
-                continue  # past its time control by far: the reaper's (as ladder.services.matches)
+            if lease.lost:
+                continue
+            if lease.deadline is not None and now > lease.deadline:
+                # Past its time control by far: stuck (a platform bug); the
+                # lapsed lease is the reaper's, as for any match.
+                if not lease.overran:
+                    lease.overran = True
+                    log.error("match overran its time control: lease no longer renewed", extra={"match_id": lease.claim.match_id})
+                continue
             if not renew_lease(lease.claim):
                 lease.lost = True
                 log.info("lease not renewed: the match no longer runs under this claim", extra={"match_id": lease.claim.match_id})
