@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import abc
 import os
-import select
 import signal
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+
+from cardroom.fdwait import fd_ready
 
 
 def bot_python() -> str:
@@ -90,7 +91,7 @@ class BotProcess(abc.ABC):
         except OSError:  # (gone meanwhile: poll says how)
             return self.poll()
         try:
-            select.select([pidfd], [], [], timeout)
+            fd_ready(pidfd, timeout)
         finally:
             os.close(pidfd)
         return self.poll()

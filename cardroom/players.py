@@ -16,7 +16,6 @@ import math
 import os
 import random
 import re
-import select
 import threading
 import time
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
+from cardroom.fdwait import fd_ready
 from cardroom.launch import BotLimits, BotProcess, Launcher
 from engine.core import Action, State
 
@@ -390,7 +390,7 @@ class ProtocolPlayer(Player):
             left = deadline - time.monotonic()
             if left <= 0:
                 return
-            select.select([], [fd], [], left)
+            fd_ready(fd, left, write=True)
 
     def _died(self, what: str) -> BotFault:
         assert self._proc is not None
@@ -429,8 +429,7 @@ class ProtocolPlayer(Player):
             left = deadline - time.monotonic()
             if left <= 0:
                 raise BotFault(TIMEOUT, f"no {what} within {limit or f'{timeout_ms:.0f} ms'}")
-            ready, _, _ = select.select([fd], [], [], left)
-            if not ready:
+            if not fd_ready(fd, left):
                 continue
             try:
                 chunk = os.read(fd, 1 << 20)

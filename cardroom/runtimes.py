@@ -26,12 +26,12 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import select
 import struct
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from cardroom.fdwait import fd_ready
 from cardroom.launch import BotLimits, Launcher, bot_python
 
 __all__ = [
@@ -269,8 +269,7 @@ def missing_libraries(launcher: Launcher, root: Path, entry: str, limits: BotLim
         deadline = time.monotonic() + 10
         for fd in (proc.stdout_fd, proc.stderr_fd):
             while time.monotonic() < deadline:
-                ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
-                if not ready:
+                if not fd_ready(fd, deadline - time.monotonic()):
                     break
                 chunk = os.read(fd, 1 << 16)
                 if not chunk or len(out) > 1 << 20:

@@ -82,10 +82,26 @@ def _sweep_scratch() -> None:
         logging.getLogger("cardroom.worker").error("match folders of dead workers not swept: %s", exc)
 
 
+def _raise_open_files_limit() -> None:
+    """The soft limit of open files up to the hard one: a casual worker's
+    threads hold hundreds of matches in one process, about ten descriptors
+    each (decision 206), past the usual soft limit of 1024."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else max(soft, 65536), hard))
+        except (ValueError, OSError):
+            pass  # as it was: the operator's limit stands
+
+
 @worker_init.connect
 def start_worker(**kwargs) -> None:
     """Once when a worker starts, before its pool (a solo pool plays in this
-    process): sweep what dead workers left."""
+    process): sweep what dead workers left; allow the open files the casual
+    worker's matches need."""
+    _raise_open_files_limit()
     _sweep_scratch()
 
 

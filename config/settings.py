@@ -371,7 +371,7 @@ CELERY_TASK_QUEUES = [Queue(name) for name in CARDROOM_QUEUES.values()]
 # on their person: their own queue, deliberately NOT in CELERY_TASK_QUEUES,
 # so a worker started without -Q (every ladder worker) never takes one. Only
 # the casual worker consumes it: `celery -A config worker -Q casual --pool
-# threads --concurrency 20` (decision 135; docs/operations.md).
+# threads --concurrency 256` (decisions 135, 202; docs/operations.md).
 CARDROOM_CASUAL_QUEUE = env("CARDROOM_CASUAL_QUEUE", default="casual")
 CELERY_TASK_ROUTES = {
     "ladder.tasks.play_casual_match": {"queue": CARDROOM_CASUAL_QUEUE},
@@ -430,15 +430,22 @@ CARDROOM_EVENT_MIN_LEAD_SECONDS = env.int("CARDROOM_EVENT_MIN_LEAD_SECONDS", def
 # An event's stored standings are refreshed at most this often (and never
 # sooner than ten times their last computation's time): ladder.services.tournaments.
 CARDROOM_STANDINGS_REFRESH_SECONDS = env.int("CARDROOM_STANDINGS_REFRESH_SECONDS", default=2)
-# Casual matches (decisions 130-136, docs/ladder.md "Playing a bot yourself"):
-# the person's clock per move and in all, the idle forfeit (no page asked for
-# the seat this long), the open matches one user may hold, and how often the
-# worker looks for the person's answer.
-CARDROOM_CASUAL_MOVE_SECONDS = env.int("CARDROOM_CASUAL_MOVE_SECONDS", default=600)
-CARDROOM_CASUAL_TOTAL_SECONDS = env.int("CARDROOM_CASUAL_TOTAL_SECONDS", default=3 * 3600)
+# Casual matches (decisions 130-136, 202-206, docs/ladder.md "Playing a bot
+# yourself"): the person's clock per move and in all (decision 205: a minute
+# a move, 45 minutes a match, so a seat that barely answers holds its place
+# 45 minutes at most), the idle forfeit (no page asked for the seat this
+# long), the open matches one user, and one network whatever its accounts,
+# may hold (decision 204), and how often the casual worker's hub reads the
+# waiting seats (decision 202).
+CARDROOM_CASUAL_MOVE_SECONDS = env.int("CARDROOM_CASUAL_MOVE_SECONDS", default=60)
+CARDROOM_CASUAL_TOTAL_SECONDS = env.int("CARDROOM_CASUAL_TOTAL_SECONDS", default=45 * 60)
 CARDROOM_CASUAL_IDLE_SECONDS = env.int("CARDROOM_CASUAL_IDLE_SECONDS", default=120)
 CARDROOM_CASUAL_OPEN_PER_USER = env.int("CARDROOM_CASUAL_OPEN_PER_USER", default=3)
+CARDROOM_CASUAL_OPEN_PER_ADDRESS = env.int("CARDROOM_CASUAL_OPEN_PER_ADDRESS", default=6)
 CARDROOM_CASUAL_POLL_SECONDS = env.float("CARDROOM_CASUAL_POLL_SECONDS", default=0.2)
+# How many casual matches one casual worker process starts at once (the bots'
+# start-up, a database connection each); the others wait their turn (decision 202).
+CARDROOM_CASUAL_STARTING = env.int("CARDROOM_CASUAL_STARTING", default=4)
 CARDROOM_HEARTBEAT_SECONDS = env.int("CARDROOM_HEARTBEAT_SECONDS", default=10)
 # How often each worker checks that it reaches the database; while it does
 # not, it takes no message (config.dbgate, decision 196). 0: never checks.

@@ -240,6 +240,10 @@ class CasualSeat(models.Model):
     rank = models.PositiveSmallIntegerField(null=True, blank=True)
     forfeit_reason = models.CharField(max_length=32, blank=True)
     forfeit_detail = models.TextField(blank=True)
+    # Whose network the match was started from, as a keyed digest (never
+    # the address itself): the per-address limit and the fair order count
+    # by it (ladder.services.casual.address_key, decision 204).
+    address_key = models.CharField(max_length=32, blank=True, db_index=True)
 
 
 class RatingChange(models.Model):

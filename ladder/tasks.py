@@ -59,9 +59,10 @@ def play_match(self, match_id: int) -> str:
 def play_casual_match(self, match_id: int) -> str:
     """A casual match (a person against bots), on the casual queue only
     (CELERY_TASK_ROUTES): it waits on its person for minutes, on a worker
-    of its own (decision 135). No time limit here: the threads pool the
-    casual worker runs has none; the match's lease stops being renewed
-    past its ceiling instead (ladder.services.matches)."""
+    of its own (decision 135). The message is a ticket: it starts the
+    queued casual match first in the fair order (decision 203). No time
+    limit here: the threads pool the casual worker runs has none; the
+    match's lease stops being renewed past its ceiling instead."""
     return casual.run(match_id, _worker(self))
 
 

@@ -128,3 +128,27 @@ def test_same_seed_gives_identical_replay():
         assert strip(first) == strip(second)
         assert first["result"] == second["result"]
         assert strip(run_match(game, bots, seed=43).replay) != strip(first)
+
+
+def test_a_match_plays_in_a_process_with_more_than_1024_descriptors_open(tmp_path):
+    """A casual worker holds hundreds of matches in one process, about eight
+    descriptors each (decision 206): the bots' pipes are numbered past
+    select()'s 1024, and a match still plays."""
+    import os
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 1300 and (hard == resource.RLIM_INFINITY or hard >= 1300):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1300, hard))
+    elif soft < 1300:
+        pytest.skip(f"the open files limit here is {hard}")
+    filler = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        bots = [str(HERE.parent / "bots" / "random_bot.py"), str(HERE.parent / "bots" / "allegra_greedy.py")]
+        record = play("allegra", bots, seed=5)
+    finally:
+        for fd in filler:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert min(filler) < 1024 < max(filler)
+    assert record.replay["result"]["forfeits"] == [] and verify(record.replay).result.ranks == record.replay["result"]["ranks"]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shutil
 import socket
 import stat
@@ -16,6 +15,7 @@ import threading
 import time
 from pathlib import Path
 
+from cardroom.fdwait import fd_ready
 from cardroom.launch import BotLimits, BotProcess, Launcher, PlainLauncher, PlainProcess
 
 from .botexec import bot_exec_program
@@ -757,8 +757,7 @@ def _read_child_pid(fd: int, popen: subprocess.Popen) -> int:
         left = deadline - time.monotonic()
         if left <= 0:
             raise SandboxError(f"bwrap did not report its sandbox within {START_TIMEOUT_S:.0f} s")
-        ready, _, _ = select.select([fd], [], [], left)
-        if not ready:
+        if not fd_ready(fd, left):
             continue
         chunk = os.read(fd, 4096)
         data += chunk

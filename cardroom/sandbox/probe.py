@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import select
 import shutil
 import subprocess
 import sys
@@ -15,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cardroom.fdwait import fd_ready
 from cardroom.launch import BotLimits, Launcher, PlainLauncher
 
 from .botexec import bot_exec_program
@@ -406,8 +406,7 @@ def _trial_run(launcher: BwrapLauncher, report: ProbeReport) -> str | None:
             out = b""
             deadline = time.monotonic() + START_TIMEOUT_S
             while b"\n" not in out and time.monotonic() < deadline:
-                ready, _, _ = select.select([proc.stdout_fd], [], [], max(0.0, deadline - time.monotonic()))
-                if not ready:
+                if not fd_ready(proc.stdout_fd, deadline - time.monotonic()):
                     break
                 chunk = os.read(proc.stdout_fd, 4096)
                 if not chunk:

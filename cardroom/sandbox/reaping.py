@@ -6,12 +6,13 @@ from __future__ import annotations
 import ctypes
 import os
 import re
-import select
 import shutil
 import signal
 import subprocess
 import time
 from pathlib import Path
+
+from cardroom.fdwait import fd_ready
 
 from .cgroups import _Controller
 from .config import runs_dir, uid_range
@@ -241,10 +242,9 @@ def _cleanup(
 def _wait_pidfd(pidfd: int, timeout: float) -> bool:
     """Wait for the process to exit; whether it did."""
     try:
-        ready, _, _ = select.select([pidfd], [], [], timeout)
+        return fd_ready(pidfd, timeout)
     except OSError:
         return False
-    return bool(ready)
 
 
 def _children(pid: int) -> list[int]:

@@ -27,6 +27,7 @@ from ladder.api import serializers as s
 from ladder.api.errors import ERRORS, FilterError, error_response, errors
 from ladder.api.pagination import MatchCursorPagination, Pagination
 from ladder.api.parsers import LimitedJSONParser
+from ladder.client import client_address
 from ladder.converters import MAX_ID  # the ids are 64-bit: a larger number is no id (and overflows the database)
 from ladder.limits import ScopedThrottle
 from ladder.models import Bot, Ladder, Match
@@ -596,7 +597,7 @@ class PlayStart(APIView):
     def post(self, request):
         data = s.PlayInput(data=request.data)
         data.is_valid(raise_exception=True)
-        match = casual.start(user=request.user, **data.validated_data)
+        match = casual.start(user=request.user, address=client_address(request), **data.validated_data)
         return Response({"id": match.pk}, status=status.HTTP_201_CREATED)
 
 

@@ -1,5 +1,6 @@
 """Casual matches: a signed-in person plays one seat against bots
-(issue 24; decisions 130-136, docs/ladder.md "Playing a bot yourself").
+(issue 24; decisions 130-136, 202-206, docs/ladder.md "Playing a bot
+yourself").
 
 The match is played by the ordinary runner on a worker of the casual queue
 (ladder.tasks.play_casual_match), its bots in the sandbox, frozen between
@@ -11,15 +12,25 @@ the API (``answer``), which was judged there by the same bounded reply
 parse and the same engine rules a bot's reply meets (an illegal answer is a
 400 and changes nothing; a bot's would be a forfeit).
 
-Clocks (decision 132): CARDROOM_CASUAL_MOVE_SECONDS a move and
+Clocks (decisions 132, 205): CARDROOM_CASUAL_MOVE_SECONDS a move and
 CARDROOM_CASUAL_TOTAL_SECONDS in all; no page asking for the seat for
 CARDROOM_CASUAL_IDLE_SECONDS (a closed or forgotten tab) forfeits at once
 (decision 133). A forfeited seat is played by the default policy, as a
 bot's is, so the match runs to its end in moments and its bots exit.
+
+Holding (decision 202): while the person thinks, the match's thread sleeps
+with no database connection; the process's hub (ladder.services.casual_hub)
+reads every waiting seat and renews every lease. Fair access (decisions
+203, 204): queued matches start in ``fair_order``, and open matches are
+limited per user and per network.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import hmac
+import ipaddress
 import json
 import secrets
 import time
@@ -29,7 +40,8 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
+from django.db.models import Count, Max
 from django.utils import timezone
 
 from cardroom.players import TIMEOUT, BotFault, Player, StartInfo, act_message, action_of, encode_message, end_message
@@ -39,6 +51,7 @@ from engine.replay import state_after
 from ladder import caching, selectors
 from ladder.models import Bot, BotVersion, CasualSeat, Match, Participant
 from ladder.services import matches
+from ladder.services.casual_hub import StartSlot, hub
 from ladder.services.connections import close_connection
 from ladder.services.errors import QuotaExceeded, ServiceError
 
@@ -75,6 +88,27 @@ def _opponent_version(game: str, user, opponent: Any, index: int) -> BotVersion:
     return version
 
 
+def address_key(address: str | None) -> str:
+    """The network ``address`` is in, as the limits count it: an IPv4
+    address itself, an IPv6 address's /64 (what one subscriber is given),
+    kept as a keyed digest so the table never holds an address ("" for
+    none: a request made in-process)."""
+    if not address:
+        return ""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return ""
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    network = ipaddress.ip_network(f"{ip}/{64 if ip.version == 6 else 32}", strict=False)
+    return hmac.new(settings.SECRET_KEY.encode(), f"casual-address:{network}".encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def _open_casual() -> Any:
+    return Match.objects.filter(kind=Match.Kind.CASUAL, status__in=OPEN)
+
+
 def check_open_limit(user) -> None:
     """At most CARDROOM_CASUAL_OPEN_PER_USER casual matches queued or
     running per user (call holding the user's row lock)."""
@@ -91,9 +125,36 @@ def check_open_limit(user) -> None:
         )
 
 
-def start(*, user, game: Any, num_players: Any, opponents: Any, seat: Any = None) -> Match:
+def check_address_limit(key: str) -> None:
+    """At most CARDROOM_CASUAL_OPEN_PER_ADDRESS casual matches queued or
+    running started from one network, whatever the accounts (decision 204;
+    call holding the address's lock, ``_lock_address``)."""
+    limit = settings.CARDROOM_CASUAL_OPEN_PER_ADDRESS
+    have = _open_casual().filter(casual_seat__address_key=key).count() if key else 0
+    if have >= limit:
+        raise QuotaExceeded(
+            "casual_matches_per_address",
+            limit,
+            f"quota reached (casual matches open from your network): {have} casual matches started from your address are "
+            f"under way and the limit is {limit} (CARDROOM_CASUAL_OPEN_PER_ADDRESS), whichever accounts started them. "
+            "Finish one, or wait for one to end.",
+            429,
+        )
+
+
+def _lock_address(key: str) -> None:
+    """Serialise starts from one network, as the user's row lock does a
+    user's (SQLite serialises every write transaction anyway)."""
+    if key and connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [int(key[:15], 16)])
+
+
+def start(*, user, game: Any, num_players: Any, opponents: Any, seat: Any = None, address: str | None = None) -> Match:
     """Create a casual match with ``user`` in ``seat`` (random when None)
-    and the ``opponents`` in the other seats in order, and queue it."""
+    and the ``opponents`` in the other seats in order, and queue it.
+    ``address``: the client's (ladder.client.client_address), for the
+    per-address limit."""
     if game not in game_ids():
         raise ServiceError(f"game must be one of {', '.join(game_ids())}, not {json.dumps(game)[:40]}", "game")
     cls = get_game_class(game)
@@ -109,6 +170,9 @@ def start(*, user, game: Any, num_players: Any, opponents: Any, seat: Any = None
     with transaction.atomic():
         get_user_model().objects.select_for_update().filter(pk=user.pk).first()  # one start at a time per user
         check_open_limit(user)
+        key = address_key(address)
+        _lock_address(key)
+        check_address_limit(key)
         match = Match.objects.create(
             kind=Match.Kind.CASUAL, game=game, options={}, num_players=num_players, seed=secrets.randbelow(2**62)
         )
@@ -116,7 +180,7 @@ def start(*, user, game: Any, num_players: Any, opponents: Any, seat: Any = None
         Participant.objects.bulk_create(
             Participant(match=match, seat=s, bot_id=v.bot_id, version=v) for s, v in zip(bot_seats, versions, strict=True)
         )
-        CasualSeat.objects.create(match=match, user=user, seat=seat)
+        CasualSeat.objects.create(match=match, user=user, seat=seat, address_key=key)
         matches.enqueue_after_commit(match.pk)
     return match
 
@@ -205,16 +269,18 @@ def answer(*, user, match_id: int, body: Any) -> int:
 DB_ERRORS = (OperationalError, InterfaceError)
 
 
-# How far the wait for an answer backs off: up to this many poll intervals.
-POLL_BACKOFF = 5
+# A waiting thread looks at its seat at least this often even unwoken (the
+# hub wakes it at once for an answer, an idle page or a lost lease).
+IDLE_RECHECK_SECONDS = 5.0
 
 
 class HumanSeat(Player):
     """The person's seat in the runner: each decision is published to the
     CasualSeat row and answered through the API (see the module's doc)."""
 
-    def __init__(self, match_id: int, username: str, lost: Callable[[], bool]):
+    def __init__(self, match_id: int, username: str, lost: Callable[[], bool], slot: StartSlot | None = None):
         self.name = username
+        self._slot = slot
         self.spec = "human"
         self.match_id = match_id
         self.events: list[dict[str, Any]] = []
@@ -258,48 +324,113 @@ class HumanSeat(Player):
             self._used_ms += (time.monotonic() - started) * 1000
 
     def _await(self, decision: int, deadline: float, move_s: float):
-        # The reads back off from the poll interval to POLL_BACKOFF times it:
-        # an answer that comes at once is seen at once, and a person thinking
-        # for minutes costs the database one read a second, not five
-        # (benchmarks/casual_load.py: what 20 waiting matches cost the ladder).
-        interval = self._poll_s
-        while True:
-            if self._lost():
-                raise matches.LeaseLost(f"match {self.match_id}: the lease was lost while the person thought")
-            try:
-                row = CasualSeat.objects.filter(pk=self.match_id).values("decision", "answer", "last_poll").get()
-            except DB_ERRORS:
-                close_connection()  # the database is briefly away: the lease keeper decides whether we go on
-                time.sleep(self._poll_s)
-                continue
-            if row["answer"] is not None and row["decision"] == decision:
-                CasualSeat.objects.filter(pk=self.match_id, decision=decision).update(message="", answer=None, move_deadline=None)
-                return row["answer"]
-            idle = (timezone.now() - row["last_poll"]).total_seconds()
-            if idle > self._idle_s:
-                raise self._forfeit(
-                    f"the person's page has not asked for the seat for {idle:.0f} s (the idle limit is {self._idle_s:.0f} s): "
-                    "the tab was closed or left idle"
-                )
-            if time.monotonic() > deadline:
-                raise self._forfeit(f"no move within the person's {move_s:.0f} s for this move")
-            time.sleep(interval)
-            interval = min(interval * 1.5, self._poll_s * POLL_BACKOFF)
+        # The thread sleeps, holding no database connection, while the hub
+        # reads every waiting seat of this process in one query and wakes
+        # it (decision 202): a waiting match costs a sleeping thread.
+        waiter = hub.wait(self.match_id, decision)
+        if self._slot is not None:
+            self._slot.release()  # started: the next match may start
+        if not connection.in_atomic_block:  # (a test's transaction is kept)
+            close_connection()
+        try:
+            while True:
+                waiter.woken.clear()
+                if self._lost():
+                    raise matches.LeaseLost(f"match {self.match_id}: the lease was lost while the person thought")
+                if waiter.answered:
+                    try:
+                        row = CasualSeat.objects.filter(pk=self.match_id, decision=decision).values("answer").first()
+                    except DB_ERRORS:
+                        close_connection()  # the database is briefly away: the lease keeper decides whether we go on
+                        time.sleep(self._poll_s)
+                        continue
+                    if row is not None and row["answer"] is not None:
+                        CasualSeat.objects.filter(pk=self.match_id, decision=decision).update(message="", answer=None, move_deadline=None)
+                        return row["answer"]
+                if waiter.idle_for > self._idle_s:
+                    raise self._forfeit(
+                        f"the person's page has not asked for the seat for {waiter.idle_for:.0f} s (the idle limit is "
+                        f"{self._idle_s:.0f} s): the tab was closed or left idle"
+                    )
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise self._forfeit(self._late(move_s))
+                waiter.woken.wait(min(left, IDLE_RECHECK_SECONDS))
+        finally:
+            hub.done(waiter)
+
+    def _late(self, move_s: float) -> str:
+        if move_s < self._move_s:  # the total's rest was shorter than a move
+            return f"no move within what was left of the person's {self._total_ms / 1000:.0f} s for the whole match"
+        return f"no move within the person's {move_s:.0f} s for this move"
 
     def end(self, observation: dict[str, Any], result: dict[str, Any]) -> None:
         line = encode_message(end_message(observation, result)).decode().rstrip("\n")
         self._publish(line, None)
 
 
-def _human_seat(match: Match, lost: Callable[[], bool]):
+def _human_seat(match: Match, lost: Callable[[], bool], slot: StartSlot | None = None):
     seat = CasualSeat.objects.select_related("user").get(match=match)
-    player = HumanSeat(match.pk, seat.user.username, lost)
+    player = HumanSeat(match.pk, seat.user.username, lost, slot)
     return {seat.seat: player}, player.record
+
+
+# How many queued matches the fair order looks at (the oldest first).
+FAIR_WINDOW = 1000
+
+
+def fair_order(limit: int = 20) -> list[int]:
+    """The queued casual matches in the order they should start (decision
+    203): first those whose person has the fewest casual matches running,
+    then whose network has the fewest, then the earliest "turn", which is
+    when the match was queued or, if later, when its person's last casual
+    match started (so a person's next match queues behind the first matches
+    of the others waiting, round-robin), then the oldest."""
+    queued = list(
+        _open_casual()
+        .filter(status=Match.Status.QUEUED)
+        .order_by("id")
+        .values_list("id", "created", "casual_seat__user_id", "casual_seat__address_key")[:FAIR_WINDOW]
+    )
+    if not queued:
+        return []
+    running = _open_casual().filter(status=Match.Status.RUNNING)
+    by_user = dict(running.order_by().values_list("casual_seat__user_id").annotate(n=Count("id")))
+    by_address = dict(running.exclude(casual_seat__address_key="").order_by().values_list("casual_seat__address_key").annotate(n=Count("id")))
+    users = {user for _, _, user, _ in queued}
+    last_start = dict(
+        Match.objects.filter(kind=Match.Kind.CASUAL, casual_seat__user_id__in=users, started__isnull=False)
+        .order_by()
+        .values_list("casual_seat__user_id")
+        .annotate(last=Max("started"))
+    )
+
+    def turn(row):
+        match_id, created, user, key = row
+        since = max(created, last_start.get(user, created))
+        return (by_user.get(user, 0), by_address.get(key, 0) if key else 0, since, match_id)
+
+    return [row[0] for row in sorted(queued, key=turn)[:limit]]
 
 
 def run(match_id: int, worker: str | None = None) -> str:
     """The casual queue's task: claim, play (the person's seat through the
-    API), record, as any match (ladder.services.matches)."""
-    outcome = matches.run_queued_match(match_id, worker, other_seats=_human_seat)
-    caching.bump(caching.MATCHES)
+    API), record, as any match (ladder.services.matches). Its message is a
+    ticket, not an order: it starts the queued casual match that is first in
+    the fair order (``match_id``'s own only when that is its turn). Every
+    queued match has a message, so each is started by one of them."""
+    outcome = "not queued"
+    slot = hub.start_slot()
+    seats = functools.partial(_human_seat, slot=slot)
+    try:
+        for pick in fair_order():
+            outcome = matches.run_queued_match(pick, worker, other_seats=seats, lease_keeper=hub.lease)
+            if outcome != "not queued":  # another thread took that one: the next in order
+                break
+        caching.bump(caching.MATCHES)
+    finally:
+        slot.release()
+        # The thread may sleep long before its next match: its connection
+        # is not kept for it (hundreds of threads, PostgreSQL's 100).
+        close_connection()
     return outcome

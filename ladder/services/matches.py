@@ -547,8 +547,12 @@ _record_with_retries = record_result_retrying  # the old name
 OtherSeats = Callable[[Match, Callable[[], bool]], tuple[dict[int, Player], Callable[[int, dict], None] | None]]
 
 
-def run_queued_match(match_id: int, worker: str | None = None, other_seats: OtherSeats | None = None) -> str:
+def run_queued_match(
+    match_id: int, worker: str | None = None, other_seats: OtherSeats | None = None, lease_keeper: Callable[[Claim], Any] | None = None
+) -> str:
     """Claim, play and record one match. Returns what happened, for logs.
+    ``lease_keeper``: what renews the claim's lease while the match runs
+    (a thread of its own by default; the casual worker's is shared).
 
     Database errors while claiming propagate (the task retries); every other
     failure after the claim is a platform failure of this attempt."""
@@ -561,14 +565,14 @@ def run_queued_match(match_id: int, worker: str | None = None, other_seats: Othe
         outcome = "internal error"
         ops.heartbeat_match_started(match_id)
         try:
-            outcome = _run_claimed(match_id, claim, other_seats)
+            outcome = _run_claimed(match_id, claim, other_seats, lease_keeper or _LeaseKeeper)
             return outcome
         finally:
             ops.heartbeat_match_ended(match_id, outcome == "finished")
 
 
-def _run_claimed(match_id: int, claim: Claim, other_seats: OtherSeats | None = None) -> str:
-    keeper = _LeaseKeeper(claim)
+def _run_claimed(match_id: int, claim: Claim, other_seats: OtherSeats | None, lease_keeper: Callable[[Claim], Any]) -> str:
+    keeper = lease_keeper(claim)
     keeper.start()
     listener = None
 

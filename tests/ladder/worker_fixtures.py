@@ -158,10 +158,13 @@ def _die_with_parent() -> None:  # runs in the child before exec
 
 
 class CeleryWorker:
-    """One ``celery -A config worker`` process (prefork, concurrency 1)."""
+    """One ``celery -A config worker`` process (prefork, concurrency 1 unless told)."""
 
-    def __init__(self, name: str, logfile: Path, env: dict[str, str], pool: str = "prefork", queues: str | None = None):
+    def __init__(
+        self, name: str, logfile: Path, env: dict[str, str], pool: str = "prefork", queues: str | None = None, concurrency: int = 1
+    ):
         self.name = name
+        self.concurrency = concurrency
         # None: no -Q, as `celery -A config worker` runs (every queue).
         self.queues = queues
         self.logfile = logfile
@@ -176,7 +179,7 @@ class CeleryWorker:
     def start(self) -> CeleryWorker:
         argv = [
             CELERY, "-A", "config", "worker",
-            f"--pool={self.pool}", "--concurrency=1", *(["-Q", self.queues] if self.queues else []),
+            f"--pool={self.pool}", f"--concurrency={self.concurrency}", *(["-Q", self.queues] if self.queues else []),
             "-n", f"{self.name}@%h",
             "--without-gossip", "--without-mingle", "--without-heartbeat",
             "-l", "INFO", "--logfile", str(self.logfile),
@@ -250,10 +253,10 @@ class Workers:
         self.logdir = logdir
         self.started: list[CeleryWorker] = []
 
-    def start(self, name: str, pool: str = "prefork", queues: str | None = None, **env: str) -> CeleryWorker:
+    def start(self, name: str, pool: str = "prefork", queues: str | None = None, concurrency: int = 1, **env: str) -> CeleryWorker:
         """``queues``: comma-separated, as ``-Q`` takes them (default: none
         given, so every queue in CELERY_TASK_QUEUES)."""
-        worker = CeleryWorker(name, self.logdir / f"worker-{name}.log", worker_env(**env), pool, queues)
+        worker = CeleryWorker(name, self.logdir / f"worker-{name}.log", worker_env(**env), pool, queues, concurrency)
         self.started.append(worker)
         return worker.start()
 

@@ -42,7 +42,7 @@ def test_the_form_needs_a_sign_in_and_offers_the_bots_that_can_play():
     assert str(lowball.pk) in allegra and str(gone.pk) not in allegra
     assert [c["value"] for c in choices["allegory"]] == ["builtin:greedy", "builtin:random"]
     # the clock and the idle forfeit, from the settings
-    assert "You have 10 minutes for each move" in html and "stays closed for 2 minutes" in html
+    assert "You have 1 minute for each move" in html and "stays closed for 2 minutes" in html
 
 
 def test_each_rules_page_how_to_play_and_the_navigation_lead_to_the_form():

@@ -74,7 +74,7 @@ class Command(BaseCommand):
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--workers", type=int, default=2, help="Celery worker processes (default 2)")
         parser.add_argument(
-            "--casual-matches", type=int, default=8, help="casual matches (a person against bots) played at once (default 8)"
+            "--casual-matches", type=int, default=256, help="casual matches (a person against bots) played at once (default 256)"
         )
         parser.add_argument("--setup-only", action="store_true", help="migrate and upload samples, start nothing")
 
