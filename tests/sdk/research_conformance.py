@@ -71,6 +71,87 @@ def no_hidden_cards() -> None:
                 assert real["action_mask"].any()
             assert differed > 10, f"{game} {n}: the sampled worlds never differed ({differed})"
             print(f"no hidden card: {game} {n} players ({differed} positions with other hidden cards)")
+    openspiel_no_hidden_cards()
+
+
+def _openspiel_observers(os_game) -> dict:
+    """Every kind of observation the OpenSpiel games offer, made as
+    OpenSpiel's tools make them (``make_observation``)."""
+    import pyspiel
+    from open_spiel.python.observation import make_observation
+
+    kinds = {
+        "observation": None,
+        "information state": pyspiel.IIGObservationType(perfect_recall=True),
+        "public": pyspiel.IIGObservationType(
+            public_info=True, perfect_recall=False, private_info=pyspiel.PrivateInfoType.NONE
+        ),
+        "private": pyspiel.IIGObservationType(
+            public_info=False, perfect_recall=False, private_info=pyspiel.PrivateInfoType.SINGLE_PLAYER
+        ),
+    }
+    return {name: make_observation(os_game, kind) for name, kind in kinds.items()}
+
+
+def _openspiel_views(observers: dict, state, seat: int) -> dict:
+    views = {}
+    for name, observer in observers.items():
+        observer.set_from(state, seat)
+        views[name] = (observer.string_from(state, seat), observer.tensor.copy())
+    return views
+
+
+def _secret_phase(state) -> bool:
+    """An Allegra position where a seat sees what others do not (its own
+    knock answer, the held card), checked every time: they are rare."""
+    return state.engine_state.observation(None)["phase"] in ("knock", "exchange")
+
+
+def openspiel_no_hidden_cards() -> None:
+    """The OpenSpiel games' observations of a seat (its observation,
+    information state, the public and its private observation; string and
+    tensor) are the same in every world ``resample_from_infostate`` draws for
+    it, worlds whose hidden cards differ; the public one is the same for
+    every seat; the information state's tensor recalls what the current
+    observation no longer shows."""
+    import pyspiel
+
+    for game in ENVS:
+        for n in COUNTS:
+            os_game = _openspiel_game(game, n)
+            observers = _openspiel_observers(os_game)
+            rng = np.random.default_rng(1000 + n)
+            checked = differed = recalled = 0
+            for _ in range(2):
+                state = os_game.new_initial_state()
+                while not state.is_terminal():
+                    if state.is_chance_node() or (rng.random() > 0.15 and not _secret_phase(state)):
+                        state.apply_action(int(rng.choice(state.legal_actions())))
+                        continue
+                    public = {_openspiel_views(observers, state, s)["public"][0] for s in range(n)}
+                    assert len(public) == 1, f"{game} {n}: the public observation depends on the seat"
+                    for seat in range(n):
+                        real = _openspiel_views(observers, state, seat)
+                        world = state.resample_from_infostate(seat, pyspiel.UniformProbabilitySampler(checked, 0, 1))
+                        differed += world.engine_state.observation(None) != state.engine_state.observation(None)
+                        other = _openspiel_views(observers, world, seat)
+                        for name, (text, tensor) in real.items():
+                            assert text == other[name][0], f"{game} {n}: the {name} string shows a hidden card"
+                            assert np.array_equal(tensor, other[name][1]), f"{game} {n}: {name} tensor differs"
+                        size = len(real["observation"][1])
+                        infostate = real["information state"][1]
+                        assert np.array_equal(infostate[:size], real["observation"][1])
+                        recalled += not np.array_equal(np.maximum(infostate[size:], infostate[:size]), infostate[:size])
+                        if checked % 7 == 0:  # a copy re-made from its events recalls the same
+                            text = pyspiel.serialize_game_and_state(os_game, state)
+                            copy = pyspiel.deserialize_game_and_state(text)[1]
+                            again = _openspiel_views(observers, copy, seat)["information state"][1]
+                            assert np.array_equal(again, infostate), f"{game} {n}: a copy recalls otherwise"
+                        checked += 1
+                    state.apply_action(int(rng.choice(state.legal_actions())))
+            assert differed > checked // 2, f"{game} {n}: the resampled worlds seldom differed ({differed}/{checked})"
+            assert recalled > 0, f"{game} {n}: the information state tensor never recalled anything"
+            print(f"no hidden card, openspiel: {game} {n} players ({checked} seat views, {differed} other worlds)")
 
 
 def action_mapping() -> None:
