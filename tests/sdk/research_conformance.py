@@ -376,6 +376,20 @@ def openspiel_games() -> None:
             assert message in str(exc), exc
         else:
             raise AssertionError(f"{bad} was accepted")
+    from open_spiel.python.observation import make_observation
+
+    for kind, message in (
+        ((True, False, pyspiel.PrivateInfoType.ALL_PLAYERS), "every seat's private"),
+        ((False, False, pyspiel.PrivateInfoType.NONE), "public or private"),
+        ((True, True, pyspiel.PrivateInfoType.NONE), "whole information"),
+    ):
+        public, recall, private = kind
+        try:
+            make_observation(unique, pyspiel.IIGObservationType(public, recall, private))
+        except ValueError as exc:
+            assert message in str(exc), exc
+        else:
+            raise AssertionError(f"an observer of {kind} was made")
     print("openspiel parameters: checked")
 
 
