@@ -473,6 +473,31 @@ def openspiel_bots() -> None:
         returns = evaluate_bots(state, bots, rs)  # plays on ``state``
         assert state.is_terminal() and returns == rank_rewards(verify(state.replay()).result.ranks), returns
         print(f"openspiel evaluate_bots: {game} {n} players, returns {returns}")
+    openspiel_rl_environment()
+
+
+def openspiel_rl_environment() -> None:
+    """OpenSpiel's rl_environment, what its NFSP and DQN agents train on,
+    plays both games and serves the information-state tensor as
+    ``info_state``, the game's declared size at every step."""
+    from open_spiel.python import rl_environment
+
+    for game in ENVS:
+        os_game = _openspiel_game(game, 2)
+        env = rl_environment.Environment(os_game, seed=3)
+        size = os_game.information_state_tensor_size()
+        assert env.observation_spec()["info_state"] == (size,)
+        rng = np.random.default_rng(3)
+        step = env.reset()
+        steps = 0
+        while not step.last():
+            player = step.observations["current_player"]
+            assert all(len(step.observations["info_state"][p]) == size for p in range(2))
+            step = env.step([int(rng.choice(step.observations["legal_actions"][player]))])
+            steps += 1
+        state = env.get_state
+        assert step.rewards == rank_rewards(verify(state.replay()).result.ranks), step.rewards
+        print(f"openspiel rl_environment: {game}, {steps} steps, info_state of {size}")
 
 
 def openspiel_agreement(games: int = 1000, replays: str | None = None) -> None:

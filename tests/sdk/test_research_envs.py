@@ -157,6 +157,8 @@ def test_openspiel_checks_pass_and_its_ismcts_bot_plays_both_games(research_venv
     for game in ("allegory", "allegra"):
         assert f"openspiel ismcts: {game} 2 players" in search
         assert f"openspiel evaluate_bots: {game} 2 players" in search
+    assert "openspiel rl_environment: allegory, " in search and "info_state of 1670" in search
+    assert "openspiel rl_environment: allegra, " in search and "info_state of 2590" in search
 
 
 def test_a_thousand_games_through_each_interface_agree_with_the_engine_and_verify(research_venv, tmp_path):
