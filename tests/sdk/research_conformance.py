@@ -484,7 +484,8 @@ def openspiel_rl_environment() -> None:
 
     for game in ENVS:
         os_game = _openspiel_game(game, 2)
-        env = rl_environment.Environment(os_game, seed=3)
+        env = rl_environment.Environment(os_game)
+        env.seed(3)  # its chance sampler (a seed= argument goes to the game's parameters)
         size = os_game.information_state_tensor_size()
         assert env.observation_spec()["info_state"] == (size,)
         rng = np.random.default_rng(3)
