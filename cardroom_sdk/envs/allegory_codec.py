@@ -92,6 +92,32 @@ def encode(obs: dict[str, Any], pending: list[int] | None = None) -> np.ndarray:
     return out
 
 
+# A seat's private part (OpenSpiel's private-only observation): what its own
+# observation shows beyond the public one. In Allegory that is its Moral, and
+# the chips of a distribute it is placing, not yet sent.
+PRIVATE_SIZE = MAX_PLAYERS + len(THEMES) + MAX_POOL  # seat, Moral, pending chips per Pool position
+
+
+def public_view(obs: dict[str, Any]) -> dict[str, Any]:
+    """What every seat sees of the position of ``obs`` (any seat's
+    observation): the same observation without its seat and its Moral (the
+    Morals of every seat are public once the game is over)."""
+    return {**obs, "seat": None, "moral": None}
+
+
+def encode_private(private: dict[str, Any], pending: list[int] | None = None) -> np.ndarray:
+    """``private`` (a seat's observation less its public view, with its
+    ``seat``) as a float32 vector of ``PRIVATE_SIZE``: the seat, its Moral
+    and the chips of its distribute in progress (``pending``)."""
+    out = np.zeros(PRIVATE_SIZE, dtype=np.float32)
+    out[private["seat"]] = 1
+    if private.get("moral") is not None:
+        out[MAX_PLAYERS + THEMES.index(private["moral"])] = 1
+    for i, chips in enumerate(pending or ()):
+        out[MAX_PLAYERS + len(THEMES) + i] = chips / MAX_CHIPS
+    return out
+
+
 def _pool_position(obs: dict[str, Any], name: Any) -> int:
     for i, slot in enumerate(obs["pool"]):
         if slot["card"] == name:

@@ -129,6 +129,25 @@ def encode(obs: dict[str, Any]) -> np.ndarray:
     return out
 
 
+# A seat's private part (OpenSpiel's private-only observation): what its own
+# observation shows beyond the public one. In Allegra that is its own knock
+# answer while the answers are secret, and the held card if it alone saw it.
+PRIVATE_SIZE = MAX_PLAYERS + 1 + NUM_VALUES  # seat, knocked, the held card
+
+
+def encode_private(private: dict[str, Any]) -> np.ndarray:
+    """``private`` (a seat's observation less its public view, with its
+    ``seat``: the keys whose values differ) as a float32 vector of
+    ``PRIVATE_SIZE``."""
+    out = np.zeros(PRIVATE_SIZE, dtype=np.float32)
+    out[private["seat"]] = 1
+    out[MAX_PLAYERS] = bool(private.get("knockers"))
+    held = private.get("held")
+    if held is not None and held["card"] != "?":
+        out[MAX_PLAYERS + 1 + _value(held["card"])] = 1
+    return out
+
+
 def action_to_protocol(obs: dict[str, Any], index: int) -> dict[str, Any]:
     """The protocol action of action ``index`` in the position ``obs``."""
     index = int(index)

@@ -22,9 +22,12 @@ the cardroom engine, and agree with the PettingZoo environments
   v1 sends): the string is its JSON, the tensor the PettingZoo encoding.
   The **information state** adds what the seat saw before: the string names
   the seat's earlier decision observations by count and digest (perfect
-  recall without a string that grows with the game), the tensor is the
-  observation's. ``resample_from_infostate`` is ``cardroom_sdk.sample_world``
-  given those observations as ``history``.
+  recall without a string that grows with the game), the tensor appends the
+  elementwise maximum of their encodings (decision 213). The **public**
+  observation is a seat's observation less its own part, the same for every
+  seat; the **private** one is that part (decision 212).
+  ``resample_from_infostate`` is ``cardroom_sdk.sample_world`` given those
+  observations as ``history``.
 * **Returns** come at the end: (n - rank)/(n - 1), as the ladder scores.
 """
 
@@ -70,7 +73,7 @@ class _Table:
     the engine's cheap way (observations and events are never changed once
     recorded, so lists of them are copied shallowly)."""
 
-    __slots__ = ("engine", "events", "draws", "pending", "seen", "digests", "views", "left")
+    __slots__ = ("engine", "events", "draws", "pending", "seen", "digests", "recall", "views", "left")
 
     def __init__(self, engine, n: int):
         self.engine = engine
@@ -81,6 +84,8 @@ class _Table:
         self.pending: list[int] | None = None  # an Allegory distribute's chips so far
         self.seen: list[list[dict[str, Any]]] = [[] for _ in range(n)]  # each seat's decision observations
         self.digests: list[tuple[int, str]] = [(0, "")] * n  # (observations digested, digest), made on demand
+        # (observations taken in, their encodings' elementwise maximum), made on demand
+        self.recall: list[tuple[int, np.ndarray | None]] = [(0, None)] * n
         self.views: dict[Any, Any] = {}  # engine observations (and encodings) of this position, by seat
 
     def view(self, seat: int) -> dict[str, Any]:
@@ -100,6 +105,7 @@ class _Table:
         other.pending = None if self.pending is None else list(self.pending)
         other.seen = [list(s) for s in self.seen]
         other.digests = list(self.digests)
+        other.recall = list(self.recall)  # the arrays are replaced, never changed in place
         other.views = dict(self.views)
         return other
 
@@ -125,6 +131,7 @@ class _Table:
                     state.apply(event["by"], event["action"])
         self.engine = state
         self.views = {}
+        self.recall = [(0, None)] * state.num_players  # made again from ``seen`` when asked
         self.left = None
         for key in ("events", "draws", "pending", "seen", "digests"):
             setattr(self, key, data[key])
@@ -285,6 +292,68 @@ class CardroomState(pyspiel.State):
             tensor = t.views[key] = self._codec.encode(t.view(player))
         return tensor
 
+    def information_state_tensor_of(self, player: int) -> np.ndarray:
+        """The observation's tensor, then the elementwise maximum of the
+        encodings of every decision observation the seat received so far
+        (zeros before its first): what it ever saw, from its own
+        observations only (2 x ``OBS_SIZE``; decision 213)."""
+        t = self._t
+        done, recall = t.recall[player]
+        seen = t.seen[player]
+        if recall is None:
+            recall = np.zeros(self._codec.OBS_SIZE, np.float32)
+        if done < len(seen):
+            recall = np.maximum.reduce([recall, *(self._codec.encode(obs) for obs in seen[done:])])
+            t.recall[player] = (len(seen), recall)
+        return np.concatenate([self.observation_tensor_of(player), recall])
+
+    # -- public and private observations (OpenSpiel's factored observations) --
+    def public_view(self) -> dict[str, Any]:
+        """What every seat sees: a seat's observation less what that seat
+        alone sees, the same whichever seat asks (decision 212)."""
+        t = self._t
+        view = t.views.get("public")
+        if view is None:
+            if self._game_id == "allegory":
+                view = allegory_codec.public_view(t.view(0))
+            else:
+                # a seat that is not the knocker: it sees the held card only if everyone does
+                view = {**t.view(1 if t.view(0)["knocker"] == 0 else 0), "seat": None}
+                if view["phase"] == "knock":
+                    view["knockers"] = []  # the answers are secret until every seat has given its own
+            t.views["public"] = view
+        return view
+
+    def private_view(self, player: int) -> dict[str, Any]:
+        """What ``player``'s observation shows beyond the public view (the
+        keys whose values differ), with its ``seat``."""
+        obs = self._t.view(player)
+        public = self.public_view()
+        return {"seat": player, **{k: v for k, v in obs.items() if k != "seat" and v != public[k]}}
+
+    def public_string(self) -> str:
+        return _json(self.public_view())
+
+    def public_tensor(self) -> np.ndarray:
+        """The public view encoded with absolute seats (block k is seat k)."""
+        t = self._t
+        tensor = t.views.get("public tensor")
+        if tensor is None:
+            tensor = t.views["public tensor"] = self._codec.encode({**self.public_view(), "seat": 0})
+        return tensor
+
+    def private_string(self, player: int) -> str:
+        text = _json(self.private_view(player))
+        pending = self.seat_pending(player)
+        if pending is not None:
+            text += f"\ndistribute so far: {pending}"
+        return text
+
+    def private_tensor(self, player: int) -> np.ndarray:
+        if self._game_id == "allegory":
+            return allegory_codec.encode_private(self.private_view(player), self.seat_pending(player))
+        return allegra_codec.encode_private(self.private_view(player))
+
     def resample_from_infostate(self, player_id: int, probability_sampler) -> CardroomState:
         """A state ``player_id`` cannot tell from this one, drawn by
         ``cardroom_sdk.sample_world`` from its observation and its earlier
@@ -304,6 +373,7 @@ class CardroomState(pyspiel.State):
         world.events = None
         world.seen = [list(s) if p == player_id else [] for p, s in enumerate(t.seen)]
         world.digests = [d if p == player_id else _UNKNOWN for p, d in enumerate(t.digests)]
+        world.recall = [r if p == player_id else (0, None) for p, r in enumerate(t.recall)]
         world.pending = self.seat_pending(player_id)
         world.pending = None if world.pending is None else list(world.pending)
         return self.get_game().new_initial_state_from(world)
@@ -377,25 +447,59 @@ class CardroomState(pyspiel.State):
 
 
 class _Observer:
-    """OpenSpiel's PyObserver: the seat's observation as a string and the
-    PettingZoo tensor; with ``perfect_recall`` the information state."""
+    """OpenSpiel's PyObserver, for the kinds of observation a seat has
+    (``pyspiel.IIGObservationType``; decision 212):
+
+    * its own observation (public info and its private info, the default):
+      the JSON of what bot protocol v1 sends, the PettingZoo tensor;
+    * with ``perfect_recall``, its information state: the string names its
+      past too, the tensor adds what it ever saw (decision 213);
+    * public info only: the public view, the same for every seat;
+    * its private info only: what its observation shows beyond that.
+
+    Any other kind (every seat's private info, a public or private record
+    with perfect recall) is refused: a seat never sees another's cards."""
 
     def __init__(self, codec, iig_obs_type, params):
         if params:
             raise ValueError(f"observation parameters are not supported, not {params}")
-        if iig_obs_type is not None and (
-            iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER or not iig_obs_type.public_info
-        ):
-            raise ValueError("only a seat's own observation (private info of a single player, public info) is offered")
-        self.perfect_recall = bool(iig_obs_type and iig_obs_type.perfect_recall)
-        self.tensor = np.zeros(codec.OBS_SIZE, np.float32)
-        self.dict = {"observation": self.tensor}
+        if iig_obs_type is None:
+            public, private, recall = True, True, False
+        else:
+            public, recall = bool(iig_obs_type.public_info), bool(iig_obs_type.perfect_recall)
+            private = iig_obs_type.private_info == pyspiel.PrivateInfoType.SINGLE_PLAYER
+            if iig_obs_type.private_info == pyspiel.PrivateInfoType.ALL_PLAYERS:
+                raise ValueError("no observation holds every seat's private information")
+            if not (public or private):
+                raise ValueError("an observation needs public or private information")
+            if recall and not (public and private):
+                raise ValueError("perfect recall is offered for a seat's whole information state only")
+        self.kind = "infostate" if recall else "seat" if public and private else "public" if public else "private"
+        size = {
+            "seat": codec.OBS_SIZE, "infostate": 2 * codec.OBS_SIZE,
+            "public": codec.OBS_SIZE, "private": codec.PRIVATE_SIZE,
+        }[self.kind]  # fmt: skip
+        self.tensor = np.zeros(size, np.float32)
+        self.dict = {"observation": self.tensor} if self.kind != "infostate" else {"info_state": self.tensor}
 
     def set_from(self, state: CardroomState, player: int) -> None:
-        self.tensor[:] = state.observation_tensor_of(player)
+        kind = self.kind
+        if kind == "seat":
+            self.tensor[:] = state.observation_tensor_of(player)
+        elif kind == "infostate":
+            self.tensor[:] = state.information_state_tensor_of(player)
+        elif kind == "public":
+            self.tensor[:] = state.public_tensor()
+        else:
+            self.tensor[:] = state.private_tensor(player)
 
     def string_from(self, state: CardroomState, player: int) -> str:
-        return state.observation_string_of(player, self.perfect_recall)
+        kind = self.kind
+        if kind in ("seat", "infostate"):
+            return state.observation_string_of(player, kind == "infostate")
+        if kind == "public":
+            return state.public_string()
+        return state.private_string(player)
 
 
 def _game_type(game_id: str, long_name: str, options: dict[str, Any]) -> pyspiel.GameType:
@@ -413,6 +517,7 @@ def _game_type(game_id: str, long_name: str, options: dict[str, Any]) -> pyspiel
         provides_information_state_tensor=True,
         provides_observation_string=True,
         provides_observation_tensor=True,
+        provides_factored_observation_string=True,
         parameter_specification={"players": 2, **options},
     )
 

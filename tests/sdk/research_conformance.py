@@ -71,6 +71,87 @@ def no_hidden_cards() -> None:
                 assert real["action_mask"].any()
             assert differed > 10, f"{game} {n}: the sampled worlds never differed ({differed})"
             print(f"no hidden card: {game} {n} players ({differed} positions with other hidden cards)")
+    openspiel_no_hidden_cards()
+
+
+def _openspiel_observers(os_game) -> dict:
+    """Every kind of observation the OpenSpiel games offer, made as
+    OpenSpiel's tools make them (``make_observation``)."""
+    import pyspiel
+    from open_spiel.python.observation import make_observation
+
+    kinds = {
+        "observation": None,
+        "information state": pyspiel.IIGObservationType(perfect_recall=True),
+        "public": pyspiel.IIGObservationType(
+            public_info=True, perfect_recall=False, private_info=pyspiel.PrivateInfoType.NONE
+        ),
+        "private": pyspiel.IIGObservationType(
+            public_info=False, perfect_recall=False, private_info=pyspiel.PrivateInfoType.SINGLE_PLAYER
+        ),
+    }
+    return {name: make_observation(os_game, kind) for name, kind in kinds.items()}
+
+
+def _openspiel_views(observers: dict, state, seat: int) -> dict:
+    views = {}
+    for name, observer in observers.items():
+        observer.set_from(state, seat)
+        views[name] = (observer.string_from(state, seat), observer.tensor.copy())
+    return views
+
+
+def _secret_phase(state) -> bool:
+    """An Allegra position where a seat sees what others do not (its own
+    knock answer, the held card), checked every time: they are rare."""
+    return state.engine_state.observation(None)["phase"] in ("knock", "exchange")
+
+
+def openspiel_no_hidden_cards() -> None:
+    """The OpenSpiel games' observations of a seat (its observation,
+    information state, the public and its private observation; string and
+    tensor) are the same in every world ``resample_from_infostate`` draws for
+    it, worlds whose hidden cards differ; the public one is the same for
+    every seat; the information state's tensor recalls what the current
+    observation no longer shows."""
+    import pyspiel
+
+    for game in ENVS:
+        for n in COUNTS:
+            os_game = _openspiel_game(game, n)
+            observers = _openspiel_observers(os_game)
+            rng = np.random.default_rng(1000 + n)
+            checked = differed = recalled = 0
+            for _ in range(2):
+                state = os_game.new_initial_state()
+                while not state.is_terminal():
+                    if state.is_chance_node() or (rng.random() > 0.15 and not _secret_phase(state)):
+                        state.apply_action(int(rng.choice(state.legal_actions())))
+                        continue
+                    public = {_openspiel_views(observers, state, s)["public"][0] for s in range(n)}
+                    assert len(public) == 1, f"{game} {n}: the public observation depends on the seat"
+                    for seat in range(n):
+                        real = _openspiel_views(observers, state, seat)
+                        world = state.resample_from_infostate(seat, pyspiel.UniformProbabilitySampler(checked, 0, 1))
+                        differed += world.engine_state.observation(None) != state.engine_state.observation(None)
+                        other = _openspiel_views(observers, world, seat)
+                        for name, (text, tensor) in real.items():
+                            assert text == other[name][0], f"{game} {n}: the {name} string shows a hidden card"
+                            assert np.array_equal(tensor, other[name][1]), f"{game} {n}: {name} tensor differs"
+                        size = len(real["observation"][1])
+                        infostate = real["information state"][1]
+                        assert np.array_equal(infostate[:size], real["observation"][1])
+                        recalled += not np.array_equal(np.maximum(infostate[size:], infostate[:size]), infostate[:size])
+                        if checked % 7 == 0:  # a copy re-made from its events recalls the same
+                            text = pyspiel.serialize_game_and_state(os_game, state)
+                            copy = pyspiel.deserialize_game_and_state(text)[1]
+                            again = _openspiel_views(observers, copy, seat)["information state"][1]
+                            assert np.array_equal(again, infostate), f"{game} {n}: a copy recalls otherwise"
+                        checked += 1
+                    state.apply_action(int(rng.choice(state.legal_actions())))
+            assert differed > checked // 2, f"{game} {n}: the resampled worlds seldom differed ({differed}/{checked})"
+            assert recalled > 0, f"{game} {n}: the information state tensor never recalled anything"
+            print(f"no hidden card, openspiel: {game} {n} players ({checked} seat views, {differed} other worlds)")
 
 
 def action_mapping() -> None:
@@ -295,6 +376,20 @@ def openspiel_games() -> None:
             assert message in str(exc), exc
         else:
             raise AssertionError(f"{bad} was accepted")
+    from open_spiel.python.observation import make_observation
+
+    for kind, message in (
+        ((True, False, pyspiel.PrivateInfoType.ALL_PLAYERS), "every seat's private"),
+        ((False, False, pyspiel.PrivateInfoType.NONE), "public or private"),
+        ((True, True, pyspiel.PrivateInfoType.NONE), "whole information"),
+    ):
+        public, recall, private = kind
+        try:
+            make_observation(unique, pyspiel.IIGObservationType(public, recall, private))
+        except ValueError as exc:
+            assert message in str(exc), exc
+        else:
+            raise AssertionError(f"an observer of {kind} was made")
     print("openspiel parameters: checked")
 
 
@@ -378,6 +473,32 @@ def openspiel_bots() -> None:
         returns = evaluate_bots(state, bots, rs)  # plays on ``state``
         assert state.is_terminal() and returns == rank_rewards(verify(state.replay()).result.ranks), returns
         print(f"openspiel evaluate_bots: {game} {n} players, returns {returns}")
+    openspiel_rl_environment()
+
+
+def openspiel_rl_environment() -> None:
+    """OpenSpiel's rl_environment, what its NFSP and DQN agents train on,
+    plays both games and serves the information-state tensor as
+    ``info_state``, the game's declared size at every step."""
+    from open_spiel.python import rl_environment
+
+    for game in ENVS:
+        os_game = _openspiel_game(game, 2)
+        env = rl_environment.Environment(os_game)
+        env.seed(3)  # its chance sampler (a seed= argument goes to the game's parameters)
+        size = os_game.information_state_tensor_size()
+        assert env.observation_spec()["info_state"] == (size,)
+        rng = np.random.default_rng(3)
+        step = env.reset()
+        steps = 0
+        while not step.last():
+            player = step.observations["current_player"]
+            assert all(len(step.observations["info_state"][p]) == size for p in range(2))
+            step = env.step([int(rng.choice(step.observations["legal_actions"][player]))])
+            steps += 1
+        state = env.get_state
+        assert step.rewards == rank_rewards(verify(state.replay()).result.ranks), step.rewards
+        print(f"openspiel rl_environment: {game}, {steps} steps, info_state of {size}")
 
 
 def openspiel_agreement(games: int = 1000, replays: str | None = None) -> None:

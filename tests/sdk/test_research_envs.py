@@ -3,7 +3,9 @@ installed into a venv of Debian's Python, passes PettingZoo's api_test and
 seed_test for both games at 2, 3, 4 and 6 players, never shows a seat a
 hidden card, maps every legal action to an index and back, its Gymnasium
 wrapper passes check_env, its OpenSpiel games pass pyspiel's random
-simulation test and carry OpenSpiel's ISMCTS bot, and 1,000 random games
+simulation test and carry OpenSpiel's ISMCTS bot, OpenSpiel's
+generate_playthrough (public and private observers included) re-plays the
+checked-in playthroughs tests/data/playthroughs/ exactly, and 1,000 random games
 through PettingZoo and 1,000 through OpenSpiel agree with the engine and
 verify. The checks are tests/sdk/research_conformance.py, run inside that
 venv (pettingzoo and friends are not in the dev extra)."""
@@ -25,6 +27,8 @@ pytestmark = pytest.mark.slow
 
 CONFORMANCE = Path(__file__).with_name("research_conformance.py")
 VENVS = ROOT / "var" / "research-venv"
+PLAYTHROUGHS = ROOT / "scripts" / "openspiel_playthroughs.py"
+PLAYTHROUGH_DIR = ROOT / "tests" / "data" / "playthroughs"
 
 
 def _requirements_key(wheel: Path) -> str:
@@ -100,6 +104,39 @@ def test_pettingzoo_api_and_seed_tests_pass_for_both_games(research_venv):
 def test_no_hidden_card_reaches_an_observation_and_actions_map_both_ways(research_venv):
     (out,) = _conformance(research_venv, ["no_hidden_cards", "action_mapping"])
     assert out.count("no hidden card:") == 8 and out.count("action mapping:") == 8
+    assert out.count("no hidden card, openspiel:") == 8  # every kind of OpenSpiel observation, string and tensor
+
+
+def _playthroughs(bin_dir: Path, *args: str) -> subprocess.CompletedProcess:
+    """scripts/openspiel_playthroughs.py run by the venv's Python from /tmp
+    (so the wheel's games are the ones played, not the checkout's)."""
+    return _run([bin_dir / "python", PLAYTHROUGHS, *args], cwd="/tmp", timeout=900)
+
+
+def test_openspiel_generate_playthrough_matches_the_checked_in_files(research_venv):
+    # OpenSpiel's own generate_playthrough, with its public and private
+    # observers, re-plays each file's actions and must write the file again
+    files = sorted(p.name for p in PLAYTHROUGH_DIR.glob("*.txt"))
+    assert files == ["python_allegory.txt", "python_allegra.txt"]
+    for name in files:
+        text = (PLAYTHROUGH_DIR / name).read_text()
+        assert "PublicObservationString()" in text and "PrivateObservationString(1)" in text
+        assert "InformationStateTensorShape() = [" in text
+    done = _playthroughs(research_venv, "--check")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_playthrough_that_differs_fails_the_check_and_names_the_line(research_venv, tmp_path):
+    for path in PLAYTHROUGH_DIR.glob("*.txt"):
+        shutil.copy(path, tmp_path / path.name)
+    changed = tmp_path / "python_allegra.txt"
+    lines = changed.read_text().split("\n")
+    k = next(i for i, line in enumerate(lines) if line.startswith("PrivateObservationString(0)"))
+    lines[k] = 'PrivateObservationString(0) = "{\\"seat\\":1}"'
+    changed.write_text("\n".join(lines))
+    done = _playthroughs(research_venv, "--check", f"--dir={tmp_path}")
+    assert done.returncode == 1
+    assert f"python_allegra.txt line {k + 1}:" in done.stdout, done.stdout + done.stderr
 
 
 def test_the_gymnasium_wrapper_passes_check_env(research_venv):
@@ -120,6 +157,8 @@ def test_openspiel_checks_pass_and_its_ismcts_bot_plays_both_games(research_venv
     for game in ("allegory", "allegra"):
         assert f"openspiel ismcts: {game} 2 players" in search
         assert f"openspiel evaluate_bots: {game} 2 players" in search
+    assert "openspiel rl_environment: allegory, " in search and "info_state of 1670" in search
+    assert "openspiel rl_environment: allegra, " in search and "info_state of 2590" in search
 
 
 def test_a_thousand_games_through_each_interface_agree_with_the_engine_and_verify(research_venv, tmp_path):
