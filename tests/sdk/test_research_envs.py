@@ -102,6 +102,12 @@ def test_no_hidden_card_reaches_an_observation_and_actions_map_both_ways(researc
     assert out.count("no hidden card:") == 8 and out.count("action mapping:") == 8
 
 
+def test_the_fast_forms_and_the_batched_environment_give_the_reference_arrays(research_venv):
+    codecs, batched = _conformance(research_venv, ["fast_codecs"], ["batched_envs"])
+    assert codecs.count("fast codecs:") == 2 and "every seat equal to the reference" in codecs
+    assert batched.count("batched:") == 8
+
+
 def test_the_gymnasium_wrapper_passes_check_env(research_venv):
     (out,) = _conformance(research_venv, ["gymnasium_wrapper"])
     assert out.count("gymnasium check_env:") == 6
