@@ -131,6 +131,10 @@ class CardroomAEC(AECEnv):
         # copies: what a caller does to its arrays must not reach the next observe
         return {"observation": self.array(seat), "action_mask": self._view(seat)[3].copy()}
 
+    def action_mask(self, seat: int) -> np.ndarray:
+        """The action mask of ``seat`` now, without its array (a new array)."""
+        return self._view(seat)[3].copy()
+
     def array(self, seat: int) -> np.ndarray:
         """The observation array of ``seat`` now (a new array)."""
         obs, _legal, pending, _mask = self._view(seat)
