@@ -8,6 +8,13 @@ they are due, so an agent only ever sees decisions. Simultaneous decisions
 (Allegra's knock answers) are asked one seat at a time, in ``to_act()``
 order; a seat's observation never shows the answers of the others, as on the
 wire. Each observation is built from ``state.observation(seat)`` alone.
+
+A seat's view (its observation, legal actions, mask and array) is made once
+per position and kept until the position changes (a step, a reset, or a
+new ``state`` assigned): PettingZoo's ``last()``, the wrappers' checks and
+``step`` all ask for it. Masks are made by the codecs' ``action_mask_fast``,
+the same as their readable ``action_mask`` (tests/sdk/research_conformance.py
+``fast_codecs`` compares them).
 """
 
 from __future__ import annotations
@@ -58,6 +65,16 @@ class CardroomAEC(AECEnv):
         self._rng = random.Random()
         self.state = None
 
+    @property
+    def state(self) -> Any:
+        return self._state
+
+    @state.setter
+    def state(self, state: Any) -> None:
+        # a state assigned from outside (a test, a search) is a new position
+        self._state = state
+        self._views: dict[int, tuple[Any, ...]] = {}
+
     def observation_space(self, agent):
         return self.observation_spaces[agent]
 
@@ -72,7 +89,23 @@ class CardroomAEC(AECEnv):
             self.events.append({"by": CHANCE, "action": event})
 
     def _seat_obs(self, seat: int) -> dict[str, Any]:
-        return self.state.observation(seat)
+        return self._view(seat)[0]
+
+    def _view(self, seat: int) -> tuple[Any, ...]:
+        """``(observation, legal actions, pending, mask)`` of ``seat`` now
+        (made once per position)."""
+        view = self._views.get(seat)
+        if view is None:
+            state = self._state
+            obs = state.observation(seat)
+            acting = state.to_act()
+            legal = state.legal_actions(seat) if acting and acting[0] == seat else []
+            pending = self.pending if legal else None
+            view = self._views[seat] = (obs, legal, pending, self.codec.action_mask_fast(obs, legal, pending))
+        return view
+
+    def _changed(self) -> None:
+        self._views = {}
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         if seed is not None:
@@ -90,28 +123,29 @@ class CardroomAEC(AECEnv):
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
         self._resolve_chance()
+        self._changed()
         self.agent_selection = self.possible_agents[self.state.to_act()[0]]
-
-    def _mask(self, seat: int, obs: dict[str, Any]) -> tuple[np.ndarray, list[int] | None]:
-        acting = self.state.to_act()
-        legal = self.state.legal_actions(seat) if acting and acting[0] == seat else []
-        pending = self.pending if legal else None
-        return self.codec.action_mask(obs, legal, pending), pending
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.agent_name_mapping[agent]
-        obs = self._seat_obs(seat)
-        mask, pending = self._mask(seat, obs)
-        return {
-            "observation": self.codec.encode(obs, pending) if pending is not None else self.codec.encode(obs),
-            "action_mask": mask,
-        }
+        # copies: what a caller does to its arrays must not reach the next observe
+        return {"observation": self.array(seat), "action_mask": self._view(seat)[3].copy()}
+
+    def action_mask(self, seat: int) -> np.ndarray:
+        """The action mask of ``seat`` now, without its array (a new array)."""
+        return self._view(seat)[3].copy()
+
+    def array(self, seat: int) -> np.ndarray:
+        """The observation array of ``seat`` now (a new array)."""
+        obs, _legal, pending, _mask = self._view(seat)
+        return self.codec.encode(obs, pending) if pending is not None else self.codec.encode(obs)
 
     def protocol_action(self, agent: str, index: int) -> dict[str, Any] | None:
         """The protocol action ``index`` sends for ``agent`` now, or None when
         it is one chip of an Allegory distribute that is not yet complete."""
         seat = self.agent_name_mapping[agent]
         move, self.pending = decision_step(self.codec, self.state, seat, self._seat_obs(seat), index, self.pending)
+        self._changed()
         return move
 
     def step(self, action) -> None:
@@ -121,13 +155,9 @@ class CardroomAEC(AECEnv):
             return
         seat = self.agent_name_mapping[agent]
         self._cumulative_rewards[agent] = 0.0
-        if not self._mask(seat, self._seat_obs(seat))[0][int(action)]:
+        if not self._view(seat)[3][int(action)]:
             raise ValueError(f"{agent}: action {action} is not legal now")
-        move = self.protocol_action(agent, int(action))
-        if move is not None:
-            self.state.apply(seat, move)
-            self.events.append({"by": seat, "action": move, "ms": 0})
-            self._resolve_chance()
+        self.play(seat, int(action))
         if self.state.is_terminal():
             for agent_name, value in zip(self.agents, self.final_rewards()):
                 self.rewards[agent_name] = value
@@ -137,6 +167,17 @@ class CardroomAEC(AECEnv):
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
+
+    def play(self, seat: int, index: int) -> None:
+        """Action ``index`` of ``seat``, the seat to act, checked legal by the
+        caller: the game's part of ``step``, without PettingZoo's bookkeeping
+        (``BatchedGames`` steps its games with it)."""
+        move = self.protocol_action(self.possible_agents[seat], index)
+        if move is not None:
+            self._state.apply(seat, move)
+            self.events.append({"by": seat, "action": move, "ms": 0})
+            self._resolve_chance()
+            self._changed()
 
     def final_rewards(self) -> list[float]:
         result = self.state.result()

@@ -228,3 +228,9 @@ def render(obs: dict[str, Any]) -> str:
     if "scores" in obs:
         lines.append(f"Scores: {obs['scores']}")
     return "\n".join(lines)
+
+
+# The environments build masks with ``action_mask_fast`` (Allegra's is a
+# faster form of its reference); Allegory's reference is as fast as a
+# rewrite made it, so it is its own fast form.
+action_mask_fast = action_mask

@@ -165,7 +165,7 @@ class SingleSeatEnv(gymnasium.Env):
 
     def step(self, action):
         aec = self.aec
-        if not aec.observe(self.agent)["action_mask"][int(action)]:
+        if not aec.action_mask(self.seat)[int(action)]:
             return aec.observe(self.agent), -1.0, True, False, {"illegal": True}
         aec.step(int(action))
         self._play_others()
@@ -177,7 +177,7 @@ class SingleSeatEnv(gymnasium.Env):
     def action_masks(self) -> np.ndarray:
         """Which actions the learning seat may take now, as booleans (the
         observation's ``action_mask``; sb3-contrib's MaskablePPO calls this)."""
-        return np.asarray(self.aec.observe(self.agent)["action_mask"], dtype=bool)
+        return self.aec.action_mask(self.seat).astype(bool)
 
     def replay(self) -> dict[str, Any]:
         """The episode so far in replay format v1: the learning seat named

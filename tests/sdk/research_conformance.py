@@ -14,6 +14,7 @@ from replay_schema import strict_problems  # tests/sdk/replay_schema.py, beside 
 from cardroom_sdk import new_game, sample_world
 from cardroom_sdk.envs import allegory_codec, allegory_v1, allegra_codec, allegra_v1
 from cardroom_sdk.envs._aec import rank_rewards
+from cardroom_sdk.envs.batched import BatchedGames
 from engine import CHANCE
 from engine.replay import verify
 
@@ -49,11 +50,14 @@ def pettingzoo_api() -> None:
 
 def no_hidden_cards() -> None:
     """Two states that differ only in what a seat cannot see encode alike for
-    that seat, mask included; the states themselves do differ."""
+    that seat, mask included, in the AEC environment and in a row of the
+    batched one; the states themselves do differ."""
     for game, (module, _codec) in ENVS.items():
         for n in COUNTS:
             env = module.raw_env(num_players=n)
             env.reset(seed=n)
+            batch = BatchedGames(game, num_envs=2, num_players=n)
+            batch.reset(seed=n)
             differed = 0
             positions = [p for seed in range(3) for p in random_positions(game, n, seed=100 + seed, every=5)]
             for state, seat in positions:
@@ -69,6 +73,13 @@ def no_hidden_cards() -> None:
                 for key in ("observation", "action_mask"):
                     assert np.array_equal(real[key], other[key]), f"{game} {n}: {key} shows a hidden card"
                 assert real["action_mask"].any()
+                rows = []
+                for shown in (state, world):
+                    batch.games[1].state = shown
+                    batch._show(1)
+                    rows.append((batch.observations[1].copy(), batch.action_masks[1].copy(), int(batch.seats[1])))
+                assert all(np.array_equal(a, b) for a, b in zip(*rows)), f"{game} {n}: a batch row shows a hidden card"
+                assert np.array_equal(rows[0][0], real["observation"]) and rows[0][2] == seat
             assert differed > 10, f"{game} {n}: the sampled worlds never differed ({differed})"
             print(f"no hidden card: {game} {n} players ({differed} positions with other hidden cards)")
     openspiel_no_hidden_cards()
@@ -177,6 +188,105 @@ def action_mapping() -> None:
                     assert set(np.flatnonzero(mask)) == set(indices)
                     positions += 1
             print(f"action mapping: {game} {n} players, {positions} positions")
+
+
+def fast_codecs(games: int = 48) -> None:
+    """The differential test of the environments' fast forms: at every step
+    of random games through ``env()``, for every seat, the array and mask
+    ``observe`` gives (made once a position, masks by ``action_mask_fast``)
+    are the readable reference's, ``encode`` and ``action_mask`` of the
+    seat's own observation, legal actions and distribute in progress; and an
+    array a caller changes does not change what the next ``observe`` gives."""
+    for game, (module, codec) in ENVS.items():
+        steps = 0
+        for k in range(games):
+            n = COUNTS[k % len(COUNTS)]
+            env = module.env(num_players=n)
+            env.reset(seed=1000 + k)
+            raw = env.unwrapped
+            pick = np.random.default_rng(k)
+            for agent in env.agent_iter():
+                obs, _reward, done, truncated, _info = env.last()
+                if done or truncated:
+                    env.step(None)
+                    continue
+                acting = raw.agent_name_mapping[agent]
+                for seat, name in enumerate(raw.possible_agents):
+                    seen = raw.state.observation(seat)
+                    legal = raw.state.legal_actions(seat) if seat == acting else []
+                    pending = raw.pending if seat == acting else None
+                    shown = env.observe(name)
+                    reference = codec.encode(seen, pending) if pending is not None else codec.encode(seen)
+                    assert np.array_equal(shown["observation"], reference), (game, n, k, seat, "observation")
+                    assert shown["observation"].dtype == reference.dtype
+                    assert np.array_equal(shown["action_mask"], codec.action_mask(seen, legal, pending)), (game, k)
+                    assert np.array_equal(codec.action_mask_fast(seen, legal, pending), shown["action_mask"])
+                obs["observation"][:] = -1
+                obs["action_mask"][:] = 0
+                again = env.observe(agent)
+                assert again["action_mask"].any() and (again["observation"] != -1).any(), "a caller's change stuck"
+                env.step(int(pick.choice(np.flatnonzero(again["action_mask"]))))
+                steps += 1
+        print(f"fast codecs: {game}, {games} games, {steps} steps, every seat equal to the reference")
+
+
+def batched_envs(slots: int = 6, games_each: int = 2) -> None:
+    """``BatchedGames`` plays what ``env()`` plays: the same seeds and actions
+    give, row by row, the same arrays, masks and acting seats, the same
+    rewards when a game ends, and the same replays (which pass the strict
+    check and verify); an illegal action raises and moves no game."""
+    for game, (module, _codec) in ENVS.items():
+        for n in COUNTS:
+            batch = BatchedGames(game, num_envs=slots, num_players=n, keep_replays=True)
+            obs, masks, seats = batch.reset(seed=7 * n)
+            envs = [module.env(num_players=n) for _ in range(slots)]
+            started = [0] * slots
+            for i, env in enumerate(envs):
+                env.reset(seed=7 * n + i)
+                started[i] = 1
+            ended_games = [0] * slots
+            replays = []
+            pick = np.random.default_rng(n)
+            bad = np.where(masks[0] == 0)[0]
+            if bad.size:
+                before = (obs.copy(), masks.copy())
+                actions = masks.argmax(axis=1)  # each game's first legal action, but game 0's
+                actions[0] = bad[0]
+                try:
+                    batch.step(actions)
+                    raise AssertionError("an illegal action was played")
+                except ValueError as exc:
+                    assert "game 0" in str(exc), exc
+                assert np.array_equal(before[0], batch.observations) and np.array_equal(before[1], batch.action_masks)
+            while min(ended_games) < games_each:
+                for i, env in enumerate(envs):
+                    agent = env.agent_selection
+                    shown = env.observe(agent)
+                    assert env.unwrapped.agent_name_mapping[agent] == seats[i], (game, n, i)
+                    assert np.array_equal(shown["observation"], obs[i]), (game, n, i, "observation")
+                    assert np.array_equal(shown["action_mask"], masks[i]), (game, n, i, "mask")
+                actions = np.array([pick.choice(np.flatnonzero(m)) for m in masks])
+                obs, masks, seats, rewards, ended = batch.step(actions)
+                for i, env in enumerate(envs):
+                    env.step(int(actions[i]))
+                    raw = env.unwrapped
+                    if not raw.state.is_terminal():
+                        assert not ended[i] and not rewards[i].any()
+                        continue
+                    assert ended[i], (game, n, i)
+                    expected = np.array([raw.rewards[a] for a in raw.possible_agents], dtype=np.float32)
+                    assert np.array_equal(rewards[i], expected), (rewards[i], expected)
+                    replays.append(raw.replay())
+                    ended_games[i] += 1
+                    env.reset(seed=7 * n + i + started[i] * slots)
+                    started[i] += 1
+            # (sorted by seed: the batch keeps them in the order games ended in, not slot by slot)
+            by_seed = sorted(batch.replays, key=lambda doc: doc["seed"])
+            assert by_seed == sorted(replays, key=lambda doc: doc["seed"]), f"{game} {n}: replays differ"
+            for doc in batch.replays:
+                assert strict_problems(doc) == [], strict_problems(doc)
+                verify(doc)
+            print(f"batched: {game} {n} players, {len(replays)} games equal to env()'s")
 
 
 def check_distribute(module, state, seat: int, rng: random.Random) -> None:
@@ -535,7 +645,8 @@ def openspiel_agreement(games: int = 1000, replays: str | None = None) -> None:
 SECTIONS = {
     f.__name__: f
     for f in (
-        pettingzoo_api, no_hidden_cards, action_mapping, agreement, gymnasium_wrapper, gymnasium_vectors,
+        pettingzoo_api, no_hidden_cards, action_mapping, fast_codecs, batched_envs, agreement, gymnasium_wrapper,
+        gymnasium_vectors,
         gymnasium_action_masks,
         openspiel_games, openspiel_resample, openspiel_bots, openspiel_agreement,
     )

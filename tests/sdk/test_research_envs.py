@@ -139,6 +139,12 @@ def test_a_playthrough_that_differs_fails_the_check_and_names_the_line(research_
     assert f"python_allegra.txt line {k + 1}:" in done.stdout, done.stdout + done.stderr
 
 
+def test_the_fast_forms_and_the_batched_environment_give_the_reference_arrays(research_venv):
+    codecs, batched = _conformance(research_venv, ["fast_codecs"], ["batched_envs"])
+    assert codecs.count("fast codecs:") == 2 and "every seat equal to the reference" in codecs
+    assert batched.count("batched:") == 8
+
+
 def test_the_gymnasium_wrapper_passes_check_env(research_venv):
     (out,) = _conformance(research_venv, ["gymnasium_wrapper"])
     assert out.count("gymnasium check_env:") == 6
