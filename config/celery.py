@@ -6,7 +6,9 @@ prefetch 1 (a worker holds no message it is not playing), the Redis
 visibility timeout in CELERY_VISIBILITY_TIMEOUT. The lease reaper
 (ladder.tasks.reap_expired_leases, on the beat schedule) is what re-runs a
 match whose worker was killed: it does not wait for the broker's visibility
-timeout.
+timeout. The scheduler's tasks go to a queue of their own, which a worker
+of its own takes (`-Q scheduler`, decision 194). Every worker takes no
+message while it cannot reach its database (config.dbgate, decision 196).
 """
 
 import os
@@ -22,6 +24,8 @@ from celery.signals import (
     worker_shutdown,
 )
 
+from config.dbgate import DatabaseGate
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("cardroom")
@@ -34,6 +38,8 @@ app.conf.update(
     worker_cancel_long_running_tasks_on_connection_loss=False,
 )
 app.autodiscover_tasks(["ladder"])
+# A worker takes no message while it cannot reach the database (config.dbgate).
+app.steps["consumer"].add(DatabaseGate)
 
 
 @app.on_after_configure.connect
@@ -133,6 +139,13 @@ def _drop_unusable_connections() -> None:
     close_old_connections()
 
 
+def _scheduler_task(task) -> bool:
+    from django.conf import settings
+
+    route = settings.CELERY_TASK_ROUTES.get(getattr(task, "name", ""), {})
+    return route.get("queue") == settings.CARDROOM_QUEUES["scheduler"]
+
+
 @task_prerun.connect
 def before_task(task_id=None, task=None, args=None, kwargs=None, **_) -> None:
     """The heartbeat of a process that no worker_process_init reached (a
@@ -144,7 +157,9 @@ def before_task(task_id=None, task=None, args=None, kwargs=None, **_) -> None:
     eager = task is not None and bool(getattr(task.request, "is_eager", False))
     if not eager:
         _drop_unusable_connections()
-    if not eager and ops.current_heartbeat() is None:  # (never in a process that runs tasks eagerly)
+    if not eager and ops.current_heartbeat() is None and not _scheduler_task(task):
+        # (never in a process that runs tasks eagerly, nor for the scheduler's
+        # tasks: the scheduler worker plays no match, and counts for no share)
         ops.start_heartbeat(sandbox=ops.sandbox_mode())
     if task is not None and task.name == "ladder.tasks.play_match" and args:
         try:

@@ -355,6 +355,11 @@ CARDROOM_QUEUES = {
     "tournament": env("CARDROOM_TOURNAMENT_QUEUE", default="tournaments"),
     # e-mails (password resets, address verification): never sent while a page waits
     "mail": "mail",
+    # the scheduler's periodic tasks (matchmaking, the reaper, events' starts):
+    # never behind a match. Its own consumer takes it (the scheduler worker:
+    # `celery -A config worker -Q scheduler --pool threads`, decision 194);
+    # a worker without -Q takes its turn of it too, when it has a free slot.
+    "scheduler": env("CARDROOM_SCHEDULER_QUEUE", default="scheduler"),
 }
 CELERY_TASK_DEFAULT_QUEUE = CARDROOM_QUEUES["ladder"]
 CELERY_TASK_QUEUES = [Queue(name) for name in CARDROOM_QUEUES.values()]
@@ -368,22 +373,28 @@ CELERY_TASK_ROUTES = {
     "ladder.tasks.play_casual_match": {"queue": CARDROOM_CASUAL_QUEUE},
     "ladder.tasks.play_match": {"queue": CARDROOM_QUEUES["ladder"]},
     "ladder.tasks.validate_version": {"queue": CARDROOM_QUEUES["validation"]},
-    "ladder.tasks.start_due_events": {"queue": CARDROOM_QUEUES["tournament"]},
+    "ladder.tasks.top_up_queues": {"queue": CARDROOM_QUEUES["scheduler"]},
+    "ladder.tasks.reap_expired_leases": {"queue": CARDROOM_QUEUES["scheduler"]},
+    "ladder.tasks.start_due_events": {"queue": CARDROOM_QUEUES["scheduler"]},
     "ladder.tasks.send_password_reset": {"queue": CARDROOM_QUEUES["mail"]},
     "ladder.tasks.send_email_verification": {"queue": CARDROOM_QUEUES["mail"]},
 }
 # Our JSON logging config stays in charge (no duplicate lines from Celery).
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# Each message expires after its period (the worker drops it unrun: the next
+# one does the same work), so a scheduler consumer that was away or slow
+# finds at most one live message of each, never a backlog (decision 195).
+MATCHMAKING_INTERVAL = env.int("MATCHMAKING_INTERVAL", default=5)
+REAPER_INTERVAL = env.int("REAPER_INTERVAL", default=15)
+EVENT_START_INTERVAL = env.int("EVENT_START_INTERVAL", default=5)
 CELERY_BEAT_SCHEDULE = {
-    "top-up-ladder-queues": {"task": "ladder.tasks.top_up_queues", "schedule": timedelta(seconds=env.int("MATCHMAKING_INTERVAL", default=5))},
-    "reap-expired-leases": {"task": "ladder.tasks.reap_expired_leases", "schedule": timedelta(seconds=env.int("REAPER_INTERVAL", default=15))},
-    # Open events start at their start time; a message no worker took within
-    # a minute is dropped (the next one does the same, and so does the reaper's sweep).
-    "start-due-events": {
-        "task": "ladder.tasks.start_due_events",
-        "schedule": timedelta(seconds=env.int("EVENT_START_INTERVAL", default=5)),
-        "options": {"expires": 60},
-    },
+    name: {"task": f"ladder.tasks.{task}", "schedule": timedelta(seconds=period), "options": {"expires": period}}
+    for name, task, period in (
+        ("top-up-ladder-queues", "top_up_queues", MATCHMAKING_INTERVAL),
+        ("reap-expired-leases", "reap_expired_leases", REAPER_INTERVAL),
+        # open events start at their start time (the reaper's sweep starts them too)
+        ("start-due-events", "start_due_events", EVENT_START_INTERVAL),
+    )
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
@@ -425,6 +436,9 @@ CARDROOM_CASUAL_IDLE_SECONDS = env.int("CARDROOM_CASUAL_IDLE_SECONDS", default=1
 CARDROOM_CASUAL_OPEN_PER_USER = env.int("CARDROOM_CASUAL_OPEN_PER_USER", default=3)
 CARDROOM_CASUAL_POLL_SECONDS = env.float("CARDROOM_CASUAL_POLL_SECONDS", default=0.2)
 CARDROOM_HEARTBEAT_SECONDS = env.int("CARDROOM_HEARTBEAT_SECONDS", default=10)
+# How often each worker checks that it reaches the database; while it does
+# not, it takes no message (config.dbgate, decision 196). 0: never checks.
+CARDROOM_WORKER_DB_CHECK_SECONDS = env.int("CARDROOM_WORKER_DB_CHECK_SECONDS", default=5)
 CARDROOM_MAX_UPLOAD_BYTES = env.int("CARDROOM_MAX_UPLOAD_BYTES", default=10 * 1024 * 1024)
 # Per-user quotas (ladder.services.quotas; staff are exempt).
 CARDROOM_QUOTA_BOTS = env.int("CARDROOM_QUOTA_BOTS", default=10)

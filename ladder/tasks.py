@@ -83,8 +83,8 @@ def top_up_queues() -> list[int]:
 
 @shared_task(ignore_result=True, autoretry_for=DB_ERRORS, retry_backoff=2, max_retries=5)
 def start_due_events() -> list[int]:
-    """Beat sends it every EVENT_START_INTERVAL seconds (to the events'
-    queue): open events whose start time has come are drawn and started,
+    """Beat sends it every EVENT_START_INTERVAL seconds (to the scheduler's
+    queue, as the other periodic tasks): open events whose start time has come are drawn and started,
     each exactly once (ladder.services.tournaments.start_event)."""
     return tournaments.start_due()
 
@@ -97,7 +97,7 @@ def reap_expired_leases() -> dict:
     validations are restarted; running events send their next matches; heartbeats of long-gone workers are dropped;
     events' standings left behind their results are stored afresh; open
     events whose start time has come start (a second path beside
-    start_due_events, should the events' queue be long); queued casual
+    start_due_events); queued casual
     matches whose person left are cancelled."""
     return {
         "reaped": matches.reap_expired_leases(),

@@ -14,10 +14,18 @@ shares (docs/operations.md, "Queues and their shares"), out of force.
 
 ``send_match`` is the services' way to send a match (ladder.services.matches
 and ladder.services.tournaments both call it; neither reaches into the other).
+
+``without_message`` is what makes a re-send idempotent: of the matches whose
+message looks stale, only those with no message still waiting in the broker
+are sent again (decision 197), so a match waiting its turn in a long queue
+is never sent twice.
 """
 
 from __future__ import annotations
 
+import base64
+import json
+import logging
 from datetime import timedelta
 
 from celery import current_app
@@ -29,6 +37,8 @@ from ladder.models import Match
 PLAY_MATCH = "ladder.tasks.play_match"
 VALIDATE_VERSION = "ladder.tasks.validate_version"
 PLAY_CASUAL_MATCH = "ladder.tasks.play_casual_match"
+
+log = logging.getLogger("cardroom.enqueue")
 
 
 def send(task_name: str, args: tuple = (), kwargs: dict | None = None, countdown: int = 0, **routing) -> None:
@@ -80,3 +90,76 @@ def send_match(match_id: int, countdown: int = 0) -> None:
         play_casual_match(match_id, countdown=countdown)
     else:
         play_match(match_id, countdown=countdown)
+
+
+def _message_key(kind: str, match_id: int, version_id: int | None) -> tuple[str, int | None]:
+    """The task and argument of the message that plays a match of ``kind``."""
+    if kind == Match.Kind.VALIDATION:
+        return VALIDATE_VERSION, version_id
+    if kind == Match.Kind.CASUAL:
+        return PLAY_CASUAL_MATCH, match_id
+    return PLAY_MATCH, match_id
+
+
+def _task_and_argument(raw: bytes | str) -> tuple[str, int | None] | None:
+    """(task name, first positional argument) of one message as kombu
+    stores it on Redis and in SQL (a JSON envelope, the body in base64)."""
+    try:
+        message = json.loads(raw)
+        body = message["body"]
+        if message.get("properties", {}).get("body_encoding") == "base64":
+            body = base64.b64decode(body)
+        args = json.loads(body)[0]
+        return message["headers"]["task"], (args[0] if args else None)
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None
+
+
+def _waiting_messages() -> list[bytes | str] | None:
+    """Every message waiting in our queues (taken ones are not: a worker
+    holds them); None when the broker cannot be read here."""
+    url = settings.CELERY_BROKER_URL
+    queues = sorted(set(settings.CARDROOM_QUEUES.values()) | {settings.CARDROOM_CASUAL_QUEUE})
+    try:
+        if url.startswith(("redis://", "rediss://", "unix://")):
+            import redis
+
+            client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=10)
+            try:
+                pipe = client.pipeline(transaction=True)  # one snapshot of every queue
+                for queue in queues:
+                    pipe.lrange(queue, 0, -1)
+                return [raw for found in pipe.execute() for raw in found]
+            finally:
+                client.close()
+        if url.startswith(("sqla+", "sqlalchemy+")):
+            from sqlalchemy import bindparam, create_engine, text
+
+            engine = create_engine(url.split("+", 1)[1], connect_args={"timeout": 10} if "sqlite" in url else {})
+            query = text(
+                "SELECT m.payload FROM kombu_message m JOIN kombu_queue q ON q.id = m.queue_id WHERE m.visible AND q.name IN :queues"
+            ).bindparams(bindparam("queues", expanding=True))
+            try:
+                with engine.connect() as conn:
+                    return [row[0] for row in conn.execute(query, {"queues": queues})]
+            finally:
+                engine.dispose()
+    except Exception as exc:
+        log.warning("the broker's queues cannot be read: stale matches are sent again regardless: %s", str(exc)[:200])
+    return None
+
+
+def without_message(matches: list[tuple[int, str, int | None]]) -> list[tuple[int, str, int | None]]:
+    """Of ``matches`` ((id, kind, validation_of_id) each), those whose
+    message no longer waits in the broker: lost (a broker restarted without
+    its data, a worker that died holding it) or never sent. The broker is
+    read once (every queue, in one transaction on Redis); where it cannot be
+    read, every match is returned (re-sent: a duplicate is harmless, only one
+    claim succeeds)."""
+    if not matches:
+        return []
+    waiting = _waiting_messages()
+    if waiting is None:
+        return list(matches)
+    held = {key for raw in waiting if (key := _task_and_argument(raw)) is not None}
+    return [m for m in matches if _message_key(m[1], m[0], m[2]) not in held]

@@ -456,9 +456,10 @@ def resend_stale_seconds() -> int:
 
 
 def resend_stale_queued(older_than_seconds: int | None = None) -> list[int]:
-    """Send again the queued matches whose task message may have been lost
-    (a broker restarted without persistence, say). A duplicate message is
-    harmless: only one claim can succeed."""
+    """Send again the queued matches whose task message was lost (a broker
+    restarted without persistence, say): older than the threshold, and no
+    longer waiting in the broker (enqueue.without_message), so a match
+    waiting its turn is never sent twice."""
     if older_than_seconds is None:
         older_than_seconds = resend_stale_seconds()
     cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
@@ -469,6 +470,7 @@ def resend_stale_queued(older_than_seconds: int | None = None) -> list[int]:
         .order_by("id")
         .values_list("pk", "kind", "validation_of_id")[:500]
     )
+    stale = enqueue.without_message(stale)
     versions_sent: set[int] = set()
     resent = []
     for match_id, kind, version_id in stale:

@@ -416,6 +416,8 @@ def status(now=None, with_workers: bool = False, with_broker: bool = True) -> di
         "broker": {
             "kind": _broker_kind(settings.CELERY_BROKER_URL),
             "queue_length": broker_queue_length() if with_broker else None,
+            # more than a few: the scheduler's worker is not running (decision 194)
+            "scheduler_queue_length": broker_queue_length(settings.CARDROOM_QUEUES["scheduler"]) if with_broker else None,
         },
         "workers": {
             "alive": len(alive),

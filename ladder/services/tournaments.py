@@ -520,7 +520,8 @@ def may_play(match_id: int) -> bool:
 
 def feed(tournament_id: int) -> list[int]:
     """Send the event's next matches, keeping CARDROOM_TOURNAMENT_IN_FLIGHT
-    sent and unfinished; re-send those whose message is stale."""
+    sent and unfinished; re-send those whose message is stale and no longer
+    waits in the broker (enqueue.without_message)."""
     if not Tournament.objects.filter(pk=tournament_id, status=Tournament.Status.RUNNING).exists():
         return []
     window = int(settings.CARDROOM_TOURNAMENT_IN_FLIGHT)
@@ -530,7 +531,7 @@ def feed(tournament_id: int) -> list[int]:
     sent = list(
         mine.filter(status=Match.Status.QUEUED, enqueued__isnull=False).order_by("tournament_slot__number").values_list("pk", "enqueued")
     )
-    resend = [pk for pk, when in sent if when < stale]
+    resend = [pk for pk, _kind, _v in enqueue.without_message([(pk, Match.Kind.TOURNAMENT, None) for pk, when in sent if when < stale])]
     room = max(0, window - running - len(sent))
     fresh = list(
         mine.filter(status=Match.Status.QUEUED, enqueued__isnull=True)

@@ -144,17 +144,17 @@ class Stack:
         deadline = time.monotonic() + timeout
         while True:
             states = {}
-            for service in ("db", "redis", "cache", "web", "proxy", "worker", "scheduler"):
+            for service in ("db", "redis", "cache", "web", "proxy", "worker", "scheduler", "scheduler-worker"):
                 for c in self.containers(service, running_only=False):
                     health = c["State"].get("Health", {}).get("Status", "none")
                     states[c["Name"].lstrip("/")] = (c["State"]["Status"], health)
-            # The worker's first health check runs a minute in (it costs a
+            # A worker's first health check runs a minute in (it costs a
             # Python start); until then, "starting" with its Celery node up is
-            # enough, which the heartbeats show.
+            # enough, which the heartbeats show (the scheduler's worker's too).
             bad = {n: s for n, s in states.items() if s[0] != "running" or s[1] not in ("healthy", "starting")}
             if bad:
                 raise RuntimeError(f"containers not running: {bad}\n{self.logs(tail=40)}")
-            waiting = {n: s for n, s in states.items() if s[1] == "starting" and "_worker_" not in n}
+            waiting = {n: s for n, s in states.items() if s[1] == "starting" and "worker_" not in n}
             if not waiting and self.http_ok("/api/games/"):
                 return
             if time.monotonic() > deadline:

@@ -115,7 +115,7 @@ def test_the_stack_is_up_on_the_hosts_network(stack):
     css = requests.get(f"{stack.base}/static/admin/css/base.css", timeout=30)
     assert css.status_code == 200 and "gunicorn" not in css.headers.get("Server", "")
     # No network of the daemon's own: every container on the host's.
-    for service in ("db", "redis", "cache", "web", "proxy", "worker", "scheduler"):
+    for service in ("db", "redis", "cache", "web", "proxy", "worker", "scheduler", "scheduler-worker"):
         for c in stack.containers(service):
             assert c["HostConfig"]["NetworkMode"] == "host", (service, c["HostConfig"]["NetworkMode"])
     networks = stack.docker("network", "ls", "--format", "{{.Driver}}").stdout.split()

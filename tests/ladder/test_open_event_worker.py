@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
 import zipfile
 from datetime import timedelta
 
@@ -24,9 +23,7 @@ from ladder.tasks import reap_expired_leases
 from tests.ladder import factories
 from tests.ladder.factories import assert_error
 from tests.ladder.worker_fixtures import (  # noqa: F401 (the fixture celery_workers)
-    CELERY,
-    ROOT,
-    _die_with_parent,
+    beat_process,
     cardroom_verify,
     celery_workers_fixture,
     wait_until,
@@ -42,23 +39,8 @@ LEAD_SECONDS = 4
 def beat(tmp_path):
     """The real scheduler, sending start_due_events every second (and the
     ladder's own periodic tasks only after an hour: no ladder matches here)."""
-    log = tmp_path / "beat.log"
-    env = worker_env(EVENT_START_INTERVAL="1", MATCHMAKING_INTERVAL="3600", REAPER_INTERVAL="3600")
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [CELERY, "-A", "config", "beat", "-l", "INFO", "-s", str(tmp_path / "beat-schedule"), "--pidfile="],
-            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-            start_new_session=True, preexec_fn=_die_with_parent,
-        )  # fmt: skip
-        try:
-            yield lambda: log.read_text(errors="replace")[-4000:]
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    with beat_process(tmp_path, EVENT_START_INTERVAL="1", MATCHMAKING_INTERVAL="3600", REAPER_INTERVAL="3600") as log:
+        yield log
 
 
 def test_an_open_event_takes_entries_until_its_start_then_plays_to_the_end(celery_workers, beat, settings, tmp_path):
@@ -69,7 +51,7 @@ def test_an_open_event_takes_entries_until_its_start_then_plays_to_the_end(celer
     boss.save()
     alice, bob, carol, dave = (factories.user() for _ in range(4))
     a, b, c, d = (factories.active_bot(owner, game="allegra") for owner in (alice, bob, carol, dave))
-    celery_workers.start("events", queues="celery,tournaments")
+    celery_workers.start("events", queues="celery,tournaments,scheduler")
 
     starts = timezone.now() + timedelta(seconds=LEAD_SECONDS)
     response = factories.client(boss).post(

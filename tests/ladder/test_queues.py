@@ -75,7 +75,7 @@ def test_a_worker_started_without_queues_consumes_every_queue():
 
     from config.celery import app
 
-    assert set(app.amqp.queues.consume_from) == set(settings.CARDROOM_QUEUES.values()) == {"celery", "validation", "tournaments", "mail"}
+    assert set(app.amqp.queues.consume_from) == set(settings.CARDROOM_QUEUES.values()) == {"celery", "validation", "tournaments", "mail", "scheduler"}
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     assert "-Q" not in compose["services"]["worker"]["command"]
     # ... but never the casual queue: only the casual worker takes a match that waits on a person (decision 135).

@@ -14,6 +14,7 @@ Not a conftest: test modules import what they need from here.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import os
@@ -283,6 +284,29 @@ def celery_workers_fixture(transactional_db, tmp_path):
     finally:
         workers.stop_all()
         flush_broker()
+
+
+@contextlib.contextmanager
+def beat_process(folder: Path, **env: str):
+    """The real scheduler (`celery -A config beat`) for the length of the
+    block, with ``env`` (its intervals, say) over worker_env()'s; yields a
+    function that returns the end of its log."""
+    log = folder / "beat.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [CELERY, "-A", "config", "beat", "-l", "INFO", "-s", str(folder / "beat-schedule"), "--pidfile="],
+            cwd=ROOT, env=worker_env(**env), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True, preexec_fn=_die_with_parent,
+        )  # fmt: skip
+        try:
+            yield lambda: log.read_text(errors="replace")[-4000:]
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 # -- waiting ----------------------------------------------------------------------

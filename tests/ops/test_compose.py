@@ -59,7 +59,7 @@ def test_the_secrets_are_required(compose, missing):
     assert missing in result.stdout + result.stderr
 
 
-SERVICES = {"db", "redis", "cache", "migrate", "web", "proxy", "worker", "casual-worker", "scheduler"}
+SERVICES = {"db", "redis", "cache", "migrate", "web", "proxy", "worker", "casual-worker", "scheduler", "scheduler-worker"}
 SANDBOXED = {"worker", "casual-worker"}  # the services that run bots
 WORKER_CAPS = {"CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "KILL"}
 
@@ -72,7 +72,7 @@ def test_services_health_checks_and_order(config):
         assert check and check["test"] and check.get("interval"), f"{name} has no health check"
     assert services["migrate"]["depends_on"]["db"]["condition"] == "service_healthy"
     assert services["migrate"]["restart"] == "no"
-    for name in ("web", "worker", "casual-worker", "scheduler"):
+    for name in ("web", "worker", "casual-worker", "scheduler", "scheduler-worker"):
         deps = services[name]["depends_on"]
         assert deps["migrate"]["condition"] == "service_completed_successfully"
         assert deps["redis"]["condition"] == "service_healthy"
@@ -88,6 +88,10 @@ def test_services_health_checks_and_order(config):
     assert casual[casual.index("--pool") + 1] == "threads" and int(casual[casual.index("--concurrency") + 1]) >= 10
     assert "allkeys-lru" in services["cache"]["command"] and "--maxmemory" in services["cache"]["command"]
     assert services["scheduler"]["command"][:4] == ["celery", "-A", "config", "beat"]
+    # the scheduler's tasks: their own queue and worker, never behind a match (decision 194)
+    scheduling = services["scheduler-worker"]["command"]
+    assert scheduling[0] == "cardroom-worker" and scheduling[scheduling.index("-Q") + 1] == "scheduler"
+    assert "user" not in services["scheduler-worker"] and "runtime" not in services["scheduler-worker"]  # it runs no bot
     assert "--appendonly" in services["redis"]["command"]
 
 

@@ -88,6 +88,7 @@ def test_status_counts_queue_running_rates_failures_workers_and_ladders():
     assert set(doc["failures_last_24h"]) >= set(m.ERROR_KINDS)
     assert doc["workers"] == {"alive": 1, "dead": 1, "busy": 1, "alive_after_seconds": ops.ALIVE_SECONDS}
     assert doc["broker"]["queue_length"] == 3
+    assert doc["broker"]["scheduler_queue_length"] == 3
     row = next(lad for lad in doc["ladders"] if lad["id"] == ladder.pk)
     assert row["queued"] == 3 and row["running"] == 1 and row["finished_last_hour"] == 4
 

@@ -4,8 +4,10 @@ Migrates the embedded SQLite database, installs the default ladders and
 built-in bots, uploads a few sample bots (validated by the real pipeline),
 then runs the web server (gunicorn), a Celery worker, the casual matches'
 worker (a person against bots: the casual queue only, threads waiting on
-people; decision 135) and the Celery scheduler on a broker that needs no
-server, and prints the URL. Their logs go to
+people; decision 135), the Celery scheduler (beat) and the scheduler's
+worker (the scheduler queue only: matchmaking and the reaper never wait
+behind a match; decision 194) on a broker that needs no server, and prints
+the URL. Their logs go to
 ``var/logs/demo.log`` (appended), so that the URL, printed last, stays on
 the screen instead of scrolling away under them. Ctrl-C stops all of it
 cleanly; running it again resumes the same ladder.
@@ -176,6 +178,11 @@ class Command(BaseCommand):
                        "-n", "casual@%h"],
             "scheduler": [str(bin_dir / "celery"), "-A", "config", "beat", "--loglevel", "INFO",
                           "--schedule", str(Path(settings.VAR_DIR) / "celerybeat-schedule")],
+            # The scheduler's tasks on a queue and a worker of their own: never
+            # behind a match, however long (decision 194).
+            "scheduler-worker": [str(bin_dir / "celery"), "-A", "config", "worker", "--loglevel", "INFO",
+                                 "-Q", settings.CARDROOM_QUEUES["scheduler"], "--pool", "threads", "--concurrency", "1",
+                                 "--prefetch-multiplier", "1", "-n", "scheduler@%h"],
         }
         procs: dict[str, subprocess.Popen] = {}
         stopping = False
@@ -192,7 +199,7 @@ class Command(BaseCommand):
         log_path = demo_log_path()
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(log_path, "ab") as log:
-            log.write(f"\n== manage.py demo started {time.strftime('%Y-%m-%d %H:%M:%S')}: web, worker, casual worker, scheduler\n".encode())
+            log.write(f"\n== manage.py demo started {time.strftime('%Y-%m-%d %H:%M:%S')}: web, worker, casual worker, scheduler, scheduler worker\n".encode())
             log.flush()
             for name, argv in commands.items():
                 procs[name] = subprocess.Popen(
