@@ -312,7 +312,8 @@ def tournament_progress(t) -> dict:
         "cancelled": counts.get(Match.Status.CANCELLED, 0),
         "running": counts.get(Match.Status.RUNNING, 0),
         "total": t.total_matches,
-        "percent": round(100 * played / t.total_matches, 1) if t.total_matches else 100.0,
+        # an event with no schedule yet (open) has played nothing: 0, not 100
+        "percent": round(100 * played / t.total_matches, 1) if t.total_matches else 0.0,
     }
 
 
