@@ -109,6 +109,13 @@ class BotProcess(abc.ABC):
         """Thaw what ``pause`` froze (we are about to send a message the bot
         must answer)."""
 
+    def memory_report(self) -> tuple[int | None, int] | None:
+        """Of the bot and everything it started: the most memory held at once
+        (bytes; None if the kernel does not say) and how many processes the
+        kernel killed for the memory limit; None where it is not counted
+        (the plain launcher, a sandbox without the memory cgroup, a bot gone)."""
+        return None
+
     def cpu_ns(self) -> int | None:
         """CPU time used so far by the bot and everything it started, frozen
         or not (nanoseconds); None where it cannot be counted (the plain
