@@ -184,7 +184,16 @@ class PlainLauncher(Launcher):
 
         def limit_self() -> None:  # runs in the child before exec
             import resource
+            import signal
 
+            # Ignored signals and the mask survive exec: a bot starts with the
+            # defaults whatever this process was started with (decision 207).
+            for sig in signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP}:
+                try:
+                    signal.signal(sig, signal.SIG_DFL)
+                except (OSError, ValueError):
+                    pass  # the C library's own real-time signals
+            signal.pthread_sigmask(signal.SIG_SETMASK, ())
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
             if limits.limit_address_space:
                 resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
