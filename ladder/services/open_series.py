@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db import IntegrityError
 from django.utils import timezone
 
-from ladder.models import Bot, Tournament
+from ladder.models import Bot, BotVersion, Tournament
 from ladder.services import tournaments
 from ladder.services.bots import SYSTEM_USERNAME, game_label, system_user
 
@@ -60,7 +60,12 @@ def keep_open(now: datetime | None = None) -> list[int]:
         name = event_name(game, starts)
         if Tournament.objects.filter(name=name).exists():
             continue
-        house = list(Bot.objects.filter(game=game, builtin=True, name__in=settings.CARDROOM_OPEN_SERIES_HOUSE_BOTS).order_by("name"))
+        house = list(
+            Bot.objects.filter(
+                game=game, builtin=True, name__in=settings.CARDROOM_OPEN_SERIES_HOUSE_BOTS, withdrawn__isnull=True,
+                current_version__status=BotVersion.Status.ACTIVE,
+            ).order_by("name")
+        )  # fmt: skip
         try:
             t = tournaments.create_tournament(
                 user=system_user(),
@@ -75,9 +80,11 @@ def keep_open(now: datetime | None = None) -> list[int]:
         except IntegrityError:
             continue  # another sweep opened it between the check and the insert
         except tournaments.TournamentError as exc:
-            if "already an event named" in str(exc):
-                continue
-            raise
+            # Never a failing sweep: the events due to start were started
+            # first, and the next sweep tries again.
+            if "already an event named" not in str(exc):
+                log.warning("open series: event not opened", extra={"game": game, "reason": str(exc)})
+            continue
         log.info("open series: event opened", extra={"tournament": t.pk, "game": game, "starts": starts.isoformat()})
         opened.append(t.pk)
     return opened

@@ -83,3 +83,16 @@ def test_the_events_page_says_how_an_open_event_appears_and_when_the_next_opens(
     assert "Every day the site opens a swiss event for each of Allegory and Allegra (tables of 2)" in page
     assert f"The current ones start <time datetime=\"{starts:%Y-%m-%dT%H:%M:%SZ}\"" in page
     assert "the next ones open then" in page
+
+
+def test_a_withdrawn_house_bot_is_left_out_and_a_bad_setting_never_fails_the_sweep(settings):
+    from ladder.models import Bot
+
+    settings.CARDROOM_OPEN_SERIES_GAMES = ["allegra"]
+    Bot.objects.filter(game="allegra", builtin=True, name="greedy").update(withdrawn=timezone.now())
+    [t] = Tournament.objects.filter(pk__in=open_series.keep_open())
+    assert list(t.entries.values_list("bot__name", flat=True)) == ["random"]
+    # tables too large to draw (caught at start-up; here changed at run time): nothing opened, the sweep goes on
+    Tournament.objects.all().delete()
+    settings.CARDROOM_OPEN_SERIES_PLAYERS = 9
+    assert start_due_events() == [] and series_events() == []
