@@ -422,7 +422,8 @@ class ProtocolPlayer(Player):
         if killed:
             return f" (the kernel stopped it at its memory limit: {format_size(limit)} for the bot's processes)"
         if peak is not None and peak >= MEMORY_NEAR_LIMIT * limit:
-            return f" (out of memory: it held {format_size(peak)} at its peak; the limit is {format_size(limit)})"
+            # Likely, not certain: a bot near its limit may have crashed for another reason.
+            return f" (near its memory limit: it held {format_size(peak)} at its peak, and an allocation past {format_size(limit)} fails)"
         return ""
 
     def _read_line(self, timeout_ms: float, what: str, limit: str | None = None) -> bytes:

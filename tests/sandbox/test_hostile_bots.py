@@ -101,7 +101,7 @@ def test_memory_hog_of_2_gib_is_stopped(clean_host):
     reached = int(log.split("memory hog reached ")[1].split()[0])
     assert reached <= 512, f"the bot got {reached} MiB; its limit is 512 MiB"
     [forfeit] = [f for f in record.forfeits if f.seat == 0]
-    assert "(out of memory: it held" in forfeit.detail and "the limit is 512 MiB)" in forfeit.detail, forfeit
+    assert "(near its memory limit: it held" in forfeit.detail and "an allocation past 512 MiB fails)" in forfeit.detail, forfeit
 
 
 def test_busy_loop_times_out(clean_host):

@@ -80,7 +80,7 @@ def test_c_memory_hog_is_stopped_by_its_address_space(clean_host, hostile):
     assert reached <= 512, f"the bot got {reached} MiB; its limit is 512 MiB"
     # The forfeit says why, naming the limit (malloc failed; it exited with 1).
     [forfeit] = [f for f in record.forfeits if f.seat == 0]
-    assert "exited with status 1 (out of memory: it held" in forfeit.detail and "the limit is 512 MiB)" in forfeit.detail, forfeit
+    assert "exited with status 1 (near its memory limit: it held" in forfeit.detail and "an allocation past 512 MiB fails)" in forfeit.detail, forfeit
 
 
 def test_node_memory_hog_is_stopped_by_the_memory_cgroup(clean_host, hostile):
