@@ -21,16 +21,22 @@ help:
 	@echo "make dist       build the author's wheel into dist/ (pip install dist/cardroom-*.whl)"
 	@echo "make lint       ruff"
 
+# pip and the compile run quietly for a minute or two on a fresh clone: a
+# line before each step says what is happening and about how long it takes.
 $(STAMP): pyproject.toml
+	@echo "cardroom: [1/3] creating $(VENV) and installing the dependencies with pip (about a minute the first time)..."
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	@echo "cardroom: [1/3] pip: installing cardroom and its dependencies (Django, Celery, mypy ...)"
 	$(BIN)/pip install --quiet -e '.[dev]'
+	@echo "cardroom: [1/3] dependencies installed"
 	touch $(STAMP)
 
 # The rules compiled with mypyc beside their pure-Python reference
 # (engine/form.py); where that cannot be done, one line says why and the
 # reference runs. Again whenever the rules' sources change.
 $(ENGINE_BUILT): $(STAMP) $(ENGINE_SOURCES)
+	@echo "cardroom: [2/3] compiling the game rules with mypyc (about a minute the first time; again only when they change)..."
 	$(BIN)/python scripts/build_engine.py
 	touch $(ENGINE_BUILT)
 
@@ -73,6 +79,7 @@ lint: $(STAMP)
 # bubblewrap is installed when we can; without it the demo says so and runs
 # only its own sample bots, unisolated.
 demo: $(STAMP) $(ENGINE_BUILT)
+	@echo "cardroom: [3/3] building the authors' wheel and checking the sandbox's packages, then starting the demo..."
 	-@$(MAKE) --no-print-directory dist >/dev/null  # the site offers the wheel; the demo runs without it
 	-@bash scripts/install-system-packages.sh sandbox
 	@mkdir -p var && { [ -s var/secret_key ] || $(BIN)/python -c "import secrets; print(secrets.token_urlsafe(50))" > var/secret_key; }

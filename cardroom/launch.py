@@ -110,6 +110,13 @@ class BotProcess(abc.ABC):
         """Thaw what ``pause`` froze (we are about to send a message the bot
         must answer)."""
 
+    def memory_report(self) -> tuple[int | None, int] | None:
+        """Of the bot and everything it started: the most memory held at once
+        (bytes; None if the kernel does not say) and how many processes the
+        kernel killed for the memory limit; None where it is not counted
+        (the plain launcher, a sandbox without the memory cgroup, a bot gone)."""
+        return None
+
     def cpu_ns(self) -> int | None:
         """CPU time used so far by the bot and everything it started, frozen
         or not (nanoseconds); None where it cannot be counted (the plain
@@ -178,7 +185,16 @@ class PlainLauncher(Launcher):
 
         def limit_self() -> None:  # runs in the child before exec
             import resource
+            import signal
 
+            # Ignored signals and the mask survive exec: a bot starts with the
+            # defaults whatever this process was started with (decision 207).
+            for sig in signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP}:
+                try:
+                    signal.signal(sig, signal.SIG_DFL)
+                except (OSError, ValueError):
+                    pass  # the C library's own real-time signals
+            signal.pthread_sigmask(signal.SIG_SETMASK, ())
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
             if limits.limit_address_space:
                 resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))

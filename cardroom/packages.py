@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from cardroom import sizes
 from cardroom.launch import BotLimits
 from cardroom.runtimes import DEFAULT_RUNTIME, RUNTIMES, EntryRefused, check_native_entry, runtime_argv
 
@@ -79,7 +80,8 @@ MANIFEST_KEYS = {"entry": str, "protocol": int, "name": str, "runtime": str}
 SINGLE_FILE_RUNTIMES = {".py": "python", ".js": "node"}
 REQUIRED_KEYS = ("entry", "protocol")
 MAX_NAME_CHARS = 64
-MiB = 1024 * 1024
+MiB = sizes.MiB
+_fmt = sizes.format_size  # every size a message names, in MiB as the docs give them
 _CHUNK = 64 * 1024
 
 
@@ -167,8 +169,8 @@ def load_bot_package(path: Path, workdir: Path, limits: PackageLimits = DEFAULT_
             else:
                 _extract_tar_gz(path, label, dest, limits)
         root, manifest_name, manifest = _read_manifest(dest, label)
-        entry = _check_entry(root, label, manifest_name, manifest["entry"])
         runtime = manifest.get("runtime", DEFAULT_RUNTIME)
+        entry = _check_entry(root, label, manifest_name, manifest["entry"], runtime)
         notes: tuple[str, ...] = ()
         if runtime == "python":
             _check_no_shadowing(root, entry, label)
@@ -669,14 +671,23 @@ def _check_manifest(data: dict[str, Any], label: str, manifest_name: str) -> dic
     return dict(data)
 
 
-def _check_entry(root: Path, label: str, manifest_name: str, entry: str) -> str:
+MAKEFILES = ("GNUmakefile", "makefile", "Makefile")  # the names make(1) looks for, in its order
+
+
+def _check_entry(root: Path, label: str, manifest_name: str, entry: str, runtime: str = DEFAULT_RUNTIME) -> str:
     where = f"{label}: {manifest_name}"
     if "\\" in entry or entry.startswith("/") or ".." in entry.split("/"):
         raise PackageError(f"{where}: entry {entry!r} must be a relative path inside the package, without '..'")
     rel = _check_member_name(entry, label)
     path = root / rel
     if not rel or not os.path.lexists(path):
-        raise PackageError(f"{label}: entry point {entry!r} (from {manifest_name}) is not in the package")
+        missing = f"{label}: entry point {entry!r} (from {manifest_name}) is not in the package"
+        if runtime == "native":
+            # A starter kit's folder before its first build (decision 209).
+            makefile = next((name for name in MAKEFILES if (root / name).is_file()), None)
+            how = f"run `make` in the folder first (its {makefile} builds it)" if makefile else "build it first"
+            missing += f": a native bot's entry is the compiled program; {how}, then play or submit the folder"
+        raise PackageError(missing)
     st = os.lstat(path)
     if not stat.S_ISREG(st.st_mode):
         raise PackageError(f"{label}: entry point {entry!r} (from {manifest_name}) is not a regular file")
@@ -738,15 +749,6 @@ def _sha256_file(path: Path) -> str:
         while chunk := f.read(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-def _fmt(n: int) -> str:
-    """Sizes in MiB (1 MiB = 1,048,576 bytes), as the docs state the limits."""
-    if n % MiB == 0:
-        return f"{n // MiB} MiB"
-    if n >= MiB:
-        return f"{n / MiB:.1f} MiB"
-    return f"{n} bytes"
 
 
 def _type_name(value: Any) -> str:

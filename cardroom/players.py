@@ -25,11 +25,15 @@ from typing import Any
 
 from cardroom.fdwait import fd_ready
 from cardroom.launch import BotLimits, BotProcess, Launcher
+from cardroom.sizes import format_size
 from engine.core import Action, State
 
 # Why a forfeit happened (the replay's ``reason``).
 TIMEOUT = "timeout"
 CRASH = "crash"
+# A crashed bot whose memory peaked at this share of its limit or more ran
+# out of it (an allocation past RLIMIT_AS fails before the cgroup's limit).
+MEMORY_NEAR_LIMIT = 0.75
 EXIT = "exit"
 INVALID_JSON = "invalid_json"
 INVALID_MESSAGE = "invalid_message"
@@ -404,11 +408,30 @@ class ProtocolPlayer(Player):
             return BotFault(EXIT, f"the bot {what} (its process is still running)")
         if status == 0:
             return BotFault(EXIT, f"the bot {what}: it exited with status 0")
+        memory = self._memory_note()
         if status < 0:
-            return BotFault(CRASH, f"the bot {what}: it was killed by signal {-status}")
-        detail = f"the bot {what}: it exited with status {status}"
+            return BotFault(CRASH, f"the bot {what}: it was killed by signal {-status}{memory}")
+        detail = f"the bot {what}: it exited with status {status}{memory}"
         explained = self._explain_exit(status) if self._explain_exit is not None else None
         return BotFault(CRASH, f"{detail}: {explained}" if explained else detail)
+
+    def _memory_note(self) -> str:
+        """What a crash's detail says of memory when the bot ran out of it
+        (killed by the kernel for the limit, or holding at least
+        MEMORY_NEAR_LIMIT of it at its peak: an allocation past the limit
+        failed), naming the limit; else nothing."""
+        assert self._proc is not None
+        limit = self._limits.memory_bytes
+        report = self._proc.memory_report()
+        if report is None or not limit:
+            return ""
+        peak, killed = report
+        if killed:
+            return f" (the kernel stopped it at its memory limit: {format_size(limit)} for the bot's processes)"
+        if peak is not None and peak >= MEMORY_NEAR_LIMIT * limit:
+            # Likely, not certain: a bot near its limit may have crashed for another reason.
+            return f" (near its memory limit: it held {format_size(peak)} at its peak, and an allocation past {format_size(limit)} fails)"
+        return ""
 
     def _read_line(self, timeout_ms: float, what: str, limit: str | None = None) -> bytes:
         """The next line, within ``timeout_ms``; a timeout names ``limit``

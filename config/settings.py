@@ -427,6 +427,35 @@ CARDROOM_TOURNAMENT_QUEUE = CARDROOM_QUEUES["tournament"]
 CARDROOM_TOURNAMENT_IN_FLIGHT = env.int("CARDROOM_TOURNAMENT_IN_FLIGHT", default=20)
 # An open event's start is at least this far ahead when staff create it (time to enter).
 CARDROOM_EVENT_MIN_LEAD_SECONDS = env.int("CARDROOM_EVENT_MIN_LEAD_SECONDS", default=60)
+# The standing open event series (decision 208, ladder.services.open_series):
+# one open event of each game always taking entries, the next opened by the
+# scheduler's start_due_events sweep when one starts. CARDROOM_OPEN_SERIES=0
+# turns it off.
+CARDROOM_OPEN_SERIES = env.bool("CARDROOM_OPEN_SERIES", default=True)
+CARDROOM_OPEN_SERIES_HOURS = env.float("CARDROOM_OPEN_SERIES_HOURS", default=24.0)  # starts at whole periods from 2000-01-01 00:00 UTC
+CARDROOM_OPEN_SERIES_GAMES = env.list("CARDROOM_OPEN_SERIES_GAMES", default=["allegory", "allegra"])
+CARDROOM_OPEN_SERIES_FORMAT = env("CARDROOM_OPEN_SERIES_FORMAT", default="swiss")
+CARDROOM_OPEN_SERIES_PLAYERS = env.int("CARDROOM_OPEN_SERIES_PLAYERS", default=2)  # at a table
+CARDROOM_OPEN_SERIES_DEALS = env.int("CARDROOM_OPEN_SERIES_DEALS", default=2)
+CARDROOM_OPEN_SERIES_HOUSE_BOTS = env.list("CARDROOM_OPEN_SERIES_HOUSE_BOTS", default=["greedy", "random"])  # built-ins entered first
+if CARDROOM_OPEN_SERIES:
+    from cardroom.tournament.schedule import EventSpec, ScheduleError  # noqa: E402  (no Django in it)
+    from engine import game_ids  # noqa: E402
+
+    if CARDROOM_OPEN_SERIES_HOURS * 3600 < 2 * CARDROOM_EVENT_MIN_LEAD_SECONDS:
+        raise ImproperlyConfigured(
+            f"CARDROOM_OPEN_SERIES_HOURS is {CARDROOM_OPEN_SERIES_HOURS}: at least twice CARDROOM_EVENT_MIN_LEAD_SECONDS, in hours"
+        )
+    for _game in CARDROOM_OPEN_SERIES_GAMES:
+        if _game not in game_ids():
+            raise ImproperlyConfigured(f"CARDROOM_OPEN_SERIES_GAMES names {_game!r}: the games are {', '.join(game_ids())}")
+        try:
+            _field = max(CARDROOM_OPEN_SERIES_PLAYERS, 2)
+            EventSpec(_game, CARDROOM_OPEN_SERIES_FORMAT, _field, CARDROOM_OPEN_SERIES_PLAYERS, CARDROOM_OPEN_SERIES_DEALS)
+        except ScheduleError as _exc:
+            raise ImproperlyConfigured(f"the open series (CARDROOM_OPEN_SERIES_FORMAT, _PLAYERS, _DEALS) cannot be scheduled: {_exc}") from None
+    if unknown_house := sorted(set(CARDROOM_OPEN_SERIES_HOUSE_BOTS) - set(CARDROOM_BUILTIN_BOTS)):
+        raise ImproperlyConfigured(f"CARDROOM_OPEN_SERIES_HOUSE_BOTS names {', '.join(unknown_house)}: not among CARDROOM_BUILTIN_BOTS")
 # An event's stored standings are refreshed at most this often (and never
 # sooner than ten times their last computation's time): ladder.services.tournaments.
 CARDROOM_STANDINGS_REFRESH_SECONDS = env.int("CARDROOM_STANDINGS_REFRESH_SECONDS", default=2)

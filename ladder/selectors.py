@@ -248,6 +248,7 @@ def validation_progress(version: BotVersion) -> dict:
     if version.status == BotVersion.Status.PENDING:
         ahead = BotVersion.objects.filter(status=BotVersion.Status.PENDING, bot__builtin=False, pk__lt=version.pk).count()
         progress["queue_position"] = ahead + 1
+        progress["waiting"] = validation_wait_text(version, ahead + 1)
     elif version.status == BotVersion.Status.VALIDATING:
         counts = validation_player_counts(version.bot.game)
         newest: dict[int, tuple[int, str]] = {}
@@ -266,12 +267,75 @@ def validation_progress(version: BotVersion) -> dict:
     return progress
 
 
+# How many of the latest validated versions the wait estimate is taken from.
+RECENT_VALIDATIONS = 20
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    if seconds < 90:
+        return f"{seconds} s"
+    minutes, rest = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60} min"
+
+
+def recent_validation_times() -> tuple[float, float] | None:
+    """Of the latest validated uploads (RECENT_VALIDATIONS): the median wait
+    from upload to its first validation match's start, and the median time
+    from that start to its last validation match's end (seconds); None
+    before any."""
+    from statistics import median
+
+    from django.db.models import Max, Min
+
+    rows = list(
+        BotVersion.objects.filter(bot__builtin=False)
+        .exclude(status__in=[BotVersion.Status.PENDING, BotVersion.Status.VALIDATING])
+        .annotate(first_start=Min("validation_matches__started"), last_end=Max("validation_matches__finished"))
+        .filter(first_start__isnull=False, last_end__isnull=False)
+        .order_by("-pk")
+        .values_list("created", "first_start", "last_end")[:RECENT_VALIDATIONS]
+    )
+    if not rows:
+        return None
+    waits = [(start - created).total_seconds() for created, start, _ in rows]
+    plays = [(end - start).total_seconds() for _, start, end in rows]
+    return median(waits), median(plays)
+
+
+def validation_wait_text(version: BotVersion, place: int) -> str:
+    """What a pending version is waiting for and roughly how long (issue 36:
+    "place 1 in the queue" alone for a minute and a half under load)."""
+    waited = (timezone.now() - version.created).total_seconds()
+    running = Match.objects.filter(kind=Match.Kind.VALIDATION, status=Match.Status.RUNNING).count()
+    busy = (
+        f"{running} validation match{'es' if running != 1 else ''} {'are' if running != 1 else 'is'} being played now, "
+        "and each worker finishes the match it is playing before it takes the next"
+        if running
+        else "every worker is busy with other matches; each finishes the one it is playing before it takes a validation"
+    )
+    text = f"Waiting {_duration(waited)} so far: {busy}."
+    recent = recent_validation_times()
+    if recent is not None:
+        wait, play = recent
+        # the versions ahead each take about a validation's playing time
+        estimate = max(wait + (place - 1) * play - waited, 0)
+        text += (
+            f" Lately a version waited about {_duration(wait)} for a worker and its validation took about {_duration(play)}"
+            f" (the last {RECENT_VALIDATIONS} uploads at most): "
+            + (f"this one should start within about {_duration(estimate)}." if estimate >= 1 else "this one should start any moment.")
+        )
+    return text
+
+
 def progress_text(version: BotVersion, progress: dict) -> str:
     """The progress in words ("" once validation is over)."""
     if progress["queue_position"] is not None:
         place = progress["queue_position"]
         ahead = f"{place - 1} version{'s' if place != 2 else ''} ahead" if place > 1 else "next in line"
-        return f"queued for validation: place {place} in the queue ({ahead})"
+        return f"queued for validation: place {place} in the queue ({ahead}). {progress['waiting']}"
     if progress["validation_step"] is not None:
         text = f"validating: playing match {progress['validation_step']} of {progress['validation_steps']}"
         if progress["validation_match"]:
@@ -326,7 +390,8 @@ def tournament_progress(t) -> dict:
         "cancelled": counts.get(Match.Status.CANCELLED, 0),
         "running": counts.get(Match.Status.RUNNING, 0),
         "total": t.total_matches,
-        "percent": round(100 * played / t.total_matches, 1) if t.total_matches else 100.0,
+        # an event with no schedule yet (open) has played nothing: 0, not 100
+        "percent": round(100 * played / t.total_matches, 1) if t.total_matches else 0.0,
     }
 
 

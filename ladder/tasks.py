@@ -18,7 +18,7 @@ import socket
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from ladder.services import account_email, casual, matches, matchmaking, ops, tournaments, validation
+from ladder.services import account_email, casual, matches, matchmaking, open_series, ops, tournaments, validation
 
 # The database is away (a restart, a failover): try the message again later.
 DB_ERRORS = (OperationalError, InterfaceError)
@@ -86,8 +86,12 @@ def top_up_queues() -> list[int]:
 def start_due_events() -> list[int]:
     """Beat sends it every EVENT_START_INTERVAL seconds (to the scheduler's
     queue, as the other periodic tasks): open events whose start time has come are drawn and started,
-    each exactly once (ladder.services.tournaments.start_event)."""
-    return tournaments.start_due()
+    each exactly once (ladder.services.tournaments.start_event); then the
+    standing open series opens its next event where none is open
+    (ladder.services.open_series)."""
+    started = tournaments.start_due()
+    open_series.keep_open()
+    return started
 
 
 @shared_task(ignore_result=True)

@@ -7,6 +7,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.files.uploadhandler import FileUploadHandler, SkipFile
 
+from cardroom.sizes import format_size
+
 
 class UploadLimit(FileUploadHandler):
     """Drops an uploaded file once it is over the limit (the rest of it is
@@ -31,5 +33,6 @@ def too_large_upload(request) -> str | None:
     """After the body was parsed: the message for a file the guard dropped, or None."""
     for handler in getattr(request, "upload_handlers", []):
         if isinstance(handler, UploadLimit) and handler.too_large:
-            return f"{handler.too_large}: the package is more than {handler.limit} bytes; the limit is {handler.limit} bytes"
+            # Only its first bytes were read: how much larger it was is not known.
+            return f"{handler.too_large}: the package is over the size limit for an uploaded package; the limit is {format_size(handler.limit)}"
     return None

@@ -12,6 +12,11 @@
  * nproc, fsize, nofile, core, memlock, msgqueue; "unlimited" or a number),
  * and executes PROGRAM (bwrap) with the environment it was given.
  *
+ * In both forms it first gives every signal its default disposition and
+ * blocks none: an ignored signal and the signal mask survive an exec, so a
+ * worker started with SIGINT ignored (any `&` launch from a shell) would
+ * otherwise hand that on to every bot (decision 207).
+ *
  * With --stdio-socket it is the first program inside a node or native bot's
  * sandbox (decision 166), as the bot's uid: it waits on the Unix socket FD
  * for two descriptors (SCM_RIGHTS), the bot's stdin and stdout, puts them on
@@ -38,6 +43,8 @@ typedef unsigned long u64;
 
 #define SYS_write 1
 #define SYS_close 3
+#define SYS_rt_sigaction 13
+#define SYS_rt_sigprocmask 14
 #define SYS_dup2 33
 #define SYS_recvmsg 47
 #define SYS_execve 59
@@ -54,6 +61,10 @@ typedef unsigned long u64;
 #define MSG_CTRUNC 0x8
 #define RLIM_INFINITY (~0UL)
 #define EXIT_REFUSED 126
+#define SIG_SETMASK 2
+#define SIGKILL 9
+#define SIGSTOP 19
+#define LAST_SIGNAL 64
 
 static long syscall4(long number, long a, long b, long c, long d)
 {
@@ -190,6 +201,26 @@ static void __attribute__((noreturn)) hand_over_stdio(long socket_fd, char **pro
     refuse("cannot execute", program[0]);
 }
 
+/* The kernel's struct sigaction; a handler of 0 is SIG_DFL. */
+struct kernel_sigaction {
+    u64 handler;
+    u64 flags;
+    u64 restorer;
+    u64 mask;
+};
+
+static void default_signals(void)
+{
+    struct kernel_sigaction action = {0, 0, 0, 0};
+    u64 none = 0;
+    for (long signal = 1; signal <= LAST_SIGNAL; signal++)
+        if (signal != SIGKILL && signal != SIGSTOP &&
+            syscall4(SYS_rt_sigaction, signal, (long)&action, 0, sizeof none) < 0)
+            refuse("cannot reset a signal's disposition", 0);
+    if (syscall4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&none, 0, sizeof none) < 0)
+        refuse("cannot unblock the signals", 0);
+}
+
 int run(long argc, char **argv, char **envp)
 {
     long netns_fd = -1;
@@ -199,6 +230,7 @@ int run(long argc, char **argv, char **envp)
     unsigned n_limits = 0;
     long i;
     const char *value, *rest;
+    default_signals();
     if (argc >= 2 && (value = value_of(argv[1], "--stdio-socket="))) {
         u64 fd;
         if (!parse_number(value, 0, &fd, &rest) || fd > 0x7fffffff)

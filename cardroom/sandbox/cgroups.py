@@ -106,6 +106,25 @@ class _Controller:
             pass
         return None
 
+    def memory_report(self, path: Path) -> tuple[int | None, int]:
+        """(the most memory the cgroup's processes held at once, in bytes,
+        or None where the kernel does not say; how many of them the kernel
+        killed for its limit) (memory only)."""
+        peak_file, events_file = ("memory.max_usage_in_bytes", "memory.oom_control") if self.version == 1 else ("memory.peak", "memory.events")
+        peak = kills = None
+        try:
+            peak = int((path / peak_file).read_bytes())
+        except (OSError, ValueError):
+            pass
+        try:
+            for line in (path / events_file).read_bytes().splitlines():
+                key, _, value = line.partition(b" ")
+                if key == b"oom_kill":
+                    kills = int(value)
+        except (OSError, ValueError):
+            pass
+        return peak, kills or 0
+
     def freeze(self, path: Path) -> None:
         """Stop every process of the cgroup (the kernel finishes the job
         asynchronously, within microseconds: a running task is stopped at

@@ -150,6 +150,13 @@ class BwrapProcess(BotProcess):
         controller, path = self._cpuacct
         return controller.cpu_usage_ns(path)
 
+    def memory_report(self) -> tuple[int | None, int] | None:
+        memory = self.cgroup("memory")
+        if self._killed or memory is None:
+            return None
+        controller = next(c for c, path in self._cgroups if path == memory)
+        return controller.memory_report(memory)
+
     def frozen(self) -> bool | None:
         """Is the bot frozen now? (None: no freezer here, the weak mode.)"""
         if not self._freezer:

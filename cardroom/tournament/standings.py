@@ -164,7 +164,7 @@ def compute(
             "head_to_head": h2h[e],
             "wins": wins[e],
             "forfeits": forfeits[e],
-            "ci95": interval.as_dict(),
+            "ci95": interval.within(0.0, 1.0).as_dict(),
         }
         rows.append(row)
 
@@ -209,6 +209,7 @@ def _differences(order, points, per_deal_points, duplicate: bool) -> list[dict[s
             interval = stats.paired_interval(diffs)
         else:
             interval = stats.welch_interval([_f(p) for p in points[a]], [_f(p) for p in points[b]])
+        interval = interval.within(-1.0, 1.0)
         out.append({"a": a, "b": b, "ci95": interval.as_dict(), "significant": interval.excludes_zero()})
     return out
 

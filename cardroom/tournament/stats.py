@@ -3,6 +3,9 @@
 * an entry's mean: Student's t-interval, mean +- t(0.975, n-1) * s / sqrt(n),
   over its per-match points (a duplicate event: over its per-deal means, since
   the rotations of one deal share their cards and are not independent);
+* either cut to the range the quantity can take (points per match lie in
+  [0, 1], a difference of two in [-1, 1]): the t-interval is symmetric and
+  would reach past an end around a mean near it;
 * the difference of two entries: Welch's t-interval (unequal variances,
   Welch-Satterthwaite degrees of freedom) over their per-match points, or, in
   a duplicate event, the t-interval of the per-deal differences (paired by
@@ -39,6 +42,14 @@ class Interval:
     @property
     def half_width(self) -> float | None:
         return None if self.low is None else (self.high - self.low) / 2
+
+    def within(self, lowest: float, highest: float) -> Interval:
+        """The interval cut to the values the quantity can take: a
+        t-interval is symmetric, so around a mean near an end of the range
+        (every game won, or few games) it reaches past it."""
+        if self.low is None:
+            return self
+        return Interval(self.estimate, max(self.low, lowest), min(self.high, highest), self.n, self.method)
 
     def excludes_zero(self) -> bool:
         return self.low is not None and (self.low > 0 or self.high < 0)

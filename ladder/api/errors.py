@@ -13,6 +13,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_handler
 
+from cardroom.sizes import format_size
 from ladder.api.serializers import ErrorOutput
 from ladder.services.bots import ServiceError
 from ladder.services.errors import QuotaExceeded
@@ -79,7 +80,7 @@ def exception_handler(exc, context):
         return error_response("not found: check the id in the path (GET /api/ lists the resources)", None, 404)
     if isinstance(exc, RequestDataTooBig):  # Django's DATA_UPLOAD_MAX_MEMORY_SIZE, before any parser
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-        return error_response(f"the request body is more than {limit} bytes; the limit is {limit} bytes", None, 413)
+        return error_response(f"the request body is too large: the limit is {format_size(limit)}", None, 413)
     if isinstance(exc, PermissionDenied):
         return error_response("not allowed for this account", None, 403)
     response = drf_handler(exc, context)

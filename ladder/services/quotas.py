@@ -22,6 +22,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
+from cardroom.sizes import format_size
 from ladder.models import Bot, BotVersion, Ladder, Match
 from ladder.services.errors import QuotaExceeded
 
@@ -107,8 +108,8 @@ def check_upload(owner, game: str, size: int) -> None:
         raise QuotaExceeded(
             "stored_bytes",
             max_bytes,
-            f"quota reached (stored bytes): your bot packages take {stored} bytes, and this one ({size} bytes) "
-            f"would bring them to {stored + size}, over the limit of {max_bytes} bytes. Upload a smaller package "
+            f"quota reached (stored bytes): your bot packages take {format_size(stored)}, and this one ({format_size(size)}) "
+            f"would bring them to {format_size(stored + size)}, over the limit of {format_size(max_bytes)}. Upload a smaller package "
             "(leave tests, data and caches out of it), or ask the operators to remove old versions.",
             403,
         )

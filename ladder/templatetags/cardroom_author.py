@@ -8,6 +8,8 @@ from django import template
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from cardroom.sizes import format_size
+
 register = template.Library()
 
 # The site's own paths that validation logs name: a match page (perhaps at an
@@ -26,3 +28,13 @@ def link_site_paths(text: str) -> SafeString:
         last = m.end()
     out.append(escape((text or "")[last:]))
     return mark_safe("".join(out))
+
+
+@register.filter
+def size(n) -> str:
+    """A size in bytes as every page, error and doc writes it: ``10 MiB``
+    (cardroom.sizes; Django's filesizeformat says "MB" for MiB)."""
+    try:
+        return format_size(int(n))
+    except (TypeError, ValueError):
+        return ""

@@ -22,6 +22,7 @@ from django.views.decorators.http import require_POST
 
 from ladder import caching, event_archive, selectors
 from ladder.models import GAME_CHOICES, Bot, BotVersion
+from ladder.services import open_series
 from ladder.services import tournaments as services
 from ladder.services.bots import ServiceError
 
@@ -68,7 +69,8 @@ def tournament_list(request: HttpRequest) -> HttpResponse:
         row = {"t": t, "progress": selectors.tournament_progress(t), "entries": t.entries.count()}
         groups["open" if t.status == "open" else "running" if t.status in ("running", "paused") else "finished"].append(row)
     groups["open"].sort(key=lambda r: r["t"].starts)
-    return render(request, "cardroom/tournaments.html", {"groups": groups, "any": bool(events)})
+    context = {"groups": groups, "any": bool(events), "series": open_series.summary()}
+    return render(request, "cardroom/tournaments.html", context)
 
 
 def _page_number(raw) -> int:

@@ -233,6 +233,8 @@ def test_web_upload_over_the_limit_is_dropped_at_the_limit(settings, world, monk
     response = c.post(reverse("web-my-bot", args=[world["bot"].pk]), {"file": SimpleUploadedFile("huge.py", b"#" * 3_000_000)})
     assert response.status_code == 200
     html = response.content.decode()
-    assert 'data-testid="upload-error"' in html and "the limit is 1000 bytes" in html
+    assert 'data-testid="upload-error"' in html
+    assert "huge.py: the package is over the size limit for an uploaded package; the limit is 1000 bytes" in html
+    assert "more than" not in html  # not "more than X; the limit is X"
     assert sum(written) <= 1000
     assert world["bot"].versions.count() == 1

@@ -6,6 +6,8 @@ deletion."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.core.cache import cache
 
@@ -136,13 +138,58 @@ def test_version_detail_shows_the_queue_position_of_pending_versions(owner, my_b
     two = api.get(f"/api/bots/{my_bot.pk}/versions/{second.number}/").json()
     assert (one["status"], one["queue_position"]) == ("pending", 1)
     assert (two["status"], two["queue_position"]) == ("pending", 2)
-    assert two["progress"] == "queued for validation: place 2 in the queue (1 version ahead)"
+    assert two["progress"].startswith("queued for validation: place 2 in the queue (1 version ahead). Waiting ")
     assert two["validation_step"] is None
     # the list shows the same
     listed = {v["number"]: v for v in api.get(f"/api/bots/{my_bot.pk}/versions/").json()["results"]}
     assert listed[second.number]["queue_position"] == 2
     active = listed[my_bot.current_version.number]
     assert active["queue_position"] is None and active["progress"] == ""
+
+
+def test_a_pending_version_says_what_it_waits_for_and_about_how_long(owner, my_bot):
+    """Issue 36: "place 1 in the queue" alone for a minute and a half."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    now = timezone.now()
+    # three earlier uploads: waited 30, 40 and 50 s for a worker, then validated in 20, 25 and 30 s
+    for wait, play in ((30, 20), (40, 25), (50, 30)):
+        done = f.version(my_bot, activate=False)
+        matches = validation_services.create_validation_matches(done)
+        created = now - timedelta(minutes=10)
+        BotVersion.objects.filter(pk=done.pk).update(status="rejected", created=created)
+        Match.objects.filter(pk__in=[m.pk for m in matches]).update(
+            status="finished", started=created + timedelta(seconds=wait), finished=created + timedelta(seconds=wait + play)
+        )
+    validating = f.version(my_bot, activate=False)
+    running = validation_services.create_validation_matches(validating)[0]
+    Match.objects.filter(pk=running.pk).update(status="running")
+    BotVersion.objects.filter(pk=validating.pk).update(status="validating")
+    first = f.version(my_bot, activate=False)
+    second = f.version(my_bot, activate=False)
+    BotVersion.objects.filter(pk__in=[first.pk, second.pk]).update(created=now - timedelta(seconds=10))
+    api = f.client(owner)
+    one = api.get(f"/api/bots/{my_bot.pk}/versions/{first.number}/").json()
+    two = api.get(f"/api/bots/{my_bot.pk}/versions/{second.number}/").json()
+    # (a slow machine may take a second or two between the update and the reads)
+    assert re.fullmatch(
+        r"queued for validation: place 1 in the queue \(next in line\)\. Waiting 1[0-4] s so far: "
+        r"1 validation match is being played now, and each worker finishes the match it is playing before it takes the next\. "
+        # the medians: 40 s of waiting, 25 s of play; place 2 waits for one validation ahead too
+        r"Lately a version waited about 40 s for a worker and its validation took about 25 s \(the last 20 uploads at most\): "
+        r"this one should start within about (2[6-9]|30) s\.",
+        one["progress"],
+    ), one["progress"]
+    assert re.search(r"this one should start within about (5[1-5]) s\.$", two["progress"]), two["progress"]
+    # the owner's page says the same
+    from django.test import Client
+
+    web = Client()
+    web.force_login(owner)
+    page = web.get(f"/my/bots/{my_bot.pk}/").content.decode()
+    assert re.search(r"Waiting 1[0-9] s so far", page) and re.search(r"should start within about (2[0-9]|30) s", page)
 
 
 def test_version_detail_shows_which_validation_match_is_playing(owner, my_bot):

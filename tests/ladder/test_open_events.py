@@ -204,3 +204,12 @@ def test_two_sweeps_racing_to_start_an_event_draw_it_once():
     assert sorted(results) == [[], [t.pk]]
     assert TournamentMatch.objects.filter(tournament=t).count() == 3  # one schedule, not two
     assert Match.objects.filter(kind="tournament").count() == 3
+
+
+def test_an_open_events_page_says_its_format_plainly_and_nothing_played(client):
+    t = open_event()
+    page = client.get(f"/tournaments/{t.pk}/").content.decode()
+    assert "round-robin ()" not in page
+    assert "round-robin (pairings drawn when entries close)" in page
+    progress = factories.client().get(f"/api/tournaments/{t.pk}/").json()["progress"]
+    assert progress["played"] == 0 and progress["percent"] == 0.0

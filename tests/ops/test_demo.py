@@ -136,6 +136,14 @@ def test_demo_plays_stops_cleanly_and_resumes(tmp_path):
         lines = [line for line in output.splitlines() if line.strip()]
         assert lines[-1].startswith(f"cardroom is running: http://127.0.0.1:{port}/"), lines[-5:]
         assert "logs: var/logs/demo.log" in output or f"logs: {first.var / 'logs' / 'demo.log'}" in output, output
+        # The standing open series (decision 208): an open event of each game to enter.
+        def open_series():
+            body = first.get("/api/tournaments/")
+            found = [t for t in (body["results"] if isinstance(body, dict) else body) if t["status"] == "open" and t["name"].startswith("Open ")]
+            return len(found) >= 2 and found
+
+        series = wait_for(open_series, 30, "the open series' events", log=first.log)
+        assert sorted(t["game"] for t in series) == ["allegory", "allegra"]
         process_log = first.process_log()
         assert '"logger": "cardroom.matches", "message": "match finished"' in process_log and '"match_id": ' in process_log
         assert '"message": "match finished"' not in output

@@ -100,6 +100,8 @@ def test_memory_hog_of_2_gib_is_stopped(clean_host):
     assert "MemoryError" in log and "HOGGED" not in log, log[-2000:]
     reached = int(log.split("memory hog reached ")[1].split()[0])
     assert reached <= 512, f"the bot got {reached} MiB; its limit is 512 MiB"
+    [forfeit] = [f for f in record.forfeits if f.seat == 0]
+    assert "(near its memory limit: it held" in forfeit.detail and "an allocation past 512 MiB fails)" in forfeit.detail, forfeit
 
 
 def test_busy_loop_times_out(clean_host):

@@ -79,6 +79,9 @@ def test_c_memory_hog_is_stopped_by_its_address_space(clean_host, hostile):
     assert "HOGGED" not in log, log[-2000:]
     reached = int(log.split("memory hog reached ")[1].split()[0])
     assert reached <= 512, f"the bot got {reached} MiB; its limit is 512 MiB"
+    # The forfeit says why, naming the limit (malloc failed; it exited with 1).
+    [forfeit] = [f for f in record.forfeits if f.seat == 0]
+    assert "exited with status 1 (near its memory limit: it held" in forfeit.detail and "an allocation past 512 MiB fails)" in forfeit.detail, forfeit
 
 
 def test_node_memory_hog_is_stopped_by_the_memory_cgroup(clean_host, hostile):
@@ -89,7 +92,7 @@ def test_node_memory_hog_is_stopped_by_the_memory_cgroup(clean_host, hostile):
     # 561 MiB for the whole bot (512 + /tmp + /dev/shm + slack), node itself included.
     assert reached <= 561, f"the bot got {reached} MiB; its limit is 512 MiB"
     [forfeit] = [f for f in record.forfeits if f.seat == 0]
-    assert "killed by signal 9" in forfeit.detail, forfeit
+    assert "killed by signal 9 (the kernel stopped it at its memory limit: 512 MiB for the bot's processes)" in forfeit.detail, forfeit
 
 
 @pytest.mark.parametrize("language", LANGUAGES)

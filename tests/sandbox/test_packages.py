@@ -8,6 +8,7 @@ import io
 import json
 import os
 import re
+import shutil
 import stat
 import struct
 import tarfile
@@ -18,6 +19,8 @@ import pytest
 
 from cardroom.launch import bot_python
 from cardroom.packages import BotPackage, PackageError, PackageLimits, load_bot_package, package_argv
+
+from .conftest import REPO
 
 MANIFEST = 'entry = "main.py"\nprotocol = 1\nname = "tester"\n'
 MAIN = "print('hello')\n"
@@ -551,6 +554,18 @@ def test_two_manifests(tmp_path, workdir):
 def test_missing_entry(tmp_path, workdir):
     archive = make_zip(tmp_path / "bot.zip", {"cardroom.toml": MANIFEST, "other.py": MAIN})
     assert error_of(archive, workdir) == "bot.zip: entry point 'main.py' (from cardroom.toml) is not in the package"
+
+
+def test_an_unbuilt_native_starter_says_to_run_make(tmp_path, workdir):
+    # The C++ starter kit as cloned: its Makefile and source, no program yet.
+    kit = tmp_path / "cpp"
+    shutil.copytree(REPO / "bots" / "starters" / "cpp", kit, ignore=shutil.ignore_patterns("bot", "*.o"))
+    assert error_of(kit, workdir) == (
+        "cpp: entry point 'bot' (from cardroom.toml) is not in the package: a native bot's entry is the compiled program; "
+        "run `make` in the folder first (its Makefile builds it), then play or submit the folder"
+    )
+    (kit / "Makefile").unlink()
+    assert error_of(kit, workdir).endswith("a native bot's entry is the compiled program; build it first, then play or submit the folder")
 
 
 def test_entry_is_a_folder(tmp_path, workdir):

@@ -368,6 +368,41 @@ def test_exit_status(bwrap_launcher, tmp_path, code, expected):
     assert status == expected, err
 
 
+SIGNALS_PY = """
+import json
+fields = dict(line.split(":", 1) for line in open("/proc/self/status"))
+print(json.dumps({name: int(fields[name], 16) for name in ("SigIgn", "SigBlk")}))
+"""
+
+
+@pytest.fixture(params=["bwrap", "none"])
+def any_launcher(request):
+    if request.param == "none":
+        return PlainLauncher()
+    return request.getfixturevalue("bwrap_launcher")
+
+
+@pytest.mark.sandbox
+def test_bot_starts_with_default_signals_whatever_the_worker_ignores(any_launcher, tmp_path):
+    """A worker started with SIGINT and SIGTERM ignored (a shell's `&`
+    launch ignores SIGINT) and SIGUSR1 blocked: its bot ignores and blocks
+    nothing, and a SIGINT it sends itself ends it."""
+    saved = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+    try:
+        out, err, status = finish(start(any_launcher, tmp_path, SIGNALS_PY))
+        _, err_int, status_int = finish(start(any_launcher, tmp_path, "import os, signal; os.kill(os.getpid(), signal.SIGINT)"))
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+    assert status == 0, err
+    # Python itself ignores SIGPIPE and SIGXFSZ at start-up: only those.
+    out = json.loads(out)
+    assert out == {"SigIgn": 1 << (signal.SIGPIPE - 1) | 1 << (signal.SIGXFSZ - 1), "SigBlk": 0}, err
+    assert status_int == -signal.SIGINT, err_int
+
+
 CLOSE_PIPES_PY = """
 import os, sys, time
 if sys.argv[1] == "stdin":

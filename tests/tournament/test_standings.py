@@ -138,3 +138,24 @@ def test_standings_carry_intervals_and_duplicate_pairs_by_deal():
     assert [c["mean_rank"] for c in row_a["deals"]] == [1.5, 1.0, 1.5]
     assert deals["field_mean_rank"] == [1.5, 1.5, 1.5]
     assert row_a["mean_vs_field"] == pytest.approx(-1 / 6)
+
+
+def test_intervals_stay_within_the_points_a_match_can_give():
+    # A wins 6 of 8 against B: a t-interval on 8 games reaches past 1 for A
+    # and below 0 for B; each is cut to its range.
+    outcomes = [Outcome(k, (0, 1), (1, 2) if k < 6 else (2, 1), (5, 1)) for k in range(8)]
+    doc = compute("allegory", ["A", "B"], outcomes)
+    raw = stats.mean_interval([1.0] * 6 + [0.0] * 2)
+    assert 0 < raw.low and raw.high > 1  # what was shown before
+    a, b = doc["standings"]
+    assert a["ci95"]["low"] == pytest.approx(raw.low) and a["ci95"]["high"] == 1.0
+    assert b["ci95"]["low"] == 0.0 and b["ci95"]["high"] == pytest.approx(1 - raw.low)
+
+    # A difference of two is cut to [-1, 1]: 3 games all won by A, 2 by B.
+    outcomes = [Outcome(k, (0, 1), (1, 2), (5, 1)) for k in range(3)] + [Outcome(3, (0, 2), (2, 1), (1, 5)), Outcome(4, (0, 2), (1, 2), (5, 1))]
+    doc = compute("allegory", ["A", "B", "C"], outcomes)
+    for pair in doc["differences"]:
+        assert -1.0 <= pair["ci95"]["low"] <= pair["ci95"]["estimate"] <= pair["ci95"]["high"] <= 1.0
+    assert stats.welch_interval([1.0, 1.0, 1.0, 0.0, 1.0], [0.0, 0.0, 0.0]).high > 1  # uncut
+    a_b = next(p for p in doc["differences"] if {p["a"], p["b"]} == {0, 1})
+    assert a_b["ci95"]["high"] == 1.0

@@ -87,3 +87,47 @@ def test_every_page_fits_a_phone_screen(browser, live_server):
         context.close()
     too_wide = [s for s in seen if s["scroll"] > s["viewport"]]
     assert not too_wide, "pages wider than a 390 px phone:\n" + "\n".join(map(str, too_wide))
+
+
+# The tables a phone reader came for, and the column each must show without
+# scrolling sideways: their box may scroll, but the table must fit it.
+FITS = """(selector) => {
+    const table = document.querySelector(selector);
+    if (!table) return null;
+    const box = table.parentElement.getBoundingClientRect();
+    return {table: Math.round(table.scrollWidth), box: Math.round(box.width), viewport: document.documentElement.clientWidth};
+}"""
+
+
+def test_the_match_result_and_the_event_standings_fit_a_phone_without_scrolling_sideways(browser, live_server):
+    from tests.web.conftest import snap
+
+    data = f.league("allegory", 4, matches=1, seed=93)
+    owner = data["owner"]
+    event = tournaments.create_tournament(
+        user=owner if owner.is_staff else _staff(owner), name="Phone standings", game="allegra", format="round-robin",
+        bots=[f.builtin("allegra", "greedy"), f.builtin("allegra", "random"), *[b for b in f.league("allegra", 2, matches=0, seed=94)["bots"] if not b.builtin]],
+        table_size=2, deals=1, seed=5,
+    )  # fmt: skip
+    for match_id in Match.objects.filter(tournament_slot__tournament=event).values_list("pk", flat=True):
+        assert match_services.run_queued_match(match_id, "web-test") == "finished"
+    context = browser.new_context(viewport=PHONE, base_url=live_server.url, locale="en-GB", timezone_id="UTC")
+    page = context.new_page()
+    try:
+        page.goto(f"/matches/{data['matches'][0].pk}/")
+        page.wait_for_selector("#replay[data-event]")
+        result = page.evaluate(FITS, "[data-testid=result]")
+        snap(page, "phone-match-result")
+        page.goto(f"/tournaments/{event.pk}/")
+        standings = page.evaluate(FITS, "[data-testid=event-standings]")
+        snap(page, "phone-event-standings")
+    finally:
+        context.close()
+    assert result is not None and result["table"] <= result["box"] <= result["viewport"], result
+    assert standings is not None and standings["table"] <= standings["box"] <= standings["viewport"], standings
+
+
+def _staff(user):
+    user.is_staff = True
+    user.save()
+    return user

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.web import factories as f
-from tests.web.conftest import PHONE
+from tests.web.conftest import PHONE, snap
 from tests.web.test_browser import _frames, _open_replay, _replay
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -86,3 +86,40 @@ def test_three_digit_scores_are_whole_on_a_phone(web):
         assert all(c["shown"] for c in cells), (selector, cells)
     shown = {int(c.get_attribute("data-total")): c.inner_text() for c in web.locator("[data-testid=scores] [data-total]").all()}
     assert shown == {s: str(v) for s, v in enumerate(scores)}
+
+
+def test_allegra_viewer_explains_and_lights_a_seats_area_with_the_shared_column(web):
+    data = f.league("allegra", 2, matches=1, seed=43)
+    match = data["matches"][0]
+    _open_replay(web, match.pk, "#event=5&view=full")
+    help_text = web.inner_text("[data-testid=area-help]")
+    assert "each seat's column 3 (ringed in gold) belongs to two areas" in help_text
+    assert "its own four columns plus the gold column just left of its grid" in help_text
+
+    def lit():
+        return web.eval_on_selector_all(
+            ".agrid .pcard.in-area",
+            "els => els.map(el => (el.closest('.agrid').dataset.seat ?? 'ghost') + ':' + (el.dataset.slot || 'copy'))",
+        )
+
+    def check(seat: int) -> None:
+        # its 12 cards and the next seat's column 3: seat 0's for seat 1,
+        # lit where it is and in its copy (the ghost) beside seat 1's grid
+        cards = lit()
+        assert sum(c.startswith(f"{seat}:") for c in cards) == 12, cards
+        if seat == 0:
+            assert sorted(c for c in cards if not c.startswith("0:")) == ["1:1,0,3", "1:1,1,3", "1:1,2,3"]
+        else:
+            assert sorted(c for c in cards if not c.startswith("1:")) == ["0:0,0,3", "0:0,1,3", "0:0,2,3", *["ghost:copy"] * 3]
+        assert web.inner_text("[data-testid=area-now]") == f"S{seat}'s area now lit: S{seat}'s columns 0–3 and S{1 - seat}'s column 3."
+
+    snap(web, "allegra-area")
+    # the seat to act's area
+    active = int(web.get_attribute(".agrid.active", "data-seat"))
+    other = 1 - active
+    check(active)
+    # hovering the other grid lights that seat's area instead, and leaving it goes back
+    web.hover(f".agrid[data-seat='{other}']")
+    check(other)
+    web.hover("[data-testid=slot-note]")
+    check(active)

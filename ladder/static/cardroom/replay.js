@@ -238,6 +238,37 @@
       grids.appendChild(block);
     }
     felt.appendChild(grids);
+    // A seat's area (what it scores, where it swaps and makes triples): its
+    // own four columns and the gold column just left of its grid, the next
+    // seat's column 3 (the ghost for the last seat). Lit for your seat on the
+    // play page, else for the seat to act; hovering or focusing a grid
+    // lights that seat's instead.
+    var areaNote = h("span", { "data-testid": "area-now" });
+    function lightArea(a) {
+      var next = (a + 1) % n;
+      grids.querySelectorAll(".in-area").forEach(function (el) { el.classList.remove("in-area"); });
+      grids.querySelectorAll(".agrid.area-of").forEach(function (el) { el.classList.remove("area-of"); });
+      grids.querySelectorAll(".agrid[data-seat='" + a + "'] .pcard, .agrid[data-seat='" + next + "'] .pcard.shared" + (a === n - 1 ? ", .agrid.ghost .pcard" : ""))
+        .forEach(function (el) { el.classList.add("in-area"); });
+      var own = grids.querySelector(".agrid[data-seat='" + a + "']");
+      if (own) own.classList.add("area-of");
+      areaNote.textContent = "S" + a + "'s area now lit: S" + a + "'s columns 0–3 and S" + next + "'s column 3.";
+    }
+    var home = o.seat !== undefined && o.seat !== null ? o.seat : (typeof o.active === "number" ? o.active : 0);
+    grids.querySelectorAll(".agrid[data-seat]").forEach(function (g) {
+      var a = Number(g.getAttribute("data-seat"));
+      g.tabIndex = 0;
+      g.addEventListener("mouseenter", function () { lightArea(a); });
+      g.addEventListener("focus", function () { lightArea(a); });
+      g.addEventListener("mouseleave", function () { lightArea(home); });
+      g.addEventListener("blur", function () { lightArea(home); });
+    });
+    lightArea(home);
+    felt.appendChild(h("p", { "class": "area-help", "data-testid": "area-help" },
+      h("b", { text: "Shared columns: " }),
+      "each seat's column 3 (ringed in gold) belongs to two areas: its own and the seat to its right's. " +
+      "A seat's area, which it scores and where it swaps and makes triples, is its own four columns plus the gold column just left of its grid. ",
+      areaNote, " Hover over or tab to a grid to light its area."));
     felt.appendChild(h("p", { "class": "slot-note", "data-testid": "slot-note", text: "Rows 0–2 (top to bottom) and columns 0–3 (left to right), numbered as in the protocol's slots [seat, row, column]." }));
 
     // Deck, discard pile, drawn and held cards.
