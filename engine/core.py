@@ -244,3 +244,16 @@ class Game(metaclass=abc.ABCMeta):
 
     @abc.abstractmethod
     def new_initial_state(self) -> State: ...
+
+    # -- bounds on a game's length (derived from the rules' numbers) -------
+    @abc.abstractmethod
+    def max_game_length(self) -> int:
+        """The most decisions (``apply`` calls; chance events are not
+        counted) one game of this player count and options can take:
+        OpenSpiel's ``MaxGameLength``. A bound, not an estimate."""
+
+    def max_decisions_per_seat(self) -> int | None:
+        """The most decisions one seat can face in a game (the match
+        ceiling's bound, cardroom/ceiling.py); None where the game offers no
+        per-seat bound (docs/decisions/235-the-engine-bounds-a-game-s-length.md)."""
+        return None

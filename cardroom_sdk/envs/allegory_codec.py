@@ -188,6 +188,13 @@ def policy_action(obs: dict[str, Any], legal: list[dict[str, Any]], pick) -> dic
             return action
 
 
+def max_steps(game) -> int:
+    """The most environment steps in one game (OpenSpiel's max_game_length):
+    the engine's decisions, with a ``distribute`` (at most one a round, of at
+    most every chip in play) taking one step a chip instead of one."""
+    return game.max_game_length() + game.max_rounds() * (game.total_chips - 1)
+
+
 def render(obs: dict[str, Any]) -> str:
     """The table as text (a spectator's full view shows every Moral)."""
     lines = [f"Allegory round {obs['round']} ({obs['round_kind']}), phase {obs['phase']}, to act {obs['to_act']}"]

@@ -43,9 +43,8 @@ from cardroom_sdk.envs import allegory_codec, allegra_codec
 from cardroom_sdk.envs._common import decision_step, rank_rewards, replay_document
 from cardroom_sdk.worlds import sample_world
 from engine import CHANCE, new_game
-from engine.allegory.game import CARD_ID, CARD_NAME, CARDS_TO_END, CHIPS_PER_PLAYER, THEMES
-from engine.allegra.game import CARDS, ROUNDS, TURN_LIMIT_PER_PLAYER
-from engine.allegra.game import REVEALS as ALLEGRA_REVEALS
+from engine.allegory.game import CARD_ID, CARD_NAME, THEMES
+from engine.allegra.game import CARDS
 
 __all__ = ["AllegoryGame", "AllegraGame", "CardroomState"]
 
@@ -435,7 +434,7 @@ class CardroomGame(pyspiel.Game):
             min_utility=0.0,
             max_utility=1.0,
             utility_sum=None,
-            max_game_length=self.length_bound(n),
+            max_game_length=self.codec.max_steps(self.engine_game),
         )
         super().__init__(self.game_type, info, {"players": n, **self.engine_game.options})
 
@@ -455,28 +454,12 @@ class AllegoryGame(CardroomGame):
     game_type = _game_type("allegory", "Allegory", {"unique_morals": False})
     chance_outcome_count = NUM_CARDS + len(THEMES)
 
-    @staticmethod
-    def length_bound(n: int) -> int:
-        # every round gives a card away, and the game ends when a seat holds
-        # CARDS_TO_END; a round is at most one bid per chip in play (each
-        # raises the high bid), a rest per seat, the take and one step per chip
-        rounds = n * (CARDS_TO_END - 1) + 1
-        chips = CHIPS_PER_PLAYER * n
-        return rounds * (2 * chips + n + 1)
-
 
 class AllegraGame(CardroomGame):
     game_id = "allegra"
     codec = allegra_codec
     game_type = _game_type("allegra", "Allegra", {})
     chance_outcome_count = len(set(CARDS))
-
-    @staticmethod
-    def length_bound(n: int) -> int:
-        # a round is the reveals and at most the turn limit plus the final
-        # turns; a turn is at most a draw, n - 1 knock answers, place, give,
-        # exchange and the drawn card's use
-        return ROUNDS * (ALLEGRA_REVEALS * n + (TURN_LIMIT_PER_PLAYER * n + n) * (n + 4))
 
 
 for _game in (AllegoryGame, AllegraGame):
