@@ -11,9 +11,10 @@ from django.db.models import Q
 from django.db.models.functions import Lower
 from django.utils import timezone
 
+import engine
 from cardroom.runtimes import DEFAULT_RUNTIME, RUNTIMES
 
-GAME_CHOICES = [("allegory", "Allegory"), ("allegra", "Allegra")]
+GAME_CHOICES = engine.game_choices()
 
 ELO_START = Decimal("1500.00")
 

@@ -131,7 +131,7 @@ class BotList(generics.ListCreateAPIView):
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("game", str, enum=["allegory", "allegra"]),
+            OpenApiParameter("game", str, enum=game_ids()),
             OpenApiParameter("owner", str, description="a username"),
             OpenApiParameter("name", str, description="a bot name (unique within a game)"),
         ],

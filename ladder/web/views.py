@@ -26,6 +26,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods
 from rest_framework.authtoken.models import Token
 
+from engine import game_ids, get_game_class
 from engine.replay import ReplayError
 from ladder import caching, limits
 from ladder import selectors as core_selectors
@@ -37,28 +38,26 @@ from ladder.uploads import too_large_upload
 from ladder.web import author_views, charts, docs, frames, play_selectors, selectors
 from ladder.web.forms import BotForm, SignupForm, UploadForm
 
+# what the rules pages and the play form say of each game beside the
+# engine's name and player counts
+SUMMARIES = {
+    "allegory": (
+        "Bid Lore chips for Theme cards from the Inspiration Pool. Every card belongs to one of three Tales "
+        "(Nature, Energy, Spirit); at the end only your weakest Tale counts, plus 2 points for each set of three "
+        "cards of one theme and 1 point for each Tale holding your secret Moral theme. The round's winner takes a "
+        "card and spreads their bid over the Pool; players who Rest in a later round may grab the most-loaded card."
+    ),
+    "allegra": (
+        "Golf with shared columns: each player has a 3×4 grid of face-down cards, and a neighbour's last column "
+        "is part of your area too. Take the top discard or draw from the deck — others may knock to be given the "
+        "drawn card — and swap cards in to get your area's total low. Three equal face-up cards in a line leave "
+        "the table. Whoever turns their whole area up ends the round, and is doubled if not the lowest. "
+        "Three rounds; the lowest total wins."
+    ),
+}
 GAMES = {
-    "allegory": {
-        "name": "Allegory",
-        "players": "2–6 players",
-        "summary": (
-            "Bid Lore chips for Theme cards from the Inspiration Pool. Every card belongs to one of three Tales "
-            "(Nature, Energy, Spirit); at the end only your weakest Tale counts, plus 2 points for each set of three "
-            "cards of one theme and 1 point for each Tale holding your secret Moral theme. The round's winner takes a "
-            "card and spreads their bid over the Pool; players who Rest in a later round may grab the most-loaded card."
-        ),
-    },
-    "allegra": {
-        "name": "Allegra",
-        "players": "2–6 players",
-        "summary": (
-            "Golf with shared columns: each player has a 3×4 grid of face-down cards, and a neighbour's last column "
-            "is part of your area too. Take the top discard or draw from the deck — others may knock to be given the "
-            "drawn card — and swap cards in to get your area's total low. Three equal face-up cards in a line leave "
-            "the table. Whoever turns their whole area up ends the round, and is doubled if not the lowest. "
-            "Three rounds; the lowest total wins."
-        ),
-    },
+    game.id: {"name": game.name, "players": f"{game.min_players}–{game.max_players} players", "summary": SUMMARIES[game.id]}
+    for game in map(get_game_class, game_ids())
 }
 
 
