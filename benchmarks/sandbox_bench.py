@@ -427,8 +427,8 @@ def breakdown(launcher: Launcher, bot: BenchBot, runs: int) -> None:
     """Where a sandboxed start goes: medians of the launcher's steps."""
     import subprocess
 
+    import cardroom.sandbox.bwrap as sb
     import cardroom.sandbox.cgroups as sb_cgroups
-    import cardroom.sandbox.launcher as sb
 
     samples: dict[str, list[float]] = {}
     originals = []

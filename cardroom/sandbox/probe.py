@@ -18,6 +18,7 @@ from cardroom.fdwait import fd_ready
 from cardroom.launch import BotLimits, Launcher, PlainLauncher
 
 from .botexec import bot_exec_program
+from .bwrap import BwrapLauncher, UnsandboxedLauncher, remove_old_run_user_folders
 from .cgroups import CONTROLLERS, _detect_controller
 from .config import (
     DEFAULT_UIDS,
@@ -35,7 +36,6 @@ from .config import (
 )
 from .filecache import sweep as sweep_file_cache
 from .image import prepare_runs
-from .launcher import BwrapLauncher, UnsandboxedLauncher, remove_old_run_user_folders
 from .reaping import _set_child_subreaper, sweep_stale
 from .seccomp import SeccompFilter, SeccompUnavailable, get_filter
 from .tmpfs import check_tmpfs_mounts
@@ -65,7 +65,7 @@ def _runtimes() -> str:
     from cardroom.launch import bot_python
     from cardroom.runtimes import bot_node
 
-    from .launcher import NUMPY_DIR
+    from .bwrap import NUMPY_DIR
 
     def where(path: str) -> str:
         return path if os.access(path, os.X_OK) else f"{path} MISSING"
