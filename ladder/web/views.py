@@ -1,4 +1,4 @@
-"""The server-rendered pages: thin views over ladder.web.selectors (reads)
+"""The server-rendered pages: thin views over ladder.selectors.pages (reads)
 and ladder.services (writes)."""
 
 from __future__ import annotations
@@ -32,10 +32,12 @@ from ladder import caching, limits
 from ladder import selectors as core_selectors
 from ladder.converters import MAX_ID
 from ladder.models import Bot, BotVersion, Ladder, Match, Participant
+from ladder.selectors import pages as page_selectors
+from ladder.selectors import play as play_selectors
 from ladder.services.accounts import create_account, rotate_token
 from ladder.services.bots import ServiceError, create_bot, upload_version
 from ladder.uploads import too_large_upload
-from ladder.web import author_views, charts, docs, frames, play_selectors, selectors
+from ladder.web import author_views, charts, docs, frames
 from ladder.web.forms import BotForm, SignupForm, UploadForm
 
 # what the rules pages and the play form say of each game beside the
@@ -79,9 +81,9 @@ def home(request: HttpRequest) -> HttpResponse:
         "cardroom/home.html",
         {
             "games": [{"id": k, **v} for k, v in GAMES.items()],
-            "ladders": selectors.active_ladders_with_top(5),
-            "latest": selectors.latest_matches(10),
-            "counts": selectors.live_counts(),
+            "ladders": page_selectors.active_ladders_with_top(5),
+            "latest": page_selectors.latest_matches(10),
+            "counts": page_selectors.live_counts(),
         },
     )
 
@@ -131,7 +133,7 @@ def ladder_detail(request: HttpRequest, pk: int) -> HttpResponse:
     ladder = get_object_or_404(Ladder, pk=pk)
     sort = request.GET.get("sort", "rank")
     descending = request.GET.get("dir", "desc") != "asc"
-    page = selectors.standings_page(ladder, sort, _int(request.GET.get("page"), 1) or 1, descending)
+    page = page_selectors.standings_page(ladder, sort, _int(request.GET.get("page"), 1) or 1, descending)
     bot_url = reverse("web-bot", args=[0])[: -len("0/")]
     for r in page.rows:
         r.html = _standing_row(r, bot_url)
@@ -156,7 +158,7 @@ def ladder_detail(request: HttpRequest, pk: int) -> HttpResponse:
     }
     if request.GET.get("partial") == "1":
         return render(request, "cardroom/_standings.html", context)
-    context["latest"] = selectors.latest_matches(8, ladder=ladder)
+    context["latest"] = page_selectors.latest_matches(8, ladder=ladder)
     context["total_seconds"] = round(ladder.total_ms / 1000)
     return render(request, "cardroom/ladder.html", context)
 
@@ -208,11 +210,11 @@ def _page_range(page: int, pages: int) -> list[int | None]:
 
 
 def bot_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    bot = selectors.bot_detail(pk)
+    bot = page_selectors.bot_detail(pk)
     if bot is None:
         raise Http404("no such bot")
     is_owner = request.user.is_authenticated and request.user.pk == bot.owner_id
-    ratings = selectors.bot_ratings(bot)
+    ratings = page_selectors.bot_ratings(bot)
     chosen = None
     wanted = _int(request.GET.get("ladder"))
     for r in ratings:
@@ -223,7 +225,7 @@ def bot_detail(request: HttpRequest, pk: int) -> HttpResponse:
     chart = None
     history = None
     if chosen is not None:
-        history = selectors.rating_history(chosen)
+        history = page_selectors.rating_history(chosen)
         chart = charts.rating_chart(history, bot.name, chosen.ladder.name)
     return render(
         request,
@@ -235,10 +237,10 @@ def bot_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "chosen": chosen,
             "chart": chart,
             "history": history,
-            "versions": selectors.bot_versions(bot),
-            "recent": selectors.recent_matches(bot),
-            "h2h": selectors.head_to_head(bot),
-            "events": selectors.bot_events(bot),
+            "versions": page_selectors.bot_versions(bot),
+            "recent": page_selectors.recent_matches(bot),
+            "h2h": page_selectors.head_to_head(bot),
+            "events": page_selectors.bot_events(bot),
             "game": GAMES.get(bot.game),
         },
     )
@@ -273,7 +275,7 @@ def matches(request: HttpRequest) -> HttpResponse:
         before, ladder_id, bot_id = (_id_param(request, name) for name in ("before", "ladder", "bot"))
     except BadQuery as exc:
         return bad_query(request, str(exc))
-    rows = selectors.matches_page(before=before, ladder=ladder_id, bot=bot_id, limit=30)
+    rows = page_selectors.matches_page(before=before, ladder=ladder_id, bot=bot_id, limit=30)
     ladder = Ladder.objects.filter(pk=ladder_id).first() if ladder_id else None
     bot = Bot.objects.filter(pk=bot_id).first() if bot_id else None
     return render(
@@ -287,7 +289,7 @@ def matches(request: HttpRequest) -> HttpResponse:
 
 
 def match_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    match = selectors.match_detail(pk)
+    match = page_selectors.match_detail(pk)
     if match is None:
         raise Http404("no such match")
     seats = list(match.participants.all())
@@ -469,7 +471,7 @@ def my_bots(request: HttpRequest) -> HttpResponse:
     form = BotForm(request.POST or None)
     refused = limits.refusal(request, "bot") if request.method == "POST" else None
     if refused:
-        context = {"form": BotForm(), "bots": selectors.my_bots(request.user), "logs": selectors.my_recent_logs(request.user)}
+        context = {"form": BotForm(), "bots": page_selectors.my_bots(request.user), "logs": page_selectors.my_recent_logs(request.user)}
         return _too_many(request, "cardroom/my_bots.html", context, refused)
     if request.method == "POST" and form.is_valid():
         try:
@@ -487,7 +489,7 @@ def my_bots(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "cardroom/my_bots.html",
-        {"form": form, "bots": selectors.my_bots(request.user), "logs": selectors.my_recent_logs(request.user)},
+        {"form": form, "bots": page_selectors.my_bots(request.user), "logs": page_selectors.my_recent_logs(request.user)},
     )
 
 
@@ -501,12 +503,12 @@ def _own_bot(request: HttpRequest, pk: int) -> Bot:
 def _versions_context(bot: Bot) -> dict:
     """The part of "manage my bot" that changes while a version is validated
     (re-fetched every few seconds until no version is pending)."""
-    versions = selectors.bot_versions(bot)
+    versions = page_selectors.bot_versions(bot)
     author_views.annotate_versions(bot, versions)
     busy = any(v.status in (BotVersion.Status.PENDING, BotVersion.Status.VALIDATING) for v in versions)
     return {
         "bot": bot, "versions": versions, "busy": busy, "is_owner": True,
-        "recent": selectors.recent_matches(bot, limit=15, include_validation=True),
+        "recent": page_selectors.recent_matches(bot, limit=15, include_validation=True),
     }  # fmt: skip
 
 
