@@ -27,7 +27,7 @@ from ladder.api import serializers as s
 from ladder.api.errors import ERRORS, FilterError, error_response, errors
 from ladder.api.pagination import MatchCursorPagination, Pagination
 from ladder.api.parsers import LimitedJSONParser
-from ladder.client import client_address
+from ladder.client_address import client_address
 from ladder.converters import MAX_ID  # the ids are 64-bit: a larger number is no id (and overflows the database)
 from ladder.limits import ScopedThrottle
 from ladder.models import Bot, Ladder, Match

@@ -37,7 +37,7 @@ from rest_framework.authtoken.models import Token
 
 from ladder import caching
 from ladder.caching import forget_cached_standings
-from ladder.client import fold_username
+from ladder.client_address import fold_username
 from ladder.models import Bot, CasualSeat, Match, UsernameClaim, VerifiedEmail
 from ladder.services.bot_management import delete_files_on_commit
 from ladder.services.bots import SYSTEM_USERNAME, ServiceError
