@@ -15,7 +15,6 @@ from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import generics, permissions, status
-from rest_framework.authtoken.models import Token
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
@@ -49,7 +48,7 @@ class RegisterView(APIView):
         data = s.RegisterInput(data=request.data)
         data.is_valid(raise_exception=True)
         user = accounts.create_account(data.validated_data["username"], data.validated_data["password"])
-        token, _ = Token.objects.get_or_create(user=user)
+        token = accounts.api_token(user)
         return Response({"token": token.key}, status=status.HTTP_201_CREATED)
 
 
@@ -68,7 +67,7 @@ class TokenView(APIView):
         user = authenticate(request._request, username=data.validated_data["username"], password=data.validated_data["password"])
         if user is None:
             return error_response("wrong username or password: check both, or reset the password on the website (/password-reset/)", None, 400)
-        token, _ = Token.objects.get_or_create(user=user)
+        token = accounts.api_token(user)
         return Response({"token": token.key})
 
 

@@ -162,6 +162,13 @@ def claim_username(user, *, strict: bool = False) -> None:
         log.warning("username %r looks like an existing one: it keeps no username claim", user.username)
 
 
+def api_token(user) -> Token:
+    """``user``'s API token, made on first use (signing up, a login through
+    the API, the account page); the same token every time after that."""
+    token, _ = Token.objects.get_or_create(user=user)
+    return token
+
+
 def rotate_token(user) -> Token:
     """A new API token for ``user``; the old one stops working (asked for on
     the account page, and after every password change or reset: whoever

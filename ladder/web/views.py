@@ -24,7 +24,6 @@ from django.utils.cache import get_conditional_response
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods
-from rest_framework.authtoken.models import Token
 
 from engine import game_ids, get_game_class
 from engine.replay import ReplayError
@@ -34,7 +33,7 @@ from ladder.converters import MAX_ID
 from ladder.models import Bot, BotVersion, Ladder, Match, Participant
 from ladder.selectors import pages as page_selectors
 from ladder.selectors import play as play_selectors
-from ladder.services.accounts import create_account, rotate_token
+from ladder.services.accounts import api_token, create_account, rotate_token
 from ladder.services.bots import ServiceError, create_bot, upload_version
 from ladder.uploads import too_large_upload
 from ladder.web import author_views, charts, docs, frames
@@ -441,7 +440,7 @@ def signup(request: HttpRequest) -> HttpResponse:
         try:
             with transaction.atomic():
                 user = create_account(form.cleaned_data["username"], form.cleaned_data["password1"])
-                Token.objects.get_or_create(user=user)
+                api_token(user)
         except ServiceError as exc:
             form.add_error("username", exc.message)
         else:
@@ -457,7 +456,7 @@ def account(request: HttpRequest) -> HttpResponse:
         rotate_token(request.user)
         messages.success(request, "A new API token was created; the old one no longer works.")
         return redirect("web-account")
-    token, _ = Token.objects.get_or_create(user=request.user)
+    token = api_token(request.user)
     return render(request, "cardroom/account.html", {"token": token, **author_views.account_context(request)})
 
 
