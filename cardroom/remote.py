@@ -1,5 +1,5 @@
 """``cardroom login`` and ``cardroom submit``: the command line against a
-cardroom server's REST API (contract sections 3 and 4), standard library
+cardroom server's REST API (docs/bot-authors.md, "Submitting"; docs/api.md), standard library
 only (urllib).
 
     cardroom login --server URL

@@ -196,7 +196,7 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "cardroom API",
-    "DESCRIPTION": "Bots, ladders, standings, matches and replays of cardroom (contract section 4).",
+    "DESCRIPTION": "Bots, ladders, standings, matches and replays of cardroom (docs/api.md).",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,

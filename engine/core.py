@@ -28,7 +28,7 @@ CHANCE: Final = "chance"
 # What a caller hands in (a seat, an action, an option): any object, which the
 # engine checks itself. Typed Any so that the compiled engine (mypyc checks
 # declared argument types at the call) refuses a bad one with the same
-# EngineError as the reference, not a TypeError (docs/decisions.md, 142).
+# EngineError as the reference, not a TypeError (docs/decisions/142-a-switch-and-arguments-typed-unchecked.md).
 Unchecked = Any
 
 

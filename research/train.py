@@ -11,8 +11,9 @@ baseline) on the Gymnasium environment ``cardroom_sdk.envs.gym.SingleSeatEnv``:
 one seat (it alternates between episodes) plays against built-in bots, the
 reward is the ladder's rank reward at the end of the game, and the policy is
 research/policy.py's one-hidden-layer network over the environment's own
-observation array (docs/train.md; docs/decisions.md, "Trainer"). Needs the
-``research`` extra (``pip install "cardroom-….whl[research]"``).
+observation array (docs/train.md; decision 116,
+docs/decisions/116-trainer-advantage-actor-critic-over-the-environment.md).
+Needs the ``research`` extra (``pip install "cardroom-….whl[research]"``).
 
 Seeded: the same ``--seed`` and arguments train the same weights.
 """

@@ -60,7 +60,7 @@ class LimitStatus:
 
 
 def _runtimes() -> str:
-    """Which runtimes' programs this machine has (contract 1.1): a bot of a
+    """Which runtimes' programs this machine has (docs/runtimes.md): a bot of a
     missing one is refused by the launcher as the platform's problem."""
     from cardroom.launch import bot_python
     from cardroom.runtimes import bot_node

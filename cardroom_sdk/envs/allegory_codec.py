@@ -12,8 +12,7 @@ Action indices (``NUM_ACTIONS`` = 109, the same for 2 to 6 players):
 * 13 + i: one Lore chip of the pending ``distribute`` onto Pool position i
   (protocol form ``{"type": "distribute", "chips": {<card>: 1}}``); the
   environment collects the winning bid's chips one step at a time and sends
-  the whole ``distribute`` when the last chip is placed (decision in
-  docs/decisions.md, "Research interfaces")
+  the whole ``distribute`` when the last chip is placed (docs/decisions/107-research-interfaces-allegory-s-distribute-is-one.md)
 * 19 + a - 1 (1 <= a <= 90): ``{"type": "bid", "amount": a}``
 
 Pool positions are the order of ``observation["pool"]``.

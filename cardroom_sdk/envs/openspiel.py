@@ -5,7 +5,8 @@
 ``pyspiel.load_game("python_allegra", {"players": 4})`` (Allegory also takes
 ``unique_morals``). They are made as OpenSpiel's own python/games are, over
 the cardroom engine, and agree with the PettingZoo environments
-(docs/sdk.md, "Research interfaces"; decisions in docs/decisions.md):
+(docs/sdk.md, "Research interfaces"; decisions 107, 108 and 114 in
+docs/decisions/):
 
 * **Decisions** are the PettingZoo action indices (``allegory_codec`` and
   ``allegra_codec``): 109 and 310 actions, an Allegory ``distribute`` placed

@@ -1,4 +1,4 @@
-"""Allegra: Golf with shared columns (seed 001, rulings in docs/rules-allegra.md).
+"""Allegra: Golf with shared columns (rules and rulings: docs/rules-allegra.md).
 
 The table is kept in flat lists indexed by slot number
 ``seat * CELLS + row * COLS + col`` (``CELLS = ROWS * COLS``). For every slot we

@@ -1,4 +1,4 @@
-"""The REST API (contract section 4): thin views over selectors and services."""
+"""The REST API (docs/api.md): thin views over selectors and services."""
 
 from __future__ import annotations
 
@@ -578,7 +578,7 @@ class TournamentMatches(generics.ListAPIView):
         return selectors.tournament_matches(t)
 
 
-# -- casual matches: the human seat (contract 4; decisions 130-136) -------------------------
+# -- casual matches: the human seat (docs/api.md; decisions 130-136) ----------------------
 
 
 class PlayStart(APIView):

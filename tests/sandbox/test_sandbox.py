@@ -231,7 +231,7 @@ def test_a_python_bot_imports_the_sdk_read_only(bwrap_launcher, tmp_path):
     assert info["sdk"] == f"{SDK_DIR}/cardroom_sdk/__init__.py"
     assert info["engine"] == f"{SDK_DIR}/engine/__init__.py"
     # the bot's python3 runs the same form of the rules as the platform: the
-    # compiled one where make setup built it (docs/decisions.md, 141)
+    # compiled one where make setup built it (docs/decisions/141-where-the-compiled-form-is-built-and.md)
     assert info["form"] == engine.ENGINE_FORM, err
     rules = f"{SDK_DIR}/engine/allegra/game"
     if engine.ENGINE_FORM == "compiled":
