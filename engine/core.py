@@ -192,6 +192,8 @@ class Game(metaclass=abc.ABCMeta):
     max_players: ClassVar[int] = 6
     # option name -> (type, default); a new option is a contract change.
     option_specs: ClassVar[Mapping[str, tuple[type, Any]]] = {}
+    # whether a lower score is the better one (the standings' margins read it)
+    lower_scores_win: ClassVar[bool] = False
 
     def __init__(self, num_players: Unchecked, options: Mapping[str, Any] | None = None):
         if isinstance(num_players, bool) or not isinstance(num_players, int):

@@ -167,6 +167,7 @@ class AllegraGame(Game):
     min_players = MIN_PLAYERS
     max_players = MAX_PLAYERS
     option_specs = {}
+    lower_scores_win = True  # the lowest total wins
 
     def new_initial_state(self) -> AllegraState:
         return AllegraState(self)
