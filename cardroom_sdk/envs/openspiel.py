@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from cardroom_sdk.envs import allegory_codec, allegra_codec
+from cardroom_sdk.envs import allegory_codec, allegra_codec, codec
 from cardroom_sdk.envs._common import decision_step, rank_rewards, replay_document
 from cardroom_sdk.worlds import sample_world
 from engine import CHANCE, new_game
@@ -51,7 +51,6 @@ __all__ = ["AllegoryGame", "AllegraGame", "CardroomState"]
 
 NUM_CARDS = len(CARD_NAME)  # Allegory's chance outcomes: a card's id, or NUM_CARDS + a Moral's theme
 VALUES = sorted(set(CARDS))  # Allegra's chance outcomes: the index of a card's value
-_CODECS = {"allegory": allegory_codec, "allegra": allegra_codec}
 
 _UNKNOWN = (0, "unknown")  # the digest of a seat whose past a resampled world does not know
 
@@ -141,7 +140,7 @@ class CardroomState(pyspiel.State):
 
     @property
     def _codec(self):
-        return _CODECS[self._game_id]
+        return codec(self._game_id)
 
     # -- what OpenSpiel asks ------------------------------------------------
     def current_player(self) -> int:
