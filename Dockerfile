@@ -95,4 +95,4 @@ RUN python3 -m compileall -q -j 0 /opt/venv/lib /app \
 USER cardroom
 EXPOSE 8000
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["gunicorn", "config.wsgi:application", "--bind", "127.0.0.1:8000", "--workers", "3", "--access-logfile", "-", "--logger-class", "ladder.ops.gunicorn.JsonLogger"]
+CMD ["gunicorn", "config.wsgi:application", "--bind", "127.0.0.1:8000", "--workers", "3", "--access-logfile", "-", "--logger-class", "ladder.hosting.gunicorn.JsonLogger"]

@@ -864,7 +864,7 @@ def report(run: dict, args) -> dict:
 
 
 def _open_half(port: int, n: int) -> socket.socket:
-    from ladder.ops.proxy import half_open
+    from ladder.hosting.proxy import half_open
 
     s = half_open(port, n)
     s.setblocking(False)
@@ -1013,7 +1013,7 @@ def main(argv=None) -> int:
         return 0
     if not args.database_url.startswith(("postgres://", "postgresql://")):
         raise SystemExit("the load test runs on PostgreSQL: give --database-url postgres://…/cardroom_load")
-    from ladder.ops.proxy import LocalProxy, nginx_binary
+    from ladder.hosting.proxy import LocalProxy, nginx_binary
 
     if nginx_binary() is None:
         raise SystemExit("nginx is not installed: bash scripts/install-system-packages.sh")

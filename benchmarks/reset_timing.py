@@ -10,7 +10,7 @@ Two views are timed side by side, taking turns, on the same data:
   hands the address to the mail queue and answers.
 
 Each request is a POST through the view itself (RequestFactory: no other
-middleware), the e-mail going to a local SMTP sink (ladder.ops.smtp_sink)
+middleware), the e-mail going to a local SMTP sink (ladder.hosting.smtp_sink)
 that takes ``--smtp-delay`` seconds per message. The database is a fresh
 SQLite file under a temporary directory; the broker is CELERY_BROKER_URL
 (a Redis database: only its ``mail`` queue is used, and emptied at the end).
@@ -71,7 +71,7 @@ def percentile(values: list[float], q: float) -> float:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    from ladder.ops.smtp_sink import SmtpSink
+    from ladder.hosting.smtp_sink import SmtpSink
 
     with tempfile.TemporaryDirectory(prefix="cardroom-reset-timing-") as tmp, SmtpSink(delay=args.smtp_delay) as sink:
         setup(Path(tmp), sink.port)

@@ -3,7 +3,7 @@
 
     python benchmarks/sandbox_bench.py [--starts 20] [--round-trips 2000] [--runtimes python,node,native]
 
-Every figure is taken for each runtime (contract 1.1) with the same trivial
+Every figure is taken for each runtime (docs/runtimes.md) with the same trivial
 bot in its language (Python, JavaScript, and C built here with gcc), each
 against the same program started plainly; and the resident memory of the
 bot's process once it has answered ``ready``.
@@ -427,8 +427,8 @@ def breakdown(launcher: Launcher, bot: BenchBot, runs: int) -> None:
     """Where a sandboxed start goes: medians of the launcher's steps."""
     import subprocess
 
+    import cardroom.sandbox.bwrap as sb
     import cardroom.sandbox.cgroups as sb_cgroups
-    import cardroom.sandbox.launcher as sb
 
     samples: dict[str, list[float]] = {}
     originals = []

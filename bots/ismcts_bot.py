@@ -15,7 +15,7 @@ far larger than the difference between two moves, cancels out. The move
 with the best mean value is played. (A determinized Monte Carlo search one
 move deep; ``Search`` is the full information-set MCTS of Cowling, Powley
 & Whitehouse 2012 for Allegory, with ``TREE = True``: at this budget it is
-the weaker, decisions.md "The search bot".)
+the weaker: docs/decisions/103-the-search-bot-builtin-ismcts.md.)
 
 **What follows a move** (the game's playout), and its value in [0, 1]:
 

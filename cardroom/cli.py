@@ -1,4 +1,4 @@
-"""The ``cardroom`` command line (contract section 3).
+"""The ``cardroom`` command line (README.md, "The command line").
 
     cardroom play GAME BOT BOT… [--seed N] [--replay FILE] [--logs DIR] [--option K=V…]
     cardroom verify FILE…

@@ -197,7 +197,7 @@ class TimeControl:
     end_grace_ms: int = 500
 
     def as_protocol(self) -> dict[str, int]:
-        # Exactly the contract's keys; the overage bank is documented (docs/protocol.md).
+        # Exactly protocol v1's keys; the overage bank is documented (docs/protocol.md).
         return {"per_move_ms": self.per_move_ms, "total_ms": self.total_ms}
 
 

@@ -1,5 +1,5 @@
 """``cardroom login`` and ``cardroom submit``: the command line against a
-cardroom server's REST API (contract sections 3 and 4), standard library
+cardroom server's REST API (docs/bot-authors.md, "Submitting"; docs/api.md), standard library
 only (urllib).
 
     cardroom login --server URL
@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from cardroom import packages
+from engine import game_ids
 
 EXIT_ACTIVE = 0
 EXIT_FAILED = 1
@@ -563,7 +564,7 @@ def add_parsers(sub) -> None:
         "every user of the machine.",
     )
     submit.add_argument("bot", metavar="BOT", help="a .py or .js file, a .zip / .tar.gz package, or a folder")
-    submit.add_argument("--game", required=True, choices=["allegory", "allegra"])
+    submit.add_argument("--game", required=True, choices=game_ids())
     submit.add_argument("--name", required=True, help="your bot's name (created if you have none of that name)")
     submit.add_argument("--server", metavar="URL", help="the server (default: CARDROOM_SERVER, then the one you logged in to)")
     submit.add_argument(

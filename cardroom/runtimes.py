@@ -1,4 +1,4 @@
-"""The runtimes a bot may run on (contract section 1.1), and what each needs
+"""The runtimes a bot may run on (docs/runtimes.md), and what each needs
 checked and set before it starts.
 
 * ``python`` (the default): ``python3 ENTRY``, the standard library, numpy

@@ -1,6 +1,6 @@
 """cardroom_sdk: what a Python bot needs beyond the standard library.
 
-Three functions (contract section 6, docs/sdk.md):
+Three functions (docs/sdk.md):
 
 * ``run(choose)`` speaks bot protocol v1 on stdin/stdout and calls
   ``choose(observation, legal)`` (or ``choose(observation, legal, context)``)

@@ -1,7 +1,6 @@
 """``sample_world``: a complete engine state that agrees with a seat's view.
 
-What each game hides, and how it is filled in (docs/decisions.md, "The bot
-SDK"):
+What each game hides, and how it is filled in (docs/decisions/087-what-a-seat-cannot-see-and-how.md):
 
 * Allegory: the other seats' Morals (dealt from the Moral deck without the
   seat's own Moral card) and the Theme deck's order (its cards are the cards

@@ -38,4 +38,4 @@ limit_request_line = 8190
 limit_request_fields = 100
 limit_request_field_size = 8190
 accesslog = "-"
-logger_class = "ladder.ops.gunicorn.JsonLogger"
+logger_class = "ladder.hosting.gunicorn.JsonLogger"

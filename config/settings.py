@@ -184,7 +184,7 @@ REST_FRAMEWORK = {
         "reset": env("THROTTLE_RESET", default="10/hour"),
         "mail-address": env("THROTTLE_MAIL_ADDRESS", default="5/hour"),
     },
-    # The client address comes from ladder.client.client_address (our
+    # The client address comes from ladder.client_address.client_address (our
     # throttles override DRF's get_ident); this keeps DRF's own view the same.
     "NUM_PROXIES": None,  # set below from CARDROOM_TRUSTED_PROXIES
     # JSON bodies over CARDROOM_MAX_JSON_BYTES are a 413 (ladder.api.parsers).
@@ -196,7 +196,7 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "cardroom API",
-    "DESCRIPTION": "Bots, ladders, standings, matches and replays of cardroom (contract section 4).",
+    "DESCRIPTION": "Bots, ladders, standings, matches and replays of cardroom (docs/api.md).",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
@@ -235,10 +235,10 @@ if env("LIMITS_CACHE_URL", default=""):
 elif env("CACHE_URL", default=""):
     CACHES["limits"] = {**env.cache("CACHE_URL"), "KEY_PREFIX": "limits"}
 # Django's Redis backend builds a Redis client object for every call: ours
-# keeps one per connection pool (ladder.ops.redis_cache).
+# keeps one per connection pool (ladder.hosting.redis_cache).
 for _alias in CACHES.values():
     if _alias["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
-        _alias["BACKEND"] = "ladder.ops.redis_cache.RedisCache"
+        _alias["BACKEND"] = "ladder.hosting.redis_cache.RedisCache"
 # Longest a cached public read is served; a recorded result (any match state
 # change) invalidates them at once, this bounds what other writes leave stale.
 CARDROOM_PUBLIC_CACHE_SECONDS = env.int("CARDROOM_PUBLIC_CACHE_SECONDS", default=300)
@@ -288,7 +288,7 @@ CONTENT_SECURITY_POLICY = {
 # --- abuse: client addresses, rate limits, lockouts --------------------------
 # How many reverse proxies in front of the app append to X-Forwarded-For (0:
 # the header is ignored and the peer's address is the client's). One function,
-# ladder.client.client_address, reads it for DRF, the web forms and django-axes.
+# ladder.client_address.client_address, reads it for DRF, the web forms and django-axes.
 CARDROOM_TRUSTED_PROXIES = env.int("CARDROOM_TRUSTED_PROXIES", default=0)
 if CARDROOM_TRUSTED_PROXIES < 0:
     raise ImproperlyConfigured("CARDROOM_TRUSTED_PROXIES is a number of proxies: 0 or more")
@@ -301,8 +301,8 @@ CARDROOM_MAX_JSON_BYTES = env.int("CARDROOM_MAX_JSON_BYTES", default=64 * 1024)
 AXES_FAILURE_LIMIT = env.int("CARDROOM_LOCKOUT_FAILURES", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("CARDROOM_LOCKOUT_MINUTES", default=15))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
-AXES_CLIENT_IP_CALLABLE = "ladder.client.client_address"
-AXES_USERNAME_CALLABLE = "ladder.client.login_username"
+AXES_CLIENT_IP_CALLABLE = "ladder.client_address.client_address"
+AXES_USERNAME_CALLABLE = "ladder.client_address.login_username"
 AXES_LOCKOUT_CALLABLE = "ladder.web.lockout.lockout_response"
 AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
 AXES_VERBOSE = False

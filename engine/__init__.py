@@ -45,6 +45,13 @@ def game_ids() -> list[str]:
     return sorted(_registry())
 
 
+def game_choices() -> list[tuple[str, str]]:
+    """Every game as (id, name), in id order: the choices of forms, the API
+    and the command line."""
+    games = _registry()
+    return [(game_id, games[game_id].name) for game_id in sorted(games)]
+
+
 def get_game_class(game_id: str) -> type[Game]:
     games = _registry()
     try:
@@ -71,6 +78,7 @@ __all__ = [
     "Result",
     "State",
     "competition_ranks",
+    "game_choices",
     "game_ids",
     "get_game_class",
     "new_game",

@@ -28,7 +28,7 @@ CHANCE: Final = "chance"
 # What a caller hands in (a seat, an action, an option): any object, which the
 # engine checks itself. Typed Any so that the compiled engine (mypyc checks
 # declared argument types at the call) refuses a bad one with the same
-# EngineError as the reference, not a TypeError (docs/decisions.md, 142).
+# EngineError as the reference, not a TypeError (docs/decisions/142-a-switch-and-arguments-typed-unchecked.md).
 Unchecked = Any
 
 
@@ -192,6 +192,8 @@ class Game(metaclass=abc.ABCMeta):
     max_players: ClassVar[int] = 6
     # option name -> (type, default); a new option is a contract change.
     option_specs: ClassVar[Mapping[str, tuple[type, Any]]] = {}
+    # whether a lower score is the better one (the standings' margins read it)
+    lower_scores_win: ClassVar[bool] = False
 
     def __init__(self, num_players: Unchecked, options: Mapping[str, Any] | None = None):
         if isinstance(num_players, bool) or not isinstance(num_players, int):
@@ -244,3 +246,16 @@ class Game(metaclass=abc.ABCMeta):
 
     @abc.abstractmethod
     def new_initial_state(self) -> State: ...
+
+    # -- bounds on a game's length (derived from the rules' numbers) -------
+    @abc.abstractmethod
+    def max_game_length(self) -> int:
+        """The most decisions (``apply`` calls; chance events are not
+        counted) one game of this player count and options can take:
+        OpenSpiel's ``MaxGameLength``. A bound, not an estimate."""
+
+    def max_decisions_per_seat(self) -> int | None:
+        """The most decisions one seat can face in a game (the match
+        ceiling's bound, cardroom/ceiling.py); None where the game offers no
+        per-seat bound (docs/decisions/235-the-engine-bounds-a-game-s-length.md)."""
+        return None

@@ -115,7 +115,7 @@ def _check_result_shape(result: Any, n: int) -> dict[int, int]:
         if not isinstance(values, list) or len(values) != n or not all(_is_int(v) for v in values):
             raise ReplayError(f"result.{key} must list {n} integers")
     forfeits = result.get("forfeits")
-    if not isinstance(forfeits, list):  # required, empty when no seat forfeited (contract, replay format v1)
+    if not isinstance(forfeits, list):  # required, empty when no seat forfeited (docs/replay-format.md)
         raise ReplayError("result.forfeits must be a list (empty when no seat forfeited)")
     recorded: dict[int, int] = {}
     for i, forfeit in enumerate(forfeits):

@@ -406,7 +406,7 @@ def forget_replays(match_ids: list[int]) -> None:
         log.warning("could not drop kept replays", exc_info=True)
 
 
-# -- the leaderboards' short-lived counts (ladder.web.selectors) -------------------------
+# -- the leaderboards' short-lived counts (ladder.selectors.pages) -------------------------
 
 
 def listed_count_key(ladder_id: int) -> str:

@@ -1,8 +1,8 @@
 """Rate limits, one set for the API and the web forms: DRF's throttles,
 counting in the shared "limits" cache (Redis in production, a database table
 in the embedded default), keyed by the signed-in user or else by
-ladder.client.client_address. A web form and its API endpoint share a scope,
-so alternating between them buys nothing.
+ladder.client_address.client_address. A web form and its API endpoint
+share a scope, so alternating between them buys nothing.
 
 Scopes (rates in REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]): register (sign
 up), login (token and login form), upload (bot versions), bot (new bots),
@@ -32,7 +32,7 @@ class ScopedThrottle(ScopedRateThrottle):
         return super().get_rate()
 
     def get_ident(self, request):
-        from ladder.client import client_address
+        from ladder.client_address import client_address
 
         return client_address(request) or "unknown"
 

@@ -1,7 +1,7 @@
 """Structured logs: one JSON object per line, with the match id when known.
 
 Every process logs through ``JsonFormatter`` (settings.LOGGING; gunicorn's own
-loggers through ``ladder.ops.gunicorn.JsonLogger``). A log record about a
+loggers through ``ladder.hosting.gunicorn.JsonLogger``). A log record about a
 match carries ``match_id``: either given in ``extra={"match_id": …}``, or
 taken from the match the current worker process (thread) is playing, which
 ``match_context`` sets around each match — so the lines Celery, the runner

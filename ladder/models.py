@@ -11,9 +11,10 @@ from django.db.models import Q
 from django.db.models.functions import Lower
 from django.utils import timezone
 
+import engine
 from cardroom.runtimes import DEFAULT_RUNTIME, RUNTIMES
 
-GAME_CHOICES = [("allegory", "Allegory"), ("allegra", "Allegra")]
+GAME_CHOICES = engine.game_choices()
 
 ELO_START = Decimal("1500.00")
 
@@ -59,7 +60,7 @@ class BotVersion(models.Model):
     filename = models.CharField(max_length=200)
     sha256 = models.CharField(max_length=64, db_index=True)
     size = models.PositiveIntegerField()
-    # How the package runs (contract 1.1), read from it at upload.
+    # How the package runs (docs/runtimes.md), read from it at upload.
     runtime = models.CharField(max_length=8, choices=[(r, r) for r in RUNTIMES], default=DEFAULT_RUNTIME)
     # What the upload's checks did for the author (set the entry's executable
     # bit), one line each; the validation log starts with them.

@@ -11,8 +11,9 @@ baseline) on the Gymnasium environment ``cardroom_sdk.envs.gym.SingleSeatEnv``:
 one seat (it alternates between episodes) plays against built-in bots, the
 reward is the ladder's rank reward at the end of the game, and the policy is
 research/policy.py's one-hidden-layer network over the environment's own
-observation array (docs/train.md; docs/decisions.md, "Trainer"). Needs the
-``research`` extra (``pip install "cardroom-….whl[research]"``).
+observation array (docs/train.md; decision 116,
+docs/decisions/116-trainer-advantage-actor-critic-over-the-environment.md).
+Needs the ``research`` extra (``pip install "cardroom-….whl[research]"``).
 
 Seeded: the same ``--seed`` and arguments train the same weights.
 """
@@ -38,13 +39,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # policy.py beside thi
 
 from policy import Policy  # noqa: E402
 
-from cardroom_sdk.envs import allegory_codec, allegra_codec  # noqa: E402
+from cardroom_sdk.envs import codec as codec_of  # noqa: E402
 from cardroom_sdk.envs.gym import SingleSeatEnv  # noqa: E402
+from engine import game_ids  # noqa: E402
 
-CODECS = {"allegory": allegory_codec, "allegra": allegra_codec}
 HERE = Path(__file__).resolve().parent
-# what the trainer does by default for each game (about two minutes on one core)
-DEFAULT_EPISODES = {"allegory": 3000, "allegra": 3000}
+# what the trainer does by default, in either game (about two minutes on one core)
+DEFAULT_EPISODES = 3000
 
 
 class Adam:
@@ -117,7 +118,7 @@ def gradients(policy: Policy, x, mask, actions, returns, entropy_weight: float, 
 
 def train(game: str, episodes: int, seed: int, opponents: list[str], hidden: int = 64, lr: float = 3e-3,
           batch: int = 32, entropy_weight: float = 0.01, log=print) -> Policy:  # fmt: skip
-    codec = CODECS[game]
+    codec = codec_of(game)
     rng = np.random.default_rng(seed)
     policy = Policy.new(game, codec.OBS_SIZE, codec.NUM_ACTIONS, hidden, rng)
     # one environment per (learning seat, opponent): the learner plays both seats
@@ -194,7 +195,7 @@ def export(policy: Policy, out: Path, info: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("game", choices=sorted(CODECS))
+    parser.add_argument("game", choices=game_ids())
     parser.add_argument("--out", required=True, type=Path, help="the folder to write the bot package into")
     parser.add_argument("--episodes", type=int, help=f"games to train on (default {DEFAULT_EPISODES})")
     parser.add_argument("--seed", type=int, default=0)
@@ -202,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hidden", type=int, default=64, help="units in the hidden layer")
     parser.add_argument("--lr", type=float, default=3e-3, help="Adam's learning rate")
     args = parser.parse_args(argv)
-    episodes = args.episodes or DEFAULT_EPISODES[args.game]
+    episodes = args.episodes or DEFAULT_EPISODES
     opponents = [o.strip() for o in args.opponents.split(",") if o.strip()]
     started = time.monotonic()
     policy = train(args.game, episodes, args.seed, opponents, hidden=args.hidden, lr=args.lr)

@@ -77,13 +77,14 @@ freezer), ``tmpfs`` (the bot's inode-limited /tmp and /dev/shm), ``devdir``
 memory, the bot's root), ``procview`` (the host's /proc files covered),
 ``reaping`` (killing
 and reaping a bot's processes, sweeping stale leftovers), ``shim`` (the
-stdin/stdout hand-over), ``launcher`` (the bwrap command line and the
+stdin/stdout hand-over), ``bwrap`` (the bwrap command line and the
 running bot), ``probe`` (the probe report and ``get_launcher``). Everything
 public is re-exported here: import it from ``cardroom.sandbox``.
 """
 
 from __future__ import annotations
 
+from .bwrap import BwrapLauncher, BwrapProcess, UnsandboxedLauncher
 from .cgroups import _Controller
 from .config import (
     BOT_DIR,
@@ -103,7 +104,6 @@ from .config import (
     uid_range,
     weak_limits_allowed,
 )
-from .launcher import BwrapLauncher, BwrapProcess, UnsandboxedLauncher
 from .probe import DOCKER_HINT, FIX_NONE, LimitStatus, ProbeReport, _explain, get_launcher, local_launcher, main, probe
 from .reaping import kill_namespace, processes_of_uid, sweep_stale
 from .shim import SHIM, SHIM_DIR, SHIM_ENV

@@ -16,7 +16,7 @@ SDK_DIR = "/cardroom-sdk"  # engine and cardroom_sdk, read-only, on a Python bot
 # Outside every range systemd or Debian allocates (system 0-999, users
 # 1000-59999, Debian 60000-64999, homed 60001-60513, DynamicUser 61184-65519,
 # nobody 65534, subordinate uids from 100000, containers 524288-1879048191):
-# in systemd's unused 0x70000000-0x7FFDFFFF (docs/decisions.md).
+# in systemd's unused 0x70000000-0x7FFDFFFF (docs/decisions/018-the-bot-uid-pool-defaults-to-1920000000.md).
 DEFAULT_UIDS = "1920000000-1920000999"
 WEAK_LIMITS_ENV = "CARDROOM_SANDBOX_WEAK_LIMITS"
 DEFAULT_STATE_DIR = "/run/cardroom-sandbox"

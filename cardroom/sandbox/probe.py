@@ -18,6 +18,7 @@ from cardroom.fdwait import fd_ready
 from cardroom.launch import BotLimits, Launcher, PlainLauncher
 
 from .botexec import bot_exec_program
+from .bwrap import BwrapLauncher, UnsandboxedLauncher, remove_old_run_user_folders
 from .cgroups import CONTROLLERS, _detect_controller
 from .config import (
     DEFAULT_UIDS,
@@ -35,7 +36,6 @@ from .config import (
 )
 from .filecache import sweep as sweep_file_cache
 from .image import prepare_runs
-from .launcher import BwrapLauncher, UnsandboxedLauncher, remove_old_run_user_folders
 from .reaping import _set_child_subreaper, sweep_stale
 from .seccomp import SeccompFilter, SeccompUnavailable, get_filter
 from .tmpfs import check_tmpfs_mounts
@@ -60,12 +60,12 @@ class LimitStatus:
 
 
 def _runtimes() -> str:
-    """Which runtimes' programs this machine has (contract 1.1): a bot of a
+    """Which runtimes' programs this machine has (docs/runtimes.md): a bot of a
     missing one is refused by the launcher as the platform's problem."""
     from cardroom.launch import bot_python
     from cardroom.runtimes import bot_node
 
-    from .launcher import NUMPY_DIR
+    from .bwrap import NUMPY_DIR
 
     def where(path: str) -> str:
         return path if os.access(path, os.X_OK) else f"{path} MISSING"

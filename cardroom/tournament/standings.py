@@ -30,9 +30,8 @@ from fractions import Fraction
 from typing import Any
 
 from cardroom.tournament import stats
+from engine import get_game_class
 
-# Allegra counts lower as better.
-LOWER_IS_BETTER = {"allegory": False, "allegra": True}
 # Pairwise intervals are listed for fields up to this size (n^2 grows fast).
 MAX_PAIRWISE_FIELD = 64
 
@@ -86,7 +85,7 @@ def compute(
     ``intervals=False`` leaves out the confidence intervals (a Swiss draw
     needs only the order)."""
     n = len(entries)
-    lower = LOWER_IS_BETTER.get(game, False)
+    lower = get_game_class(game).lower_scores_win
     points: list[list[Fraction]] = [[] for _ in range(n)]
     margins: list[list[Fraction]] = [[] for _ in range(n)]
     wins = [0] * n

@@ -12,8 +12,7 @@ Action indices (``NUM_ACTIONS`` = 109, the same for 2 to 6 players):
 * 13 + i: one Lore chip of the pending ``distribute`` onto Pool position i
   (protocol form ``{"type": "distribute", "chips": {<card>: 1}}``); the
   environment collects the winning bid's chips one step at a time and sends
-  the whole ``distribute`` when the last chip is placed (decision in
-  docs/decisions.md, "Research interfaces")
+  the whole ``distribute`` when the last chip is placed (docs/decisions/107-research-interfaces-allegory-s-distribute-is-one.md)
 * 19 + a - 1 (1 <= a <= 90): ``{"type": "bid", "amount": a}``
 
 Pool positions are the order of ``observation["pool"]``.
@@ -212,6 +211,13 @@ def policy_action(obs: dict[str, Any], legal: list[dict[str, Any]], pick) -> dic
         pending, action = add_chip(obs, pending, index, legal[0]["total"])
         if action is not None:
             return action
+
+
+def max_steps(game) -> int:
+    """The most environment steps in one game (OpenSpiel's max_game_length):
+    the engine's decisions, with a ``distribute`` (at most one a round, of at
+    most every chip in play) taking one step a chip instead of one."""
+    return game.max_game_length() + game.max_rounds() * (game.total_chips - 1)
 
 
 def render(obs: dict[str, Any]) -> str:

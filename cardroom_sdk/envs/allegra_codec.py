@@ -204,6 +204,11 @@ def action_mask(obs: dict[str, Any], legal: list[dict[str, Any]], pending: Any =
     return mask
 
 
+def max_steps(game) -> int:
+    """The most environment steps in one game: one a decision of the engine."""
+    return game.max_game_length()
+
+
 def render(obs: dict[str, Any]) -> str:
     """The table as text (a spectator's full view shows the face-down cards)."""
     top = obs["discard"][-1] if obs["discard"] else "-"

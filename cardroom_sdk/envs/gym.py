@@ -42,10 +42,12 @@ import gymnasium
 import numpy as np
 
 from cardroom_sdk.envs._common import replay_document
+from engine import game_ids, get_game_class
 
-_ENVS = {"allegory": "cardroom_sdk.envs.allegory_v1", "allegra": "cardroom_sdk.envs.allegra_v1"}
-# Gymnasium ids: the games' names as the engine spells them, capitalised.
-ENV_IDS = {game: f"cardroom/{game.capitalize()}-v1" for game in _ENVS}
+# the PettingZoo environment of each game of the engine's registry
+_ENVS = {game: f"cardroom_sdk.envs.{game}_v1" for game in game_ids()}
+# Gymnasium ids: the games' names as the engine spells them.
+ENV_IDS = {game: f"cardroom/{get_game_class(game).name}-v1" for game in _ENVS}
 OPPONENTS_GROUP = "cardroom_sdk.opponents"
 
 

@@ -5,7 +5,8 @@
 ``pyspiel.load_game("python_allegra", {"players": 4})`` (Allegory also takes
 ``unique_morals``). They are made as OpenSpiel's own python/games are, over
 the cardroom engine, and agree with the PettingZoo environments
-(docs/sdk.md, "Research interfaces"; decisions in docs/decisions.md):
+(docs/sdk.md, "Research interfaces"; decisions 107, 108 and 114 in
+docs/decisions/):
 
 * **Decisions** are the PettingZoo action indices (``allegory_codec`` and
   ``allegra_codec``): 109 and 310 actions, an Allegory ``distribute`` placed
@@ -42,19 +43,17 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from cardroom_sdk.envs import allegory_codec, allegra_codec
+from cardroom_sdk.envs import allegory_codec, allegra_codec, codec
 from cardroom_sdk.envs._common import decision_step, rank_rewards, replay_document
 from cardroom_sdk.worlds import sample_world
 from engine import CHANCE, new_game
-from engine.allegory.game import CARD_ID, CARD_NAME, CARDS_TO_END, CHIPS_PER_PLAYER, THEMES
-from engine.allegra.game import CARDS, ROUNDS, TURN_LIMIT_PER_PLAYER
-from engine.allegra.game import REVEALS as ALLEGRA_REVEALS
+from engine.allegory.game import CARD_ID, CARD_NAME, THEMES
+from engine.allegra.game import CARDS
 
 __all__ = ["AllegoryGame", "AllegraGame", "CardroomState"]
 
 NUM_CARDS = len(CARD_NAME)  # Allegory's chance outcomes: a card's id, or NUM_CARDS + a Moral's theme
 VALUES = sorted(set(CARDS))  # Allegra's chance outcomes: the index of a card's value
-_CODECS = {"allegory": allegory_codec, "allegra": allegra_codec}
 
 _UNKNOWN = (0, "unknown")  # the digest of a seat whose past a resampled world does not know
 
@@ -148,7 +147,7 @@ class CardroomState(pyspiel.State):
 
     @property
     def _codec(self):
-        return _CODECS[self._game_id]
+        return codec(self._game_id)
 
     # -- what OpenSpiel asks ------------------------------------------------
     def current_player(self) -> int:
@@ -540,7 +539,7 @@ class CardroomGame(pyspiel.Game):
             min_utility=0.0,
             max_utility=1.0,
             utility_sum=None,
-            max_game_length=self.length_bound(n),
+            max_game_length=self.codec.max_steps(self.engine_game),
         )
         super().__init__(self.game_type, info, {"players": n, **self.engine_game.options})
 
@@ -560,28 +559,12 @@ class AllegoryGame(CardroomGame):
     game_type = _game_type("allegory", "Allegory", {"unique_morals": False})
     chance_outcome_count = NUM_CARDS + len(THEMES)
 
-    @staticmethod
-    def length_bound(n: int) -> int:
-        # every round gives a card away, and the game ends when a seat holds
-        # CARDS_TO_END; a round is at most one bid per chip in play (each
-        # raises the high bid), a rest per seat, the take and one step per chip
-        rounds = n * (CARDS_TO_END - 1) + 1
-        chips = CHIPS_PER_PLAYER * n
-        return rounds * (2 * chips + n + 1)
-
 
 class AllegraGame(CardroomGame):
     game_id = "allegra"
     codec = allegra_codec
     game_type = _game_type("allegra", "Allegra", {})
     chance_outcome_count = len(set(CARDS))
-
-    @staticmethod
-    def length_bound(n: int) -> int:
-        # a round is the reveals and at most the turn limit plus the final
-        # turns; a turn is at most a draw, n - 1 knock answers, place, give,
-        # exchange and the drawn card's use
-        return ROUNDS * (ALLEGRA_REVEALS * n + (TURN_LIMIT_PER_PLAYER * n + n) * (n + 4))
 
 
 for _game in (AllegoryGame, AllegraGame):

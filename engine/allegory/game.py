@@ -120,6 +120,17 @@ class AllegoryGame(Game):
     def new_initial_state(self) -> AllegoryState:
         return AllegoryState(self)
 
+    def max_rounds(self) -> int:
+        """The most rounds a game can have: every round but the last gives
+        a Pool card away (the take, or a claim), and the game ends once a
+        seat holds CARDS_TO_END cards."""
+        return self.num_players * (CARDS_TO_END - 1) + 1
+
+    def max_game_length(self) -> int:
+        # a round: bids that each raise the high bid (at most one a chip in
+        # play), a rest a seat, the take and the distribute
+        return self.max_rounds() * (self.total_chips + self.num_players + 2)
+
 
 class AllegoryState(State):
     __slots__ = (

@@ -1,4 +1,4 @@
-"""Allegra (seed 001): Golf with shared columns. Rules: docs/rules-allegra.md."""
+"""Allegra: Golf with shared columns. Rules: docs/rules-allegra.md."""
 
 from engine.allegra.game import AllegraGame, AllegraState
 

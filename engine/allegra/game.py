@@ -1,4 +1,4 @@
-"""Allegra: Golf with shared columns (seed 001, rulings in docs/rules-allegra.md).
+"""Allegra: Golf with shared columns (rules and rulings: docs/rules-allegra.md).
 
 The table is kept in flat lists indexed by slot number
 ``seat * CELLS + row * COLS + col`` (``CELLS = ROWS * COLS``). For every slot we
@@ -42,6 +42,13 @@ AREA_SIZE: Final = CELLS + ROWS
 # the platform's turn limit (rulings): a round with no ender ends after its
 # TURN_LIMIT_PER_PLAYER * n-th turn
 TURN_LIMIT_PER_PLAYER: Final = 200
+# the most decisions of one turn (the bounds on a game's length): the seat
+# whose turn it is draws, uses the drawn card (swap, discard or give) and
+# exchanges; each other seat answers the draw (knock or pass, 3+ players),
+# and the knocker given the card places it
+ACTIVE_DECISIONS_PER_TURN: Final = 3
+ANSWERS_PER_TURN: Final = 1
+PLACES_PER_TURN: Final = 1
 _SORTED_CARDS: Final = sorted(CARDS)
 MAX_SLOTS: Final = MAX_PLAYERS * CELLS
 
@@ -160,9 +167,28 @@ class AllegraGame(Game):
     min_players = MIN_PLAYERS
     max_players = MAX_PLAYERS
     option_specs = {}
+    lower_scores_win = True  # the lowest total wins
 
     def new_initial_state(self) -> AllegraState:
         return AllegraState(self)
+
+    def max_turns_per_seat(self) -> int:
+        """The most turns one seat takes in a round: the turn limit ends a
+        round with no ender after its TURN_LIMIT_PER_PLAYER * n-th turn, and
+        an ender's round after at most n - 1 more turns."""
+        return TURN_LIMIT_PER_PLAYER + 1
+
+    def max_game_length(self) -> int:
+        n = self.num_players
+        per_turn = ACTIVE_DECISIONS_PER_TURN + (n - 1) * ANSWERS_PER_TURN + PLACES_PER_TURN
+        return ROUNDS * (REVEALS * n + n * self.max_turns_per_seat() * per_turn)
+
+    def max_decisions_per_seat(self) -> int:
+        # its reveals, its own turns, and in the others' turns an answer
+        # and a place each
+        own = self.max_turns_per_seat()
+        others = (self.num_players - 1) * own
+        return ROUNDS * (REVEALS + ACTIVE_DECISIONS_PER_TURN * own + (ANSWERS_PER_TURN + PLACES_PER_TURN) * others)
 
 
 class AllegraState(State):

@@ -521,7 +521,7 @@ class TournamentStandingsOutput(serializers.Serializer):
     deals = serializers.DictField(required=False, help_text="duplicate events: each entry's mean rank by deal against the field's")
 
 
-# -- casual matches: the human seat (contract 4, POST /api/play/; decisions 130-136) ------
+# -- casual matches: the human seat (docs/api.md, POST /api/play/; decisions 130-136) ------
 
 
 @extend_schema_field({"oneOf": [{"type": "integer", "minimum": 1}, {"type": "string", "pattern": "^builtin:[a-z0-9_]+$"}]})

@@ -1,4 +1,4 @@
-"""The REST API (contract section 4): thin views over selectors and services."""
+"""The REST API (docs/api.md): thin views over selectors and services."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import generics, permissions, status
-from rest_framework.authtoken.models import Token
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
@@ -27,7 +26,7 @@ from ladder.api import serializers as s
 from ladder.api.errors import ERRORS, FilterError, error_response, errors
 from ladder.api.pagination import MatchCursorPagination, Pagination
 from ladder.api.parsers import LimitedJSONParser
-from ladder.client import client_address
+from ladder.client_address import client_address
 from ladder.converters import MAX_ID  # the ids are 64-bit: a larger number is no id (and overflows the database)
 from ladder.limits import ScopedThrottle
 from ladder.models import Bot, Ladder, Match
@@ -49,7 +48,7 @@ class RegisterView(APIView):
         data = s.RegisterInput(data=request.data)
         data.is_valid(raise_exception=True)
         user = accounts.create_account(data.validated_data["username"], data.validated_data["password"])
-        token, _ = Token.objects.get_or_create(user=user)
+        token = accounts.api_token(user)
         return Response({"token": token.key}, status=status.HTTP_201_CREATED)
 
 
@@ -68,7 +67,7 @@ class TokenView(APIView):
         user = authenticate(request._request, username=data.validated_data["username"], password=data.validated_data["password"])
         if user is None:
             return error_response("wrong username or password: check both, or reset the password on the website (/password-reset/)", None, 400)
-        token, _ = Token.objects.get_or_create(user=user)
+        token = accounts.api_token(user)
         return Response({"token": token.key})
 
 
@@ -131,7 +130,7 @@ class BotList(generics.ListCreateAPIView):
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("game", str, enum=["allegory", "allegra"]),
+            OpenApiParameter("game", str, enum=game_ids()),
             OpenApiParameter("owner", str, description="a username"),
             OpenApiParameter("name", str, description="a bot name (unique within a game)"),
         ],
@@ -579,7 +578,7 @@ class TournamentMatches(generics.ListAPIView):
         return selectors.tournament_matches(t)
 
 
-# -- casual matches: the human seat (contract 4; decisions 130-136) -------------------------
+# -- casual matches: the human seat (docs/api.md; decisions 130-136) ----------------------
 
 
 class PlayStart(APIView):

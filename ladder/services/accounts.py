@@ -37,7 +37,7 @@ from rest_framework.authtoken.models import Token
 
 from ladder import caching
 from ladder.caching import forget_cached_standings
-from ladder.client import fold_username
+from ladder.client_address import fold_username
 from ladder.models import Bot, CasualSeat, Match, UsernameClaim, VerifiedEmail
 from ladder.services.bot_management import delete_files_on_commit
 from ladder.services.bots import SYSTEM_USERNAME, ServiceError
@@ -160,6 +160,13 @@ def claim_username(user, *, strict: bool = False) -> None:
         if strict:
             raise
         log.warning("username %r looks like an existing one: it keeps no username claim", user.username)
+
+
+def api_token(user) -> Token:
+    """``user``'s API token, made on first use (signing up, a login through
+    the API, the account page); the same token every time after that."""
+    token, _ = Token.objects.get_or_create(user=user)
+    return token
 
 
 def rotate_token(user) -> Token:

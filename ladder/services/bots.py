@@ -156,12 +156,8 @@ def system_user():
     return user
 
 
-DEFAULT_LADDERS = [
-    ("Allegory, 2 players", "allegory", 2),
-    ("Allegory, 4 players", "allegory", 4),
-    ("Allegra, 2 players", "allegra", 2),
-    ("Allegra, 4 players", "allegra", 4),
-]
+# a fresh installation's ladders: every game of the engine's, at 2 and 4 players
+DEFAULT_LADDERS = [(f"{name}, {players} players", game, players) for game, name in GAME_CHOICES for players in (2, 4)]
 
 
 def install_defaults() -> None:

@@ -153,7 +153,7 @@ def _lock_address(key: str) -> None:
 def start(*, user, game: Any, num_players: Any, opponents: Any, seat: Any = None, address: str | None = None) -> Match:
     """Create a casual match with ``user`` in ``seat`` (random when None)
     and the ``opponents`` in the other seats in order, and queue it.
-    ``address``: the client's (ladder.client.client_address), for the
+    ``address``: the client's (ladder.client_address.client_address), for the
     per-address limit."""
     if game not in game_ids():
         raise ServiceError(f"game must be one of {', '.join(game_ids())}, not {json.dumps(game)[:40]}", "game")

@@ -22,7 +22,7 @@ from typing import Protocol
 
 from django.db import connection, transaction
 
-from ladder import ratings as calc
+from ladder import rating_math as calc
 from ladder.models import Match, Participant, Rating, RatingChange
 
 

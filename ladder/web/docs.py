@@ -43,6 +43,7 @@ DOCS = [
     Doc("sdk", "sdk.md", "The bot SDK", "cardroom_sdk: the protocol loop, the engine to simulate with, worlds sampled from what a seat knows."),
     Doc("train", "train.md", "Train a bot", "From a training run with numpy on the Gymnasium environment to a bot on the ladder."),
     Doc("play", "play.md", "Play against a bot", "Take a seat yourself against cardroom's bots: the page, your clock, leaving a match."),
+    Doc("api", "api.md", "The REST API", "Every endpoint under /api/: tokens, bots and versions, matches, events, casual matches; errors and paging."),
     Doc("ladder", "ladder.md", "The ladder", "From upload to the leaderboard: validation, ratings, matchmaking, failures."),
     Doc("replay-format", "replay-format.md", "The replay format", "The JSON document every match leaves, and what cardroom verify checks."),
     Doc("tournaments", "tournaments.md", "Events and tournaments", "Round-robin, Swiss and duplicate events: seeds, standings, intervals, cardroom tournament."),
@@ -55,6 +56,7 @@ DOCS = [
 # docs/decisions/, the developers' record of design choices, is not published either.
 UNPUBLISHED = {
     "operations.md": "for the operators of a server, not its users",
+    "architecture.md": "for the developers of cardroom, not its users",
 }
 DOCS_BY_SLUG = {d.slug: d for d in DOCS}
 DOCS_BY_FILE = {d.filename: d for d in DOCS if d.filename}

@@ -3,7 +3,7 @@ itself from the person's seat. Thin: the match is started and played
 through the REST API (POST /api/play/, GET /api/play/{id}/, POST
 /api/play/{id}/action/, ladder.api) by the page's script, so there is one
 code path for the game; these views only render the pages and the seat's
-frames (ladder.web.play_selectors)."""
+frames (ladder.selectors.play)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from engine.replay import ReplayError
-from ladder.web import play_selectors
+from ladder.selectors import play as play_selectors
 from ladder.web.views import GAMES
 
 PLAYER_COUNTS = range(2, 7)

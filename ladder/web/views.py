@@ -1,4 +1,4 @@
-"""The server-rendered pages: thin views over ladder.web.selectors (reads)
+"""The server-rendered pages: thin views over ladder.selectors.pages (reads)
 and ladder.services (writes)."""
 
 from __future__ import annotations
@@ -24,41 +24,41 @@ from django.utils.cache import get_conditional_response
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods
-from rest_framework.authtoken.models import Token
 
+from engine import game_ids, get_game_class
 from engine.replay import ReplayError
 from ladder import caching, limits
 from ladder import selectors as core_selectors
 from ladder.converters import MAX_ID
 from ladder.models import Bot, BotVersion, Ladder, Match, Participant
-from ladder.services.accounts import create_account, rotate_token
+from ladder.selectors import pages as page_selectors
+from ladder.selectors import play as play_selectors
+from ladder.services.accounts import api_token, create_account, rotate_token
 from ladder.services.bots import ServiceError, create_bot, upload_version
 from ladder.uploads import too_large_upload
-from ladder.web import author_views, charts, docs, frames, play_selectors, selectors
+from ladder.web import author_views, charts, docs, frames
 from ladder.web.forms import BotForm, SignupForm, UploadForm
 
+# what the rules pages and the play form say of each game beside the
+# engine's name and player counts
+SUMMARIES = {
+    "allegory": (
+        "Bid Lore chips for Theme cards from the Inspiration Pool. Every card belongs to one of three Tales "
+        "(Nature, Energy, Spirit); at the end only your weakest Tale counts, plus 2 points for each set of three "
+        "cards of one theme and 1 point for each Tale holding your secret Moral theme. The round's winner takes a "
+        "card and spreads their bid over the Pool; players who Rest in a later round may grab the most-loaded card."
+    ),
+    "allegra": (
+        "Golf with shared columns: each player has a 3×4 grid of face-down cards, and a neighbour's last column "
+        "is part of your area too. Take the top discard or draw from the deck — others may knock to be given the "
+        "drawn card — and swap cards in to get your area's total low. Three equal face-up cards in a line leave "
+        "the table. Whoever turns their whole area up ends the round, and is doubled if not the lowest. "
+        "Three rounds; the lowest total wins."
+    ),
+}
 GAMES = {
-    "allegory": {
-        "name": "Allegory",
-        "players": "2–6 players",
-        "summary": (
-            "Bid Lore chips for Theme cards from the Inspiration Pool. Every card belongs to one of three Tales "
-            "(Nature, Energy, Spirit); at the end only your weakest Tale counts, plus 2 points for each set of three "
-            "cards of one theme and 1 point for each Tale holding your secret Moral theme. The round's winner takes a "
-            "card and spreads their bid over the Pool; players who Rest in a later round may grab the most-loaded card."
-        ),
-    },
-    "allegra": {
-        "name": "Allegra",
-        "players": "2–6 players",
-        "summary": (
-            "Golf with shared columns: each player has a 3×4 grid of face-down cards, and a neighbour's last column "
-            "is part of your area too. Take the top discard or draw from the deck — others may knock to be given the "
-            "drawn card — and swap cards in to get your area's total low. Three equal face-up cards in a line leave "
-            "the table. Whoever turns their whole area up ends the round, and is doubled if not the lowest. "
-            "Three rounds; the lowest total wins."
-        ),
-    },
+    game.id: {"name": game.name, "players": f"{game.min_players}–{game.max_players} players", "summary": SUMMARIES[game.id]}
+    for game in map(get_game_class, game_ids())
 }
 
 
@@ -80,9 +80,9 @@ def home(request: HttpRequest) -> HttpResponse:
         "cardroom/home.html",
         {
             "games": [{"id": k, **v} for k, v in GAMES.items()],
-            "ladders": selectors.active_ladders_with_top(5),
-            "latest": selectors.latest_matches(10),
-            "counts": selectors.live_counts(),
+            "ladders": page_selectors.active_ladders_with_top(5),
+            "latest": page_selectors.latest_matches(10),
+            "counts": page_selectors.live_counts(),
         },
     )
 
@@ -132,7 +132,7 @@ def ladder_detail(request: HttpRequest, pk: int) -> HttpResponse:
     ladder = get_object_or_404(Ladder, pk=pk)
     sort = request.GET.get("sort", "rank")
     descending = request.GET.get("dir", "desc") != "asc"
-    page = selectors.standings_page(ladder, sort, _int(request.GET.get("page"), 1) or 1, descending)
+    page = page_selectors.standings_page(ladder, sort, _int(request.GET.get("page"), 1) or 1, descending)
     bot_url = reverse("web-bot", args=[0])[: -len("0/")]
     for r in page.rows:
         r.html = _standing_row(r, bot_url)
@@ -157,7 +157,7 @@ def ladder_detail(request: HttpRequest, pk: int) -> HttpResponse:
     }
     if request.GET.get("partial") == "1":
         return render(request, "cardroom/_standings.html", context)
-    context["latest"] = selectors.latest_matches(8, ladder=ladder)
+    context["latest"] = page_selectors.latest_matches(8, ladder=ladder)
     context["total_seconds"] = round(ladder.total_ms / 1000)
     return render(request, "cardroom/ladder.html", context)
 
@@ -209,11 +209,11 @@ def _page_range(page: int, pages: int) -> list[int | None]:
 
 
 def bot_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    bot = selectors.bot_detail(pk)
+    bot = page_selectors.bot_detail(pk)
     if bot is None:
         raise Http404("no such bot")
     is_owner = request.user.is_authenticated and request.user.pk == bot.owner_id
-    ratings = selectors.bot_ratings(bot)
+    ratings = page_selectors.bot_ratings(bot)
     chosen = None
     wanted = _int(request.GET.get("ladder"))
     for r in ratings:
@@ -224,7 +224,7 @@ def bot_detail(request: HttpRequest, pk: int) -> HttpResponse:
     chart = None
     history = None
     if chosen is not None:
-        history = selectors.rating_history(chosen)
+        history = page_selectors.rating_history(chosen)
         chart = charts.rating_chart(history, bot.name, chosen.ladder.name)
     return render(
         request,
@@ -236,10 +236,10 @@ def bot_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "chosen": chosen,
             "chart": chart,
             "history": history,
-            "versions": selectors.bot_versions(bot),
-            "recent": selectors.recent_matches(bot),
-            "h2h": selectors.head_to_head(bot),
-            "events": selectors.bot_events(bot),
+            "versions": page_selectors.bot_versions(bot),
+            "recent": page_selectors.recent_matches(bot),
+            "h2h": page_selectors.head_to_head(bot),
+            "events": page_selectors.bot_events(bot),
             "game": GAMES.get(bot.game),
         },
     )
@@ -274,7 +274,7 @@ def matches(request: HttpRequest) -> HttpResponse:
         before, ladder_id, bot_id = (_id_param(request, name) for name in ("before", "ladder", "bot"))
     except BadQuery as exc:
         return bad_query(request, str(exc))
-    rows = selectors.matches_page(before=before, ladder=ladder_id, bot=bot_id, limit=30)
+    rows = page_selectors.matches_page(before=before, ladder=ladder_id, bot=bot_id, limit=30)
     ladder = Ladder.objects.filter(pk=ladder_id).first() if ladder_id else None
     bot = Bot.objects.filter(pk=bot_id).first() if bot_id else None
     return render(
@@ -288,7 +288,7 @@ def matches(request: HttpRequest) -> HttpResponse:
 
 
 def match_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    match = selectors.match_detail(pk)
+    match = page_selectors.match_detail(pk)
     if match is None:
         raise Http404("no such match")
     seats = list(match.participants.all())
@@ -440,7 +440,7 @@ def signup(request: HttpRequest) -> HttpResponse:
         try:
             with transaction.atomic():
                 user = create_account(form.cleaned_data["username"], form.cleaned_data["password1"])
-                Token.objects.get_or_create(user=user)
+                api_token(user)
         except ServiceError as exc:
             form.add_error("username", exc.message)
         else:
@@ -456,7 +456,7 @@ def account(request: HttpRequest) -> HttpResponse:
         rotate_token(request.user)
         messages.success(request, "A new API token was created; the old one no longer works.")
         return redirect("web-account")
-    token, _ = Token.objects.get_or_create(user=request.user)
+    token = api_token(request.user)
     return render(request, "cardroom/account.html", {"token": token, **author_views.account_context(request)})
 
 
@@ -470,7 +470,7 @@ def my_bots(request: HttpRequest) -> HttpResponse:
     form = BotForm(request.POST or None)
     refused = limits.refusal(request, "bot") if request.method == "POST" else None
     if refused:
-        context = {"form": BotForm(), "bots": selectors.my_bots(request.user), "logs": selectors.my_recent_logs(request.user)}
+        context = {"form": BotForm(), "bots": page_selectors.my_bots(request.user), "logs": page_selectors.my_recent_logs(request.user)}
         return _too_many(request, "cardroom/my_bots.html", context, refused)
     if request.method == "POST" and form.is_valid():
         try:
@@ -488,7 +488,7 @@ def my_bots(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "cardroom/my_bots.html",
-        {"form": form, "bots": selectors.my_bots(request.user), "logs": selectors.my_recent_logs(request.user)},
+        {"form": form, "bots": page_selectors.my_bots(request.user), "logs": page_selectors.my_recent_logs(request.user)},
     )
 
 
@@ -502,12 +502,12 @@ def _own_bot(request: HttpRequest, pk: int) -> Bot:
 def _versions_context(bot: Bot) -> dict:
     """The part of "manage my bot" that changes while a version is validated
     (re-fetched every few seconds until no version is pending)."""
-    versions = selectors.bot_versions(bot)
+    versions = page_selectors.bot_versions(bot)
     author_views.annotate_versions(bot, versions)
     busy = any(v.status in (BotVersion.Status.PENDING, BotVersion.Status.VALIDATING) for v in versions)
     return {
         "bot": bot, "versions": versions, "busy": busy, "is_owner": True,
-        "recent": selectors.recent_matches(bot, limit=15, include_validation=True),
+        "recent": page_selectors.recent_matches(bot, limit=15, include_validation=True),
     }  # fmt: skip
 
 

@@ -1,4 +1,4 @@
-"""One test per Allegory ruling (shared rules/rulings.md and docs/rules-allegory.md)."""
+"""One test per Allegory ruling (docs/rules-allegory.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One test per Allegra ruling (shared rules/rulings.md, docs/rules-allegra.md),
+"""One test per Allegra ruling (docs/rules-allegra.md),
 plus the decisions the project made where the rulings are silent.
 
 Tables are set up with ``make_deck``: chosen cards at chosen slots, every other

@@ -1,5 +1,5 @@
 """REST API: registration, token login, authentication errors, throttles
-(contract section 4)."""
+(docs/api.md)."""
 
 from __future__ import annotations
 

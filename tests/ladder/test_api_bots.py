@@ -1,5 +1,5 @@
 """REST API: games, bots and bot versions (upload), with every permission
-rule and every upload error (contract section 4)."""
+rule and every upload error (docs/api.md)."""
 
 from __future__ import annotations
 

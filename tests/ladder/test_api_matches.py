@@ -1,5 +1,5 @@
 """REST API: ladders, standings, matches (filters, cursor pagination, detail),
-replays and bot logs (contract section 4). Matches are played by the real
+replays and bot logs (docs/api.md). Matches are played by the real
 runner and recorded by the real services (tests/ladder/factories.py)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``cardroom login`` and ``cardroom submit`` (contract section 3) as real
+"""``cardroom login`` and ``cardroom submit`` (docs/bot-authors.md, "Submitting") as real
 processes against a running platform: pytest-django's live server and a real
 Celery worker validating in the sandbox. The login prompts are answered
 through a pseudo-terminal (getpass reads the terminal, not stdin)."""

@@ -2,7 +2,7 @@
 (a version frozen at entry, swapped by entering again) and withdraw them
 until the start time, then every entry, change or withdrawal is refused
 with a clear 4xx; at the start the field is frozen and the schedule drawn,
-exactly once. Through the REST API (contract section 4) where a user would."""
+exactly once. Through the REST API (docs/api.md) where a user would."""
 
 from __future__ import annotations
 

@@ -69,7 +69,7 @@ def test_no_service_reaches_into_another_services_private_names():
 
 
 def test_a_worker_started_without_queues_consumes_every_queue():
-    """`celery -A config worker` (contract section 5; the compose worker,
+    """`celery -A config worker` (docs/operations.md; the compose worker,
     make demo's) consumes the queues the app declares: all of them."""
     from django.conf import settings
 

@@ -12,7 +12,7 @@ from decimal import Decimal
 import pytest
 
 from cardroom.runner import run_match
-from ladder import ratings as calc
+from ladder import rating_math as calc
 from ladder.services import matches as match_services
 from tests.ladder import factories as f
 

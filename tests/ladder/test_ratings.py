@@ -1,4 +1,4 @@
-"""The rating arithmetic of ladder.ratings, on its own (no database)."""
+"""The rating arithmetic of ladder.rating_math, on its own (no database)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ladder import ratings as calc
-from ladder.ratings import Seat, elo_deltas, rate_match
+from ladder import rating_math as calc
+from ladder.rating_math import Seat, elo_deltas, rate_match
 
 D = Decimal
 

@@ -18,7 +18,7 @@ from django.db.models import F
 
 from cardroom.players import BotFault, Player
 from cardroom.runner import run_match
-from ladder import ratings as calc
+from ladder import rating_math as calc
 from ladder.models import Bot, BotVersion, Ladder, Match, Participant, Rating, RatingChange
 from ladder.services import bots as bot_services
 from ladder.services.matches import claim_match, create_match, record_result

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from ladder.ops.proxy import NGINX_DIR, LocalProxy, half_open, nginx_binary
+from ladder.hosting.proxy import NGINX_DIR, LocalProxy, half_open, nginx_binary
 from tests.ops.procs import ROOT, free_port, wait_for
 
 pytestmark = pytest.mark.slow

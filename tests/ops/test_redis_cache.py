@@ -1,4 +1,4 @@
-"""The shared cache on Redis (ladder.ops.redis_cache): Django's backend,
+"""The shared cache on Redis (ladder.hosting.redis_cache): Django's backend,
 with one Redis client per connection pool rather than one built for every
 cache call (each build set up ~170 response callbacks: half the cost of a
 cached public read)."""
@@ -12,7 +12,7 @@ import sys
 import pytest
 import redis
 
-from ladder.ops.redis_cache import RedisCache
+from ladder.hosting.redis_cache import RedisCache
 from tests.ops.procs import ROOT
 
 REDIS_URL = os.environ.get("CELERY_BROKER_URL", "")
@@ -64,4 +64,4 @@ def test_production_settings_use_it_for_both_caches():
     out = subprocess.run([sys.executable, "-c", f"import django; django.setup(); {code}"], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=60)  # fmt: skip
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["ladder.ops.redis_cache.RedisCache"] * 2
+    assert out.stdout.split() == ["ladder.hosting.redis_cache.RedisCache"] * 2

@@ -281,7 +281,7 @@ def test_gunicorn_access_lines_are_json_with_the_match_id():
 
     from gunicorn.config import Config
 
-    from ladder.ops.gunicorn import JsonLogger
+    from ladder.hosting.gunicorn import JsonLogger
 
     cfg = Config()
     cfg.set("accesslog", "-")

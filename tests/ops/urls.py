@@ -4,4 +4,4 @@ from django.urls import include, path
 
 from config.urls import urlpatterns as project
 
-urlpatterns = [path("ops/", include("ladder.ops.urls")), *[p for p in project if "ops/" not in str(p.pattern)]]
+urlpatterns = [path("ops/", include("ladder.hosting.urls")), *[p for p in project if "ops/" not in str(p.pattern)]]

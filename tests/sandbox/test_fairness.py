@@ -242,7 +242,7 @@ def test_a_freeze_racing_a_kill_from_another_thread_is_undone(bwrap_launcher, tm
     the cgroup is thawed when the clean-up removes it."""
     import threading
 
-    import cardroom.sandbox.launcher as launcher_module
+    import cardroom.sandbox.bwrap as launcher_module
     from cardroom.sandbox.cgroups import _Controller
 
     proc, _ = spinning_bot(bwrap_launcher, tmp_path)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cardroom.runner import TimeControl
-from cardroom.sandbox import launcher as sandbox_launcher
+from cardroom.sandbox import bwrap as sandbox_launcher
 
 from .channels import covert_match
 from .conftest import HOSTILE, assert_host_clean

@@ -1,4 +1,4 @@
-"""The runtime of a package (contract 1.1) and the checks of a native entry:
+"""The runtime of a package (docs/runtimes.md) and the checks of a native entry:
 each bad upload gets the one-line message that names what is wrong."""
 
 from __future__ import annotations

@@ -231,7 +231,7 @@ def test_a_python_bot_imports_the_sdk_read_only(bwrap_launcher, tmp_path):
     assert info["sdk"] == f"{SDK_DIR}/cardroom_sdk/__init__.py"
     assert info["engine"] == f"{SDK_DIR}/engine/__init__.py"
     # the bot's python3 runs the same form of the rules as the platform: the
-    # compiled one where make setup built it (docs/decisions.md, 141)
+    # compiled one where make setup built it (docs/decisions/141-where-the-compiled-form-is-built-and.md)
     assert info["form"] == engine.ENGINE_FORM, err
     rules = f"{SDK_DIR}/engine/allegra/game"
     if engine.ENGINE_FORM == "compiled":
@@ -724,7 +724,7 @@ def test_a_start_stopped_before_the_bots_pid_is_known_leaves_nothing(bwrap_launc
     released it (a timeout, the worker shutting down mid-start) leaves no
     process behind: the child, outside the cgroups and without its
     parent-death signal yet, would wait for its killed parent forever."""
-    import cardroom.sandbox.launcher as launcher_module
+    import cardroom.sandbox.bwrap as launcher_module
 
     for _attempt in range(10):
         seen: dict = {}
@@ -750,7 +750,7 @@ def test_a_start_stopped_inside_popen_leaves_nothing(bwrap_launcher, tmp_path, m
     while Popen waits for the exec), the launcher's process is ours but
     unknown to us: it is found by its command line and nothing of the uid
     is left."""
-    import cardroom.sandbox.launcher as launcher_module
+    import cardroom.sandbox.bwrap as launcher_module
 
     leases = []
     real_lease = launcher_module.lease_uid
@@ -950,7 +950,7 @@ def test_without_prlimit_or_bot_exec_the_sandbox_refuses(monkeypatch, reprobe):
     _without_prlimit(monkeypatch)
     missing = (None, "no C compiler to build bot-exec from bot_exec.c, and no prebuilt one")
     # By module name: cardroom.sandbox's function ``probe`` shadows its module.
-    for module in ("cardroom.sandbox.probe", "cardroom.sandbox.launcher"):
+    for module in ("cardroom.sandbox.probe", "cardroom.sandbox.bwrap"):
         monkeypatch.setattr(importlib.import_module(module), "bot_exec_program", lambda: missing)
     report = reprobe()
     if report.bwrap is None:

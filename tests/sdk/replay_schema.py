@@ -1,5 +1,5 @@
-"""A strict check of replay format v1's shape, written from the contract
-alone (section 2), as an independent verifier reads a replay: exactly the
+"""A strict check of replay format v1's shape, written from
+docs/replay-format.md alone, as an independent verifier reads a replay: exactly the
 keys it names, of the types it names. ``engine.replay.verify`` (and
 ``cardroom verify``) re-plays the game; this checks what it leaves alone,
 such as a key too many or a ``result`` without ``forfeits``. Standard

@@ -1,6 +1,6 @@
 """`cardroom tournament` end to end with built-in bots: duplicate deals share
 their chance events, seeds make an event replay byte for byte, the output
-files and exit statuses are as the contract says."""
+files and exit statuses are as docs/tournaments.md says."""
 
 from __future__ import annotations
 

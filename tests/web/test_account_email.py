@@ -187,7 +187,7 @@ def test_a_registered_and_an_unknown_address_get_the_same_answer_and_no_email_is
 def test_the_reset_email_comes_from_a_worker_through_smtp(celery_workers):
     """A real worker on the mail queue sends the reset through a real (slow)
     SMTP server; the page answered before the server took the message."""
-    from ladder.ops.smtp_sink import SmtpSink
+    from ladder.hosting.smtp_sink import SmtpSink
 
     user = f.user("distant")
     user.email = "distant@example.org"

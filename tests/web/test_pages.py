@@ -66,7 +66,7 @@ def test_ladder_page_states_its_time_control(allegra):
 
 
 def test_leaderboard_orders_sorts_and_pages(allegra, monkeypatch):
-    from ladder.web import selectors
+    from ladder.selectors import pages as selectors
 
     ladder = allegra["ladder"]
     url = reverse("web-ladder", args=[ladder.pk])

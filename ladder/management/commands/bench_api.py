@@ -36,7 +36,7 @@ from django.db import DatabaseError, connection, transaction
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from ladder import ratings as calc
+from ladder import rating_math as calc
 from ladder.models import Bot, BotVersion, Ladder, Match, Participant, Rating
 
 GOAL_MS = 50.0

@@ -168,7 +168,7 @@ class Command(BaseCommand):
         commands = {
             "web": [str(bin_dir / "gunicorn"), "config.wsgi:application", "--bind", f"{opts['host']}:{opts['port']}",
                     "--workers", "2", "--access-logfile", "-", "--graceful-timeout", "10",
-                    "--logger-class", "ladder.ops.gunicorn.JsonLogger"],
+                    "--logger-class", "ladder.hosting.gunicorn.JsonLogger"],
             "worker": [str(bin_dir / "celery"), "-A", "config", "worker", "--loglevel", "INFO",
                        "--concurrency", str(opts["workers"]), "--prefetch-multiplier", "1", "-n", "demo@%h"],
             # Casual matches wait on a person: their own queue, which the worker

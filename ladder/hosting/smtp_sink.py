@@ -14,7 +14,7 @@ import email
 import threading
 import time
 
-from ladder.ops.proxy import _free_port
+from ladder.hosting.proxy import _free_port
 
 
 class _Handler:

@@ -1,6 +1,6 @@
 """gunicorn's logs as JSON lines, like every other cardroom process:
 
-    gunicorn config.wsgi:application --logger-class ladder.ops.gunicorn.JsonLogger --access-logfile -
+    gunicorn config.wsgi:application --logger-class ladder.hosting.gunicorn.JsonLogger --access-logfile -
 
 Each access line carries method, path, status, duration (ms), bytes and the
 client, and ``match_id`` when the path is about one match

@@ -1,4 +1,4 @@
-"""Mounted by config.urls as ``path("ops/", include("ladder.ops.urls"))``:
+"""Mounted by config.urls as ``path("ops/", include("ladder.hosting.urls"))``:
 
 * ``/ops/status/``      the status page (HTML, staff users only);
 * ``/ops/status.json``  the same figures as JSON, public-safe: counts only
@@ -7,7 +7,7 @@
 
 from django.urls import path
 
-from ladder.ops import views
+from ladder.hosting import views
 
 urlpatterns = [
     path("status/", views.status_page, name="ops-status"),
