@@ -1,0 +1,251 @@
+"""Allegra's chance model and value function for the luck estimator.
+
+Cards first become known (decision 183) when the deal turns the discard
+pile's first card up, when a face-down slot is turned up (a reveal, a flip
+after a discard, the end of a round), when a face-down card leaves its slot
+(swapped, taken over from the discard, placed over by a knocker, exchanged),
+and when a card is drawn from the deck. Until then a card lies in one of two
+piles: the *deal pile* (the face-down slots, and the deck until the round's
+first reshuffle) or the *reshuffle pile* (the deck made from the discard
+pile). The next card known from a pile is uniform over that pile's cards.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from typing import Any
+
+from cardroom.luck.estimator import Adapter, Context, Step, ValueFunction, terminal_points
+from engine.allegra.game import CARDS, CELLS, COLS, ROUNDS, AllegraState
+from engine.core import CHANCE
+
+ALL_SUM = sum(CARDS)
+ALL_COUNT = len(CARDS)
+_MEAN = ALL_SUM / ALL_COUNT
+CARD_VAR = sum((c - _MEAN) ** 2 for c in CARDS) / ALL_COUNT  # one unknown card's variance
+
+
+def _phi(x: float) -> float:
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+class AllegraValue(ValueFunction):
+    """``allegra-area@1``: each seat's expected total is its score so far
+    plus, in a round under way, its area's face-up cards and the mean of the
+    unseen cards for each face-down one (the active seat holding a drawn
+    card counts it placed where it saves most); the uncertainty of a total
+    is one card's variance per face-down card, ``ROUND_VAR_IN_PLAY`` for
+    the turns left in the round and ``ROUND_VAR`` per round still to deal.
+    Seat ``s`` beats ``o`` with the normal probability of the difference;
+    the rank points are the mean of those over the other seats (the points
+    of ``cardroom.tournament.standings`` are exactly that with 0/1/half).
+    The constants are set by reasoning, never fitted (docs/luck.md)."""
+
+    name = "allegra-area"
+    version = 1
+    ROUND_VAR = 15.0**2  # a round's score spread per seat (about 15 points)
+    ROUND_VAR_IN_PLAY = 6.0**2
+
+    def __call__(self, state: AllegraState, forfeited: frozenset[int]) -> list[float]:
+        if state.is_terminal():
+            return terminal_points(state, forfeited)
+        n = state.n
+        totals = [float(t) for t in state.totals]
+        var = [0.0] * n
+        if state.phase <= 1:  # between rounds (a deal is due; a reshuffle never is here)
+            rounds_left = ROUNDS - state.round + 1
+            var = [rounds_left * self.ROUND_VAR] * n
+        else:
+            upv = state.upv
+            val = state.val
+            seen = 0
+            seen_sum = 0
+            for v in upv:
+                if v is not None:
+                    seen += 1
+                    seen_sum += v
+            for pile in (state.discard, state.removed):
+                seen += len(pile)
+                seen_sum += sum(pile)
+            for v in (state.drawn, state.held):
+                if v is not None:
+                    seen += 1
+                    seen_sum += v
+            unseen = ALL_COUNT - seen
+            mu = (ALL_SUM - seen_sum) / unseen if unseen else _MEAN
+            lay = state.lay
+            later = (ROUNDS - state.round) * self.ROUND_VAR + self.ROUND_VAR_IN_PLAY
+            for s in range(n):
+                up_sum = 0
+                worst = None
+                fd = 0
+                for i in lay.area[s]:
+                    v = upv[i]
+                    if v is not None:
+                        up_sum += v
+                        if worst is None or v > worst:
+                            worst = v
+                    elif val[i] is not None:
+                        fd += 1
+                est = up_sum + fd * mu
+                if s == state.active and state.drawn is not None and state.phase >= 4:
+                    d = state.drawn
+                    best = 0.0
+                    if worst is not None and worst - d > best:
+                        best = worst - d
+                    if fd and mu - d > best:
+                        best = mu - d
+                    est -= best
+                totals[s] += est
+                var[s] = fd * CARD_VAR + later
+        return _points(totals, var, forfeited, lower_is_better=True)
+
+
+def _points(totals: list[float], var: list[float], forfeited: frozenset[int], lower_is_better: bool) -> list[float]:
+    n = len(totals)
+    out = []
+    for s in range(n):
+        p = 0.0
+        for o in range(n):
+            if o == s:
+                continue
+            if s in forfeited or o in forfeited:
+                p += 0.5 if (s in forfeited) == (o in forfeited) else (0.0 if s in forfeited else 1.0)
+                continue
+            d = totals[o] - totals[s] if lower_is_better else totals[s] - totals[o]
+            sd = math.sqrt(var[s] + var[o])
+            p += _phi(d / sd) if sd > 0 else (1.0 if d > 0 else 0.5 if d == 0 else 0.0)
+        out.append(p / (n - 1))
+    return out
+
+
+# -- locations of cards in an engine state ---------------------------------
+# ("s", i): table slot i; ("k", j): state.deck[j] (top is the end); ("d", j):
+# state.discard[j]; ("x", 0): the drawn card.
+
+
+def _get(state: AllegraState, loc: tuple[str, int]) -> int:
+    kind, j = loc
+    if kind == "s":
+        return state.val[j]  # type: ignore[return-value]
+    if kind == "k":
+        return state.deck[j]
+    if kind == "d":
+        return state.discard[j]
+    return state.drawn  # type: ignore[return-value]
+
+
+def _set(state: AllegraState, loc: tuple[str, int], value: int) -> None:
+    kind, j = loc
+    if kind == "s":
+        state.val[j] = value
+    elif kind == "k":
+        state.deck[j] = value
+    elif kind == "d":
+        state.discard[j] = value
+    else:
+        state.drawn = value
+
+
+def _face_down(state: AllegraState) -> list[tuple[str, int]]:
+    val, upv = state.val, state.upv
+    return [("s", i) for i in range(state.lay.N) if upv[i] is None and val[i] is not None]
+
+
+def _exact(base: AllegraState, loc, pile: list, after) -> list[tuple[float, AllegraState]]:
+    """Every value the card at ``loc`` (one of ``pile``) could have been,
+    with its probability: ``base`` with that value swapped into ``loc`` from
+    another card of the pile, then ``after`` applied."""
+    actual = _get(base, loc)
+    where: dict[int, Any] = {}
+    for other in pile:
+        where.setdefault(_get(base, other), other)
+    counts = Counter(_get(base, other) for other in pile)
+    total = len(pile)
+    out = []
+    for value, count in sorted(counts.items()):
+        alt = base.clone()
+        if value != actual:
+            other = where[value]
+            _set(alt, other, actual)
+            _set(alt, loc, value)
+        out.append((count / total, after(alt)))
+    return out
+
+
+def _resample(base: AllegraState, piles: list[list], rng: random.Random, after) -> AllegraState:
+    """``base`` with each pile's cards dealt anew among its places."""
+    alt = base.clone()
+    for pile in piles:
+        values = [_get(alt, loc) for loc in pile]
+        rng.shuffle(values)
+        for loc, v in zip(pile, values):
+            _set(alt, loc, v)
+    return after(alt)
+
+
+def _same(state: AllegraState) -> AllegraState:
+    return state
+
+
+class AllegraAdapter(Adapter):
+    value = AllegraValue()
+
+    def step(
+        self, pre: AllegraState, event: dict[str, Any], post: AllegraState, index: int, ctx: Context
+    ) -> Step | None:
+        action = event["action"]
+        if event["by"] == CHANCE:
+            if action["type"] == "deal":
+                ctx.extra["reshuffled"] = False
+                # the discard pile's first card, from the whole deal
+                pile = [("d", 0)] + _face_down(post) + [("k", j) for j in range(len(post.deck))]
+                return Step(index, post, exact=_exact(post, ("d", 0), pile, _same))
+            ctx.extra["reshuffled"] = True  # a reshuffle: its top card is drawn at once
+            pile = [("x", 0)] + [("k", j) for j in range(len(post.deck))]
+            return Step(index, post, exact=_exact(post, ("x", 0), pile, _same))
+        seat = event["by"]
+        face_down = _face_down(pre)
+        hidden = set(face_down)
+        ended = post.round != pre.round or post.is_terminal()
+        kind = action["type"]
+        if ended:
+            known = face_down  # every face-down card is turned up as the round ends
+        elif kind == "draw":
+            known = [("k", len(pre.deck) - 1)] if pre.deck else []
+        elif kind in ("reveal", "take_discard", "swap", "place"):
+            known = [_slot(action["slot"])]
+        elif kind == "discard":
+            known = [_slot(action["flip"])] if action["flip"] is not None else []
+        elif kind == "exchange":
+            known = [_slot(action["take"]), _slot(action["put"])]
+        else:
+            known = []
+        known = [loc for loc in known if loc in hidden or loc[0] == "k"]
+        if not known:
+            return None
+        deck = [("k", j) for j in range(len(pre.deck))]
+        if ctx.extra.get("reshuffled"):
+            piles = [face_down, deck]
+        else:
+            piles = [face_down + deck]
+
+        def after(alt: AllegraState) -> AllegraState:
+            alt.apply(seat, action)
+            return alt
+
+        if len(known) == 1:
+            loc = known[0]
+            pile = next(p for p in piles if loc in p)
+            return Step(index, post, exact=_exact(pre, loc, pile, after))
+        return Step(index, post, sample=lambda rng: _resample(pre, piles, rng, after))
+
+
+def _slot(slot: list[int]) -> tuple[str, int]:
+    s, r, c = slot
+    return ("s", s * CELLS + r * COLS + c)
+
+
+__all__ = ["AllegraAdapter", "AllegraValue"]
