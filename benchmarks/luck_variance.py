@@ -43,7 +43,7 @@ from cardroom.tournament.seeds import KeyedChance, derive  # noqa: E402
 
 SEED_BASE = 37_000  # evaluation seeds; nothing is fitted on them
 Z = 1.96
-SEARCH_ITERATIONS = {"strong": 60, "weak": 30, "vs-greedy": 50}
+SEARCH_ITERATIONS = {"strong": 40, "weak": 20, "vs-greedy": 20}
 WEAK_GREEDY_EPSILON = 0.1
 
 

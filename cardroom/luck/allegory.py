@@ -86,7 +86,8 @@ class AllegoryValue(ValueFunction):
 
 
 class AllegoryAdapter(Adapter):
-    value = AllegoryValue()
+    def __init__(self) -> None:
+        self.value = AllegoryValue()
 
     def step(
         self, pre: AllegoryState, event: dict[str, Any], post: AllegoryState, index: int, ctx: Context

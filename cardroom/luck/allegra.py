@@ -12,13 +12,15 @@ pile). The next card known from a pile is uniform over that pile's cards.
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from cardroom.luck.estimator import Adapter, Context, Step, ValueFunction, terminal_points
-from engine.allegra.game import CARDS, CELLS, COLS, ROUNDS, AllegraState
+from engine.allegra.game import CARD_COUNTS, CARDS, CELLS, COLS, ROUNDS, AllegraState
 from engine.core import CHANCE
 
 ALL_SUM = sum(CARDS)
@@ -101,6 +103,115 @@ class AllegraValue(ValueFunction):
                 totals[s] += est
                 var[s] = fd * CARD_VAR + later
         return _points(totals, var, forfeited, lower_is_better=True)
+
+
+# -- allegra-area@2: what a slot will hold when the round is scored ---------
+FD = 99  # the key of a face-down card in the fitted table
+MIN_COUNT = 30  # a fitted cell needs this many observations
+_TABLE_PATH = Path(__file__).with_name("allegra-area-2.json")
+VALUES = sorted(CARD_COUNTS)
+
+
+def _pairs(table: dict[str, float]) -> dict[tuple[int, int], float]:
+    out = {}
+    for key, mean in table.items():
+        a, b = key.split(":")
+        out[(int(a), int(b))] = mean
+    return out
+
+
+def holding_key(state: AllegraState, slot: int) -> int | None:
+    """What a slot holds, as the fitted table keys it: its face-up value,
+    ``FD`` when face down, None when empty."""
+    if state.val[slot] is None:
+        return None
+    v = state.upv[slot]
+    return FD if v is None else v
+
+
+def progress(state: AllegraState) -> int:
+    """How far the round has gone: the fewest face-down cards any area holds
+    (the round's end comes when one area has none)."""
+    return min(state._area_fd(s) for s in range(state.n))
+
+
+class FittedAllegraValue(ValueFunction):
+    """``allegra-area@2``: as ``allegra-area@1``, but each slot counts what
+    it is expected to hold when the round is scored, given what it holds now
+    and how far the round has gone (the table ``final``, fitted once on
+    greedy play by benchmarks/luck_fit.py on seeds no measurement plays); a
+    face-down slot counts the mean of ``final`` over the unseen cards; the
+    active seat holding a drawn card counts it swapped where it saves most.
+    The spread of a round's score around that estimate (``spread``, per
+    progress) and a whole round's (``round_var``) are fitted with it."""
+
+    name = "allegra-area"
+    version = 2
+
+    def __init__(self, table: dict[str, Any] | None = None) -> None:
+        if table is None:
+            table = json.loads(_TABLE_PATH.read_text(encoding="utf-8"))
+        self.final = _pairs(table["final"])
+        self.drawn = {int(p): v for p, v in table.get("drawn", {}).items()}
+        self.top = {int(p): v for p, v in table.get("top", {}).items()}
+        self.spread = {int(p): v for p, v in table.get("spread", {}).items()}
+        self.round_var = float(table.get("round_var", 0.0))
+
+    def _final(self, prog: int, holding: int) -> float:
+        got = self.final.get((prog, holding))
+        if got is None:  # a cell seen too rarely to fit: the card as it is
+            return float(holding) if holding != FD else _MEAN
+        return got
+
+    def round_estimate(self, state: AllegraState) -> list[float]:
+        """Each seat's expected score for the round under way (doubling included)."""
+        n = state.n
+        unseen = dict(CARD_COUNTS)
+        for v in state.upv:
+            if v is not None:
+                unseen[v] -= 1
+        for pile in (state.discard, state.removed):
+            for v in pile:
+                unseen[v] -= 1
+        for v in (state.drawn, state.held):
+            if v is not None:
+                unseen[v] -= 1
+        left = sum(unseen.values())
+        prog = progress(state)
+        final = self._final
+        fd_value = sum(c * final(prog, v) for v, c in unseen.items() if c) / left if left else final(prog, FD)
+        val, upv = state.val, state.upv
+        out = []
+        for s in range(n):
+            est = 0.0
+            for i in state.lay.area[s]:
+                if val[i] is not None:
+                    v = upv[i]
+                    est += fd_value if v is None else final(prog, v)
+            out.append(est)
+        # the card the active seat may use now: the drawn one, or the
+        # discard pile's top at the start of its turn (fitted: what it
+        # changes in the seat's round score, on average)
+        if state.phase >= 4 and state.drawn is not None:
+            out[state.active] += self.drawn.get(prog, 0.0) * (state.drawn - _MEAN)
+        elif state.phase == 3 and state.discard:
+            out[state.active] += self.top.get(prog, 0.0) * (state.discard[-1] - _MEAN)
+        e = state.ender
+        if e is not None and out[e] > 0 and any(out[s] < out[e] for s in range(n) if s != e):
+            out[e] *= 2  # the ender is doubled unless strictly lowest (or at most 0)
+        return out
+
+    def __call__(self, state: AllegraState, forfeited: frozenset[int]) -> list[float]:
+        if state.is_terminal():
+            return terminal_points(state, forfeited)
+        n = state.n
+        totals = [float(t) for t in state.totals]
+        if state.phase <= 1:
+            return _points(totals, [(ROUNDS - state.round + 1) * self.round_var] * n, forfeited, lower_is_better=True)
+        later = (ROUNDS - state.round) * self.round_var + self.spread.get(progress(state), self.round_var)
+        for s, est in enumerate(self.round_estimate(state)):
+            totals[s] += est
+        return _points(totals, [later] * n, forfeited, lower_is_better=True)
 
 
 def _points(totals: list[float], var: list[float], forfeited: frozenset[int], lower_is_better: bool) -> list[float]:
@@ -191,7 +302,8 @@ def _same(state: AllegraState) -> AllegraState:
 
 
 class AllegraAdapter(Adapter):
-    value = AllegraValue()
+    def __init__(self) -> None:
+        self.value = FittedAllegraValue()
 
     def step(
         self, pre: AllegraState, event: dict[str, Any], post: AllegraState, index: int, ctx: Context
