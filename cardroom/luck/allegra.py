@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import math
 import random
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +108,8 @@ class AllegraValue(ValueFunction):
 FD = 99  # the key of a face-down card in the fitted table
 MIN_COUNT = 30  # a fitted cell needs this many observations
 _TABLE_PATH = Path(__file__).with_name("allegra-area-2.json")
-VALUES = sorted(CARD_COUNTS)
+VALUES = list(range(min(CARD_COUNTS), max(CARD_COUNTS) + 1))
+_COUNTS = [CARD_COUNTS.get(v, 0) for v in VALUES]
 
 
 def _pairs(table: dict[str, float]) -> dict[tuple[int, int], float]:
@@ -141,8 +141,9 @@ class FittedAllegraValue(ValueFunction):
     and how far the round has gone (the table ``final``, fitted once on
     greedy play by benchmarks/luck_fit.py on seeds no measurement plays); a
     face-down slot counts the mean of ``final`` over the unseen cards; the
-    active seat holding a drawn card counts it swapped where it saves most.
-    The spread of a round's score around that estimate (``spread``, per
+    card the active seat may use (its drawn card, or the discard's top at
+    the start of its turn) adds a fitted slope per progress times the card's
+    distance from the mean card; an ender is doubled when not lowest. The spread of a round's score around that estimate (``spread``, per
     progress) and a whole round's (``round_var``) are fitted with it."""
 
     name = "allegra-area"
@@ -156,6 +157,7 @@ class FittedAllegraValue(ValueFunction):
         self.top = {int(p): v for p, v in table.get("top", {}).items()}
         self.spread = {int(p): v for p, v in table.get("spread", {}).items()}
         self.round_var = float(table.get("round_var", 0.0))
+        self._rows: dict[int, list[float]] = {}
 
     def _final(self, prog: int, holding: int) -> float:
         got = self.final.get((prog, holding))
@@ -163,31 +165,39 @@ class FittedAllegraValue(ValueFunction):
             return float(holding) if holding != FD else _MEAN
         return got
 
+    def _row(self, prog: int) -> list[float]:
+        """``final`` at one progress as a list by card value (from the lowest)."""
+        row = self._rows.get(prog)
+        if row is None:
+            row = self._rows[prog] = [self._final(prog, v) for v in VALUES]
+        return row
+
     def round_estimate(self, state: AllegraState) -> list[float]:
         """Each seat's expected score for the round under way (doubling included)."""
         n = state.n
-        unseen = dict(CARD_COUNTS)
-        for v in state.upv:
+        low = VALUES[0]
+        unseen = list(_COUNTS)
+        val, upv = state.val, state.upv
+        for v in upv:
             if v is not None:
-                unseen[v] -= 1
+                unseen[v - low] -= 1
         for pile in (state.discard, state.removed):
             for v in pile:
-                unseen[v] -= 1
+                unseen[v - low] -= 1
         for v in (state.drawn, state.held):
             if v is not None:
-                unseen[v] -= 1
-        left = sum(unseen.values())
+                unseen[v - low] -= 1
+        left = sum(unseen)
         prog = progress(state)
-        final = self._final
-        fd_value = sum(c * final(prog, v) for v, c in unseen.items() if c) / left if left else final(prog, FD)
-        val, upv = state.val, state.upv
+        row = self._row(prog)
+        fd_value = sum(c * f for c, f in zip(unseen, row)) / left if left else self._final(prog, FD)
         out = []
         for s in range(n):
             est = 0.0
             for i in state.lay.area[s]:
                 if val[i] is not None:
                     v = upv[i]
-                    est += fd_value if v is None else final(prog, v)
+                    est += fd_value if v is None else row[v - low]
             out.append(est)
         # the card the active seat may use now: the drawn one, or the
         # discard pile's top at the start of its turn (fitted: what it
@@ -271,18 +281,22 @@ def _exact(base: AllegraState, loc, pile: list, after) -> list[tuple[float, Alle
     another card of the pile, then ``after`` applied."""
     actual = _get(base, loc)
     where: dict[int, Any] = {}
+    counts: dict[int, int] = {}
     for other in pile:
-        where.setdefault(_get(base, other), other)
-    counts = Counter(_get(base, other) for other in pile)
+        v = _get(base, other)
+        if v in counts:
+            counts[v] += 1
+        else:
+            counts[v] = 1
+            where[v] = other
     total = len(pile)
     out = []
-    for value, count in sorted(counts.items()):
+    for value in sorted(counts):
         alt = base.clone()
         if value != actual:
-            other = where[value]
-            _set(alt, other, actual)
+            _set(alt, where[value], actual)
             _set(alt, loc, value)
-        out.append((count / total, after(alt)))
+        out.append((counts[value] / total, after(alt)))
     return out
 
 
