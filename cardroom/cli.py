@@ -2,6 +2,7 @@
 
     cardroom play GAME BOT BOT… [--seed N] [--replay FILE] [--logs DIR] [--option K=V…]
     cardroom verify FILE…
+    cardroom luck REPLAY…
     cardroom tournament GAME BOT BOT… --format round-robin|swiss|duplicate [--table-size K]
         [--deals N] [--rounds R] [--seed N] [--out DIR] [--jobs J] [--option K=V…]
     cardroom games
@@ -150,6 +151,25 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return status
 
 
+def cmd_luck(args: argparse.Namespace) -> int:
+    """One JSON line per replay, in order (contract section 3); a replay
+    that cannot be read or does not re-play is one line on stderr, and the
+    exit status is then 1 (the others are still printed)."""
+    from cardroom.luck import luck_of
+    from engine.replay import ReplayError, load
+
+    status = EXIT_OK
+    for path in args.files:
+        try:
+            report = luck_of(load(path))
+        except ReplayError as exc:
+            print(f"{path}: INVALID: {exc}", file=sys.stderr)
+            status = EXIT_FAILED
+            continue
+        print(json.dumps(report.as_dict(path)), flush=True)
+    return status
+
+
 def cmd_tournament(args: argparse.Namespace) -> int:
     import secrets
 
@@ -272,6 +292,10 @@ def build_parser() -> argparse.ArgumentParser:
     ver = sub.add_parser("verify", help="re-play replays through the engine and check their results")
     ver.add_argument("files", metavar="FILE", nargs="+")
     ver.set_defaults(func=cmd_verify)
+
+    luck = sub.add_parser("luck", help="the luck each seat had in replays, and its payoff adjusted for it (JSON lines)")
+    luck.add_argument("files", metavar="REPLAY", nargs="+")
+    luck.set_defaults(func=cmd_luck)
 
     tour = sub.add_parser("tournament", help="play a whole event locally (round-robin, Swiss or duplicate)")
     tour.add_argument("game", metavar="GAME", help="allegory or allegra")

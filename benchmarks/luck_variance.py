@@ -1,0 +1,234 @@
+"""Issue 37's measurements of the luck estimator (docs/luck.md, decision 186).
+
+    .venv/bin/python benchmarks/luck_variance.py unbiased [--game G] [--random N] [--search M]
+    .venv/bin/python benchmarks/luck_variance.py fewer [--game G] [--pairs P] [--sets S]
+    .venv/bin/python benchmarks/luck_variance.py cost [--game G] [--matches K]
+
+* ``unbiased``: N matches of random bots (2 players) and M of greedy
+  against search (builtin ismcts with a small fixed iteration budget, seats
+  alternating): each seat's mean luck with its 95% interval, and the mean
+  difference greedy - search plain and adjusted, each with its interval.
+* ``fewer``: for close pairs (greedy against greedy playing a random move
+  a tenth of the time; search at two iteration budgets), S duplicate sets
+  (one deal, both seatings): the per-game variance of the difference
+  between the two bots, plain and adjusted, single games and sets, and the
+  games needed for the same interval, plain single games against each
+  (with a bootstrap 95% interval of the ratio).
+* ``cost``: CPU of the luck computation against the CPU of playing the
+  match (built-in bots in this process), per match.
+
+Matches run in this process through the ordinary runner with the built-in
+bots in-process (no sandbox). Seeds come from ``derive(SEED_BASE, ...)``;
+the value functions were set before any of these seeds was played, and are
+never fitted on them. Each row prints as it is done.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bots import builtin_chooser  # noqa: E402
+from cardroom.luck import luck_of  # noqa: E402
+from cardroom.players import InProcessPlayer, Player  # noqa: E402
+from cardroom.runner import run_match  # noqa: E402
+from cardroom.tournament.seeds import KeyedChance, derive  # noqa: E402
+
+SEED_BASE = 37_000  # evaluation seeds; nothing is fitted on them
+Z = 1.96
+SEARCH_ITERATIONS = {"strong": 40, "weak": 20, "vs-greedy": 20}
+WEAK_GREEDY_EPSILON = 0.1
+
+
+class WeakGreedy(Player):
+    """The greedy bot playing a uniformly random legal move a tenth of the time."""
+
+    def __init__(self, game: str, epsilon: float = WEAK_GREEDY_EPSILON):
+        self.name = "weak-greedy"
+        self.spec = "builtin:weak-greedy"
+        self._greedy = builtin_chooser("greedy", game)
+        self._epsilon = epsilon
+        self._rng = random.Random()
+
+    def start(self, info) -> None:
+        self._rng.seed(f"{info.seed}:{info.seat}:{self.name}")
+
+    def act(self, state, seat):
+        if self._rng.random() < self._epsilon:
+            return state.random_action(seat, self._rng)
+        return self._greedy(state.observation(seat), state.legal_actions(seat), self._rng)
+
+
+def make(name: str, game: str) -> Player:
+    if name == "random":
+        return InProcessPlayer("random", None)
+    if name == "greedy":
+        return InProcessPlayer("greedy", builtin_chooser("greedy", game))
+    if name == "weak-greedy":
+        return WeakGreedy(game)
+    if name.startswith("ismcts-"):
+        from bots.ismcts_bot import make_choose
+
+        iterations = int(name.split("-", 1)[1])
+        return InProcessPlayer(name, make_choose(time_ms=None, iterations=iterations))
+    raise ValueError(name)
+
+
+def play(
+    game: str, names: list[str], seed: int, duplicate: bool = False
+) -> tuple[list[float], list[float], float, float]:
+    """(payoffs, adjusted payoffs, match CPU s, luck CPU s) by seat."""
+    t0 = time.process_time()
+    record = run_match(game, [make(n, game) for n in names], seed=seed, chance=KeyedChance(seed) if duplicate else None)
+    t1 = time.process_time()
+    report = luck_of(record.replay)
+    t2 = time.process_time()
+    return [s.payoff for s in report.seats], [s.adjusted for s in report.seats], t1 - t0, t2 - t1
+
+
+def interval(xs: list[float]) -> tuple[float, float]:
+    """Mean and 95% half-width."""
+    return statistics.mean(xs), Z * statistics.stdev(xs) / math.sqrt(len(xs))
+
+
+def fmt(xs: list[float]) -> str:
+    m, h = interval(xs)
+    return f"{m:+.4f} ± {h:.4f}" + ("" if abs(m) <= h else " (0 outside)")
+
+
+def unbiased(game: str, n_random: int, n_search: int) -> None:
+    luck = [[], []]
+    for i in range(n_random):
+        pay, adj, _c, _l = play(game, ["random", "random"], derive(SEED_BASE, game, "random", i))
+        for s in range(2):
+            luck[s].append(pay[s] - adj[s])
+    print(f"{game} random x{n_random}: mean luck seat 0 {fmt(luck[0])}, seat 1 {fmt(luck[1])}", flush=True)
+    if not n_search:
+        return
+    luck = [[], []]
+    plain, adjusted = [], []
+    search = f"ismcts-{SEARCH_ITERATIONS['vs-greedy']}"
+    for i in range(n_search):
+        names = ["greedy", search] if i % 2 == 0 else [search, "greedy"]
+        g = names.index("greedy")
+        pay, adj, _c, _l = play(game, names, derive(SEED_BASE, game, "search", i))
+        for s in range(2):
+            luck[s].append(pay[s] - adj[s])
+        plain.append(pay[g] - pay[1 - g])
+        adjusted.append(adj[g] - adj[1 - g])
+    print(
+        f"{game} greedy vs {search} x{n_search}: mean luck seat 0 {fmt(luck[0])}, seat 1 {fmt(luck[1])}; "
+        f"greedy - search plain {fmt(plain)}, adjusted {fmt(adjusted)}",
+        flush=True,
+    )
+
+
+def ratio_interval(
+    a: list[float], b: list[float], per_a: int, per_b: int, rounds: int = 1000
+) -> tuple[float, float, float]:
+    """Games needed plain (``a``, per_a games an item) over games needed
+    adjusted (``b``): per-game variances' ratio, with a paired bootstrap."""
+
+    def r(xa, xb):
+        return (per_a * statistics.variance(xa)) / (per_b * statistics.variance(xb))
+
+    rng = random.Random(7)
+    n = len(a)
+    boots = []
+    for _ in range(rounds):
+        idx = [int(rng.random() * n) for _ in range(n)]
+        boots.append(r([a[i] for i in idx], [b[i] for i in idx]))
+    boots.sort()
+    return r(a, b), boots[int(0.025 * rounds)], boots[int(0.975 * rounds) - 1]
+
+
+def fewer(game: str, pair: tuple[str, str], sets: int) -> None:
+    a_name, b_name = pair
+    single_plain, single_adj, set_plain, set_adj = [], [], [], []
+    for i in range(sets):
+        seed = derive(SEED_BASE, game, "close", a_name, b_name, i)
+        dp, da = [], []
+        for names in ([a_name, b_name], [b_name, a_name]):
+            pay, adj, _c, _l = play(game, names, seed, duplicate=True)
+            a = names.index(a_name)
+            dp.append(pay[a] - pay[1 - a])
+            da.append(adj[a] - adj[1 - a])
+        # single games: the first seating of each set (independent deals)
+        single_plain.append(dp[i % 2])
+        single_adj.append(da[i % 2])
+        set_plain.append(sum(dp) / 2)
+        set_adj.append(sum(da) / 2)
+    m, h = interval(single_plain)
+    print(
+        f"{game} {a_name} vs {b_name}, {sets} sets: difference plain {m:+.4f} ± {h:.4f}, adjusted {fmt(single_adj)}; "
+        f"sets plain {fmt(set_plain)}, sets adjusted {fmt(set_adj)}",
+        flush=True,
+    )
+    # single_plain[i] and the set i come from the same deal: pair by index
+    for label, other, per in (
+        ("adjusted", single_adj, 1),
+        ("duplicate plain", set_plain, 2),
+        ("duplicate adjusted", set_adj, 2),
+    ):
+        ratio, lo, hi = ratio_interval(single_plain, other, 1, per)
+        print(f"  games needed, plain / {label}: {ratio:.2f} (95% {lo:.2f}-{hi:.2f})", flush=True)
+
+
+def cost(game: str, matches: int) -> None:
+    for names in (
+        ["random", "random"],
+        ["greedy", "greedy"],
+        ["greedy", "greedy", "greedy", "greedy"],
+        ["greedy", f"ismcts-{SEARCH_ITERATIONS['vs-greedy']}"],
+    ):
+        match_cpu = luck_cpu = 0.0
+        for i in range(matches):
+            _p, _a, c, lk = play(game, names, derive(SEED_BASE, game, "cost", len(names), i))
+            match_cpu += c
+            luck_cpu += lk
+        print(
+            f"{game} {'+'.join(names)}: match CPU {1000 * match_cpu / matches:.1f} ms, luck CPU "
+            f"{1000 * luck_cpu / matches:.1f} ms ({100 * luck_cpu / match_cpu:.0f}%)",
+            flush=True,
+        )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", choices=["unbiased", "fewer", "cost"])
+    parser.add_argument("--game", action="append", help="allegory and/or allegra (default both)")
+    parser.add_argument("--random", type=int, default=2000)
+    parser.add_argument("--search", type=int, default=500)
+    parser.add_argument("--sets", type=int, default=300)
+    parser.add_argument("--pairs", default="greedy,search", help="greedy and/or search")
+    parser.add_argument("--matches", type=int, default=20)
+    args = parser.parse_args()
+    for game in args.game or ["allegory", "allegra"]:
+        started = time.monotonic()
+        if args.what == "unbiased":
+            unbiased(game, args.random, args.search)
+        elif args.what == "fewer":
+            for pair in args.pairs.split(","):
+                if pair == "greedy":
+                    fewer(game, ("greedy", "weak-greedy"), args.sets)
+                else:
+                    fewer(
+                        game,
+                        (f"ismcts-{SEARCH_ITERATIONS['strong']}", f"ismcts-{SEARCH_ITERATIONS['weak']}"),
+                        args.sets,
+                    )
+        else:
+            cost(game, args.matches)
+        print(f"{game}: {time.monotonic() - started:.0f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

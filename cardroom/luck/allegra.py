@@ -1,0 +1,377 @@
+"""Allegra's chance model and value function for the luck estimator.
+
+Cards first become known (decision 183) when the deal turns the discard
+pile's first card up, when a face-down slot is turned up (a reveal, a flip
+after a discard, the end of a round), when a face-down card leaves its slot
+(swapped, taken over from the discard, placed over by a knocker, exchanged),
+and when a card is drawn from the deck. Until then a card lies in one of two
+piles: the *deal pile* (the face-down slots, and the deck until the round's
+first reshuffle) or the *reshuffle pile* (the deck made from the discard
+pile). The next card known from a pile is uniform over that pile's cards.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+from cardroom.luck.estimator import Adapter, Context, Step, ValueFunction, terminal_points
+from engine.allegra.game import CARD_COUNTS, CARDS, CELLS, COLS, ROUNDS, AllegraState
+from engine.core import CHANCE
+
+ALL_SUM = sum(CARDS)
+ALL_COUNT = len(CARDS)
+_MEAN = ALL_SUM / ALL_COUNT
+CARD_VAR = sum((c - _MEAN) ** 2 for c in CARDS) / ALL_COUNT  # one unknown card's variance
+
+
+def _phi(x: float) -> float:
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+class AllegraValue(ValueFunction):
+    """``allegra-area@1``: each seat's expected total is its score so far
+    plus, in a round under way, its area's face-up cards and the mean of the
+    unseen cards for each face-down one (the active seat holding a drawn
+    card counts it placed where it saves most); the uncertainty of a total
+    is one card's variance per face-down card, ``ROUND_VAR_IN_PLAY`` for
+    the turns left in the round and ``ROUND_VAR`` per round still to deal.
+    Seat ``s`` beats ``o`` with the normal probability of the difference;
+    the rank points are the mean of those over the other seats (the points
+    of ``cardroom.tournament.standings`` are exactly that with 0/1/half).
+    The constants are set by reasoning, never fitted (docs/luck.md)."""
+
+    name = "allegra-area"
+    version = 1
+    ROUND_VAR = 15.0**2  # a round's score spread per seat (about 15 points)
+    ROUND_VAR_IN_PLAY = 6.0**2
+
+    def __call__(self, state: AllegraState, forfeited: frozenset[int]) -> list[float]:
+        if state.is_terminal():
+            return terminal_points(state, forfeited)
+        n = state.n
+        totals = [float(t) for t in state.totals]
+        var = [0.0] * n
+        if state.phase <= 1:  # between rounds (a deal is due; a reshuffle never is here)
+            rounds_left = ROUNDS - state.round + 1
+            var = [rounds_left * self.ROUND_VAR] * n
+        else:
+            upv = state.upv
+            val = state.val
+            seen = 0
+            seen_sum = 0
+            for v in upv:
+                if v is not None:
+                    seen += 1
+                    seen_sum += v
+            for pile in (state.discard, state.removed):
+                seen += len(pile)
+                seen_sum += sum(pile)
+            for v in (state.drawn, state.held):
+                if v is not None:
+                    seen += 1
+                    seen_sum += v
+            unseen = ALL_COUNT - seen
+            mu = (ALL_SUM - seen_sum) / unseen if unseen else _MEAN
+            lay = state.lay
+            later = (ROUNDS - state.round) * self.ROUND_VAR + self.ROUND_VAR_IN_PLAY
+            for s in range(n):
+                up_sum = 0
+                worst = None
+                fd = 0
+                for i in lay.area[s]:
+                    v = upv[i]
+                    if v is not None:
+                        up_sum += v
+                        if worst is None or v > worst:
+                            worst = v
+                    elif val[i] is not None:
+                        fd += 1
+                est = up_sum + fd * mu
+                if s == state.active and state.drawn is not None and state.phase >= 4:
+                    d = state.drawn
+                    best = 0.0
+                    if worst is not None and worst - d > best:
+                        best = worst - d
+                    if fd and mu - d > best:
+                        best = mu - d
+                    est -= best
+                totals[s] += est
+                var[s] = fd * CARD_VAR + later
+        return _points(totals, var, forfeited, lower_is_better=True)
+
+
+# -- allegra-area@2: what a slot will hold when the round is scored ---------
+FD = 99  # the key of a face-down card in the fitted table
+MIN_COUNT = 30  # a fitted cell needs this many observations
+_TABLE_PATH = Path(__file__).with_name("allegra-area-2.json")
+VALUES = list(range(min(CARD_COUNTS), max(CARD_COUNTS) + 1))
+_COUNTS = [CARD_COUNTS.get(v, 0) for v in VALUES]
+
+
+def _pairs(table: dict[str, float]) -> dict[tuple[int, int], float]:
+    out = {}
+    for key, mean in table.items():
+        a, b = key.split(":")
+        out[(int(a), int(b))] = mean
+    return out
+
+
+def holding_key(state: AllegraState, slot: int) -> int | None:
+    """What a slot holds, as the fitted table keys it: its face-up value,
+    ``FD`` when face down, None when empty."""
+    if state.val[slot] is None:
+        return None
+    v = state.upv[slot]
+    return FD if v is None else v
+
+
+def progress(state: AllegraState) -> int:
+    """How far the round has gone: the fewest face-down cards any area holds
+    (the round's end comes when one area has none)."""
+    return min(state._area_fd(s) for s in range(state.n))
+
+
+class FittedAllegraValue(ValueFunction):
+    """``allegra-area@2``: as ``allegra-area@1``, but each slot counts what
+    it is expected to hold when the round is scored, given what it holds now
+    and how far the round has gone (the table ``final``, fitted once on
+    greedy play by benchmarks/luck_fit.py on seeds no measurement plays); a
+    face-down slot counts the mean of ``final`` over the unseen cards; the
+    card the active seat may use (its drawn card, or the discard's top at
+    the start of its turn) adds a fitted slope per progress times the card's
+    distance from the mean card; an ender is doubled when not lowest. The spread of a round's score around that estimate (``spread``, per
+    progress) and a whole round's (``round_var``) are fitted with it."""
+
+    name = "allegra-area"
+    version = 2
+
+    def __init__(self, table: dict[str, Any] | None = None) -> None:
+        if table is None:
+            table = json.loads(_TABLE_PATH.read_text(encoding="utf-8"))
+        self.final = _pairs(table["final"])
+        self.drawn = {int(p): v for p, v in table.get("drawn", {}).items()}
+        self.top = {int(p): v for p, v in table.get("top", {}).items()}
+        self.spread = {int(p): v for p, v in table.get("spread", {}).items()}
+        self.round_var = float(table.get("round_var", 0.0))
+        self._rows: dict[int, list[float]] = {}
+
+    def _final(self, prog: int, holding: int) -> float:
+        got = self.final.get((prog, holding))
+        if got is None:  # a cell seen too rarely to fit: the card as it is
+            return float(holding) if holding != FD else _MEAN
+        return got
+
+    def _row(self, prog: int) -> list[float]:
+        """``final`` at one progress as a list by card value (from the lowest)."""
+        row = self._rows.get(prog)
+        if row is None:
+            row = self._rows[prog] = [self._final(prog, v) for v in VALUES]
+        return row
+
+    def round_estimate(self, state: AllegraState) -> list[float]:
+        """Each seat's expected score for the round under way (doubling included)."""
+        n = state.n
+        low = VALUES[0]
+        unseen = list(_COUNTS)
+        val, upv = state.val, state.upv
+        for v in upv:
+            if v is not None:
+                unseen[v - low] -= 1
+        for pile in (state.discard, state.removed):
+            for v in pile:
+                unseen[v - low] -= 1
+        for v in (state.drawn, state.held):
+            if v is not None:
+                unseen[v - low] -= 1
+        left = sum(unseen)
+        prog = progress(state)
+        row = self._row(prog)
+        fd_value = sum(c * f for c, f in zip(unseen, row)) / left if left else self._final(prog, FD)
+        out = []
+        for s in range(n):
+            est = 0.0
+            for i in state.lay.area[s]:
+                if val[i] is not None:
+                    v = upv[i]
+                    est += fd_value if v is None else row[v - low]
+            out.append(est)
+        # the card the active seat may use now: the drawn one, or the
+        # discard pile's top at the start of its turn (fitted: what it
+        # changes in the seat's round score, on average)
+        if state.phase >= 4 and state.drawn is not None:
+            out[state.active] += self.drawn.get(prog, 0.0) * (state.drawn - _MEAN)
+        elif state.phase == 3 and state.discard:
+            out[state.active] += self.top.get(prog, 0.0) * (state.discard[-1] - _MEAN)
+        e = state.ender
+        if e is not None and out[e] > 0 and any(out[s] < out[e] for s in range(n) if s != e):
+            out[e] *= 2  # the ender is doubled unless strictly lowest (or at most 0)
+        return out
+
+    def __call__(self, state: AllegraState, forfeited: frozenset[int]) -> list[float]:
+        if state.is_terminal():
+            return terminal_points(state, forfeited)
+        n = state.n
+        totals = [float(t) for t in state.totals]
+        if state.phase <= 1:
+            return _points(totals, [(ROUNDS - state.round + 1) * self.round_var] * n, forfeited, lower_is_better=True)
+        later = (ROUNDS - state.round) * self.round_var + self.spread.get(progress(state), self.round_var)
+        for s, est in enumerate(self.round_estimate(state)):
+            totals[s] += est
+        return _points(totals, [later] * n, forfeited, lower_is_better=True)
+
+
+def _points(totals: list[float], var: list[float], forfeited: frozenset[int], lower_is_better: bool) -> list[float]:
+    n = len(totals)
+    out = []
+    for s in range(n):
+        p = 0.0
+        for o in range(n):
+            if o == s:
+                continue
+            if s in forfeited or o in forfeited:
+                p += 0.5 if (s in forfeited) == (o in forfeited) else (0.0 if s in forfeited else 1.0)
+                continue
+            d = totals[o] - totals[s] if lower_is_better else totals[s] - totals[o]
+            sd = math.sqrt(var[s] + var[o])
+            p += _phi(d / sd) if sd > 0 else (1.0 if d > 0 else 0.5 if d == 0 else 0.0)
+        out.append(p / (n - 1))
+    return out
+
+
+# -- locations of cards in an engine state ---------------------------------
+# ("s", i): table slot i; ("k", j): state.deck[j] (top is the end); ("d", j):
+# state.discard[j]; ("x", 0): the drawn card.
+
+
+def _get(state: AllegraState, loc: tuple[str, int]) -> int:
+    kind, j = loc
+    if kind == "s":
+        return state.val[j]  # type: ignore[return-value]
+    if kind == "k":
+        return state.deck[j]
+    if kind == "d":
+        return state.discard[j]
+    return state.drawn  # type: ignore[return-value]
+
+
+def _set(state: AllegraState, loc: tuple[str, int], value: int) -> None:
+    kind, j = loc
+    if kind == "s":
+        state.val[j] = value
+    elif kind == "k":
+        state.deck[j] = value
+    elif kind == "d":
+        state.discard[j] = value
+    else:
+        state.drawn = value
+
+
+def _face_down(state: AllegraState) -> list[tuple[str, int]]:
+    val, upv = state.val, state.upv
+    return [("s", i) for i in range(state.lay.N) if upv[i] is None and val[i] is not None]
+
+
+def _exact(base: AllegraState, loc, pile: list, after) -> list[tuple[float, AllegraState]]:
+    """Every value the card at ``loc`` (one of ``pile``) could have been,
+    with its probability: ``base`` with that value swapped into ``loc`` from
+    another card of the pile, then ``after`` applied."""
+    actual = _get(base, loc)
+    where: dict[int, Any] = {}
+    counts: dict[int, int] = {}
+    for other in pile:
+        v = _get(base, other)
+        if v in counts:
+            counts[v] += 1
+        else:
+            counts[v] = 1
+            where[v] = other
+    total = len(pile)
+    out = []
+    for value in sorted(counts):
+        alt = base.clone()
+        if value != actual:
+            _set(alt, where[value], actual)
+            _set(alt, loc, value)
+        out.append((counts[value] / total, after(alt)))
+    return out
+
+
+def _resample(base: AllegraState, piles: list[list], rng: random.Random, after) -> AllegraState:
+    """``base`` with each pile's cards dealt anew among its places."""
+    alt = base.clone()
+    for pile in piles:
+        values = [_get(alt, loc) for loc in pile]
+        rng.shuffle(values)
+        for loc, v in zip(pile, values):
+            _set(alt, loc, v)
+    return after(alt)
+
+
+def _same(state: AllegraState) -> AllegraState:
+    return state
+
+
+class AllegraAdapter(Adapter):
+    def __init__(self) -> None:
+        self.value = FittedAllegraValue()
+
+    def step(
+        self, pre: AllegraState, event: dict[str, Any], post: AllegraState, index: int, ctx: Context
+    ) -> Step | None:
+        action = event["action"]
+        if event["by"] == CHANCE:
+            if action["type"] == "deal":
+                ctx.extra["reshuffled"] = False
+                # the discard pile's first card, from the whole deal
+                pile = [("d", 0)] + _face_down(post) + [("k", j) for j in range(len(post.deck))]
+                return Step(index, post, exact=_exact(post, ("d", 0), pile, _same))
+            ctx.extra["reshuffled"] = True  # a reshuffle: its top card is drawn at once
+            pile = [("x", 0)] + [("k", j) for j in range(len(post.deck))]
+            return Step(index, post, exact=_exact(post, ("x", 0), pile, _same))
+        seat = event["by"]
+        face_down = _face_down(pre)
+        hidden = set(face_down)
+        ended = post.round != pre.round or post.is_terminal()
+        kind = action["type"]
+        if ended:
+            known = face_down  # every face-down card is turned up as the round ends
+        elif kind == "draw":
+            known = [("k", len(pre.deck) - 1)] if pre.deck else []
+        elif kind in ("reveal", "take_discard", "swap", "place"):
+            known = [_slot(action["slot"])]
+        elif kind == "discard":
+            known = [_slot(action["flip"])] if action["flip"] is not None else []
+        elif kind == "exchange":
+            known = [_slot(action["take"]), _slot(action["put"])]
+        else:
+            known = []
+        known = [loc for loc in known if loc in hidden or loc[0] == "k"]
+        if not known:
+            return None
+        deck = [("k", j) for j in range(len(pre.deck))]
+        if ctx.extra.get("reshuffled"):
+            piles = [face_down, deck]
+        else:
+            piles = [face_down + deck]
+
+        def after(alt: AllegraState) -> AllegraState:
+            alt.apply(seat, action)
+            return alt
+
+        if len(known) == 1:
+            loc = known[0]
+            pile = next(p for p in piles if loc in p)
+            return Step(index, post, exact=_exact(pre, loc, pile, after))
+        return Step(index, post, sample=lambda rng: _resample(pre, piles, rng, after))
+
+
+def _slot(slot: list[int]) -> tuple[str, int]:
+    s, r, c = slot
+    return ("s", s * CELLS + r * COLS + c)
+
+
+__all__ = ["AllegraAdapter", "AllegraValue"]

@@ -1,0 +1,200 @@
+"""Luck from a replay alone: AIVAT's chance correction over explicit chance.
+
+For every chance outcome the luck it gave seat ``s`` is
+
+    V_s(state after the actual outcome) - E[V_s(state after an outcome)]
+
+with the expectation over that chance node's true distribution, and the
+adjusted payoff is ``payoff - sum of the seat's luck`` (Burch et al., AIVAT,
+AAAI 2018: the correction has expectation 0 at every chance node, so the
+adjusted payoff is an unbiased estimate of the expected payoff, whatever the
+heuristic ``V``; the closer ``V`` is to the true conditional expectation, the
+more variance it removes).
+
+The chance model is the *lazy* one of docs/luck.md (decision 183): a card
+comes into being when it first becomes known to anyone, drawn uniformly from
+the cards not yet revealed in its pile. Each game's adapter turns one replay
+event into at most one chance step (``Step``): the actual state after it and
+the alternative states, either all of them with their probabilities
+(``exact``) or a sampler for the sampled expectation.
+
+Nothing here imports Django; the engine does all the rules.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine import get_game_class
+from engine.core import CHANCE, State
+from engine.replay import ReplayError, iter_states, verify
+
+# Alternatives drawn when a step's outcomes are too many to enumerate.
+SAMPLES = 32
+
+
+@dataclass
+class Step:
+    """One chance outcome: ``actual`` is the state after it; ``exact`` lists
+    every possible (probability, state after it), or ``sample(rng)`` draws
+    the state after an outcome from the true distribution."""
+
+    index: int
+    actual: State
+    exact: list[tuple[float, State]] | None = None
+    sample: Callable[[random.Random], State] | None = None
+
+
+@dataclass
+class Context:
+    """What an adapter keeps between events of one replay."""
+
+    forfeited: frozenset[int] = frozenset()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class ValueFunction:
+    """``V(state, forfeited)``: each seat's expected payoff (rank points)
+    from the state; reads only what has been revealed to someone."""
+
+    name: str = ""
+    version: int = 0
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def __call__(self, state: State, forfeited: frozenset[int]) -> list[float]:
+        raise NotImplementedError
+
+
+class Adapter:
+    """A game's chance model over its engine states."""
+
+    value: ValueFunction
+
+    def step(self, pre: State, event: dict[str, Any], post: State, index: int, ctx: Context) -> Step | None:
+        raise NotImplementedError
+
+
+def rank_points(ranks: Sequence[int]) -> list[float]:
+    """The standings' points (cardroom.tournament.standings.rank_points) as floats."""
+    from cardroom.tournament.standings import rank_points as exact
+
+    return [float(p) for p in exact(ranks)]
+
+
+def terminal_points(state: State, forfeited: frozenset[int]) -> list[float]:
+    return rank_points(state.result(forfeited).ranks)
+
+
+@dataclass(frozen=True)
+class SeatLuck:
+    seat: int
+    payoff: float
+    luck: float
+
+    @property
+    def adjusted(self) -> float:
+        return self.payoff - self.luck
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"seat": self.seat, "payoff": self.payoff, "luck": self.luck, "adjusted": self.adjusted}
+
+
+@dataclass(frozen=True)
+class LuckReport:
+    game: str
+    value_function: str
+    seats: list[SeatLuck]
+    steps: int
+
+    def as_dict(self, replay: str) -> dict[str, Any]:
+        return {
+            "replay": replay,
+            "game": self.game,
+            "value_function": self.value_function,
+            "seats": [s.as_dict() for s in self.seats],
+        }
+
+
+def adapter_for(game: str) -> Adapter:
+    if game == "allegra":
+        from cardroom.luck.allegra import AllegraAdapter
+
+        return AllegraAdapter()
+    if game == "allegory":
+        from cardroom.luck.allegory import AllegoryAdapter
+
+        return AllegoryAdapter()
+    get_game_class(game)  # raises GameNotFoundError naming the games
+    raise ReplayError(f"no luck model for game {game!r}")
+
+
+def step_rng(label: str, index: int) -> random.Random:
+    """The sampling generator of the step at event ``index``: fixed by the
+    value function and the event's place alone, so independent of the
+    outcome and the same on every run (a str seed hashes with SHA-512)."""
+    return random.Random(f"cardroom-luck:{label}:{index}")
+
+
+def expectation(step: Step, value: ValueFunction, forfeited: frozenset[int], n: int) -> list[float]:
+    out = [0.0] * n
+    if step.exact is not None:
+        for p, state in step.exact:
+            v = value(state, forfeited)
+            for s in range(n):
+                out[s] += p * v[s]
+        return out
+    assert step.sample is not None
+    rng = step_rng(value.label, step.index)
+    for _ in range(SAMPLES):
+        v = value(step.sample(rng), forfeited)
+        for s in range(n):
+            out[s] += v[s] / SAMPLES
+    return out
+
+
+def iter_steps(doc: dict[str, Any], adapter: Adapter, forfeit_events: dict[int, int]):
+    """Yield (step, forfeited seats then) for every chance outcome of ``doc``."""
+    ctx = Context()
+    pre: State | None = None
+    for index, event, post in iter_states(doc):
+        if pre is None:  # the initial state: a fresh one, the replay's first event not yet applied
+            pre = get_game_class(doc["game"])(doc["num_players"], doc["options"]).new_initial_state()
+        ctx.forfeited = frozenset(s for s, e in forfeit_events.items() if e <= index)
+        step = adapter.step(pre, event, post, index, ctx)
+        if step is not None:
+            yield step, ctx.forfeited
+        pre = post.clone()
+
+
+def luck_of(doc: dict[str, Any]) -> LuckReport:
+    """The luck of every seat in a replay document (verified first: a replay
+    that does not check out raises ReplayError)."""
+    checked = verify(doc)
+    adapter = adapter_for(checked.game)
+    value = adapter.value
+    n = checked.num_players
+    forfeit_events = {int(f["seat"]): int(f["event"]) for f in checked.forfeits}
+    luck = [0.0] * n
+    steps = 0
+    for step, forfeited in iter_steps(doc, adapter, forfeit_events):
+        actual = value(step.actual, forfeited)
+        expected = expectation(step, value, forfeited, n)
+        for s in range(n):
+            luck[s] += actual[s] - expected[s]
+        steps += 1
+    payoff = rank_points(checked.result.ranks)
+    return LuckReport(
+        checked.game,
+        value.label,
+        [SeatLuck(s, payoff[s], luck[s]) for s in range(n)],
+        steps,
+    )
+
+
+__all__ = ["CHANCE", "Adapter", "Context", "LuckReport", "SeatLuck", "Step", "ValueFunction", "luck_of"]

@@ -1,0 +1,158 @@
+"""The luck estimator (cardroom.luck) and ``cardroom luck`` (contract section 3)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import statistics
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from cardroom.luck import luck_of
+from cardroom.luck.estimator import adapter_for, iter_steps, rank_points
+from cardroom.players import InProcessPlayer
+from cardroom.runner import run_match
+from engine.allegra.game import CARDS
+from engine.replay import load
+
+ROOT = Path(__file__).resolve().parents[2]
+OWN = sorted((ROOT / "tests" / "data" / "replays").glob("*.json"))
+SHARED_DIR = Path("/work/shared/replays")
+SHARED = sorted(SHARED_DIR.glob("*.json")) if SHARED_DIR.is_dir() else []
+
+
+def cardroom(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "cardroom", *args], cwd=ROOT, capture_output=True, text=True, timeout=300,
+        env={"PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+
+
+def check_line(line: str, path: Path) -> dict:
+    doc = json.loads(line)
+    assert list(doc) == ["replay", "game", "value_function", "seats"]
+    assert doc["replay"] == str(path)
+    replay = load(path)
+    assert doc["game"] == replay["game"]
+    assert re.fullmatch(r"[a-z-]+@\d+", doc["value_function"])
+    assert [s["seat"] for s in doc["seats"]] == list(range(replay["num_players"]))
+    points = rank_points(replay["result"]["ranks"])
+    for seat, want in zip(doc["seats"], points):
+        assert list(seat) == ["seat", "payoff", "luck", "adjusted"]
+        assert seat["payoff"] == want
+        assert seat["adjusted"] == pytest.approx(seat["payoff"] - seat["luck"], abs=1e-12)
+        assert math.isfinite(seat["luck"])
+    # rank points add up to the same total whatever happens, so does V: the
+    # seats' luck adds up to 0
+    assert sum(s["luck"] for s in doc["seats"]) == pytest.approx(0, abs=1e-9)
+    return doc
+
+
+def test_cli_prints_one_line_per_replay_in_order_and_exits_0():
+    paths = OWN + SHARED
+    out = cardroom("luck", *map(str, paths))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert len(lines) == len(paths)
+    docs = [check_line(line, path) for line, path in zip(lines, paths)]
+    # chance did something in every one of these matches
+    assert all(any(abs(s["luck"]) > 1e-6 for s in d["seats"]) for d in docs)
+
+
+def test_cli_is_the_same_on_every_run():
+    paths = [str(p) for p in OWN]
+    first, second = cardroom("luck", *paths), cardroom("luck", *paths)
+    assert first.returncode == second.returncode == 0
+    assert first.stdout == second.stdout
+
+
+def test_cli_names_an_unreadable_replay_and_still_prints_the_others(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    cut = tmp_path / "cut.json"
+    doc = json.loads(OWN[0].read_text())
+    doc["events"] = doc["events"][:5]
+    cut.write_text(json.dumps(doc))
+    out = cardroom("luck", str(OWN[0]), str(bad), str(cut), str(tmp_path / "missing.json"))
+    assert out.returncode == 1
+    assert len(out.stdout.splitlines()) == 1
+    check_line(out.stdout.splitlines()[0], OWN[0])
+    err = out.stderr.splitlines()
+    assert len(err) == 3
+    assert err[0].startswith(f"{bad}: INVALID: ") and "not valid JSON" in err[0]
+    assert err[1].startswith(f"{cut}: INVALID: ") and "ends before the game is over" in err[1]
+    assert err[2].startswith(f"{tmp_path / 'missing.json'}: INVALID: cannot read")
+
+
+@pytest.mark.parametrize("path", OWN, ids=lambda p: p.name)
+def test_each_chance_step_is_the_true_distribution_and_its_luck_averages_to_0(path):
+    """At every chance step: the alternatives are a probability distribution
+    (exact) or draws from one (sampled), the actual outcome's state is one
+    of the exact alternatives, and the luck's expectation over the
+    alternatives is 0 to float precision."""
+    doc = load(path)
+    adapter = adapter_for(doc["game"])
+    forfeits = {f["seat"]: f["event"] for f in doc["result"].get("forfeits", [])}
+    steps = 0
+    for step, forfeited in iter_steps(doc, adapter, forfeits):
+        steps += 1
+        if step.exact is None:
+            continue
+        assert sum(p for p, _ in step.exact) == pytest.approx(1, abs=1e-12)
+        values = [adapter.value(s, forfeited) for _, s in step.exact]
+        expected = [sum(p * v[s] for (p, _), v in zip(step.exact, values)) for s in range(doc["num_players"])]
+        luck_mean = [
+            sum(p * (v[s] - expected[s]) for (p, _), v in zip(step.exact, values)) for s in range(len(expected))
+        ]
+        assert luck_mean == pytest.approx([0.0] * len(expected), abs=1e-12)
+        actual = adapter.value(step.actual, forfeited)
+        assert any(v == pytest.approx(actual, abs=1e-12) for v in values)
+        if doc["game"] == "allegra":
+            for _, alt in step.exact:  # every alternative holds the 120 cards
+                assert alt.card_count() == Counter(CARDS)
+    assert steps > 0
+
+
+def test_allegra_draw_is_uniform_over_the_cards_not_yet_seen():
+    doc = load(ROOT / "tests" / "data" / "replays" / "allegra-2p.json")
+    adapter = adapter_for("allegra")
+    checked = 0
+    for step, _ in iter_steps(doc, adapter, {}):
+        state = step.actual
+        if state.drawn is None or step.exact is None or state.phase < 4:
+            continue
+        dist = Counter()
+        for p, alt in step.exact:
+            dist[alt.drawn] += p
+        # not seen by anyone: the face-down cards and the deck, plus the drawn one
+        unseen = Counter(v for v, u in zip(state.val, state.upv) if v is not None and u is None)
+        unseen.update(state.deck)
+        unseen[state.drawn] += 1
+        total = sum(unseen.values())
+        if len(step.exact) == len(unseen):  # a draw before any reshuffle of the round
+            assert dict(dist) == pytest.approx({v: c / total for v, c in unseen.items()})
+            checked += 1
+    assert checked > 10
+
+
+def _random_match_luck(game: str, seed: int) -> list[float]:
+    record = run_match(game, [InProcessPlayer("random", None), InProcessPlayer("random", None)], seed=seed)
+    return [s.luck for s in luck_of(record.replay).seats]
+
+
+@pytest.mark.parametrize("game", ["allegory", "allegra"])
+def test_mean_luck_of_random_matches_is_0_within_its_interval(game):
+    """A modest statistical check (the benchmark does 2,000 matches):
+    over 150 matches each seat's mean luck is within 3 standard errors of 0
+    (the seeds are fixed, so the test is deterministic)."""
+    luck = [_random_match_luck(game, 900_000 + i) for i in range(150)]
+    for seat in range(2):
+        xs = [x[seat] for x in luck]
+        se = statistics.stdev(xs) / math.sqrt(len(xs))
+        assert abs(statistics.mean(xs)) < 3 * se, (seat, statistics.mean(xs), se)
+        assert statistics.stdev(xs) > 0.01  # the luck is not trivially 0
