@@ -30,7 +30,7 @@ from typing import Any
 
 from engine import get_game_class
 from engine.core import CHANCE, State
-from engine.replay import ReplayError, iter_states, verify
+from engine.replay import iter_states, verify
 
 # Alternatives drawn when a step's outcomes are too many to enumerate.
 SAMPLES = 32
@@ -121,19 +121,6 @@ class LuckReport:
         }
 
 
-def adapter_for(game: str) -> Adapter:
-    if game == "allegra":
-        from cardroom.luck.allegra import AllegraAdapter
-
-        return AllegraAdapter()
-    if game == "allegory":
-        from cardroom.luck.allegory import AllegoryAdapter
-
-        return AllegoryAdapter()
-    get_game_class(game)  # raises GameNotFoundError naming the games
-    raise ReplayError(f"no luck model for game {game!r}")
-
-
 def step_rng(label: str, index: int) -> random.Random:
     """The sampling generator of the step at event ``index``: fixed by the
     value function and the event's place alone, so independent of the
@@ -172,9 +159,11 @@ def iter_steps(doc: dict[str, Any], adapter: Adapter, forfeit_events: dict[int, 
         pre = post.clone()
 
 
-def luck_of(doc: dict[str, Any]) -> LuckReport:
+def luck_with(doc: dict[str, Any], adapter_for: Callable[[str], Adapter]) -> LuckReport:
     """The luck of every seat in a replay document (verified first: a replay
-    that does not check out raises ReplayError)."""
+    that does not check out raises ReplayError), with the chance model and
+    value function ``adapter_for(game)`` gives (cardroom.luck.games: the
+    games' adapters build on this module, so it does not import them)."""
     checked = verify(doc)
     adapter = adapter_for(checked.game)
     value = adapter.value
@@ -197,4 +186,4 @@ def luck_of(doc: dict[str, Any]) -> LuckReport:
     )
 
 
-__all__ = ["CHANCE", "Adapter", "Context", "LuckReport", "SeatLuck", "Step", "ValueFunction", "luck_of"]
+__all__ = ["CHANCE", "Adapter", "Context", "LuckReport", "SeatLuck", "Step", "ValueFunction", "luck_with"]

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from cardroom.luck import luck_of
-from cardroom.luck.estimator import adapter_for, iter_steps, rank_points
+from cardroom.luck import adapter_for, luck_of
+from cardroom.luck.estimator import iter_steps, rank_points
 from cardroom.players import InProcessPlayer
 from cardroom.runner import run_match
 from engine.allegra.game import CARDS
