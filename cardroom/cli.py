@@ -24,7 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -132,42 +132,41 @@ def _print_result(record, args) -> None:
         print(f"replay written to {args.replay}")
 
 
-def cmd_verify(args: argparse.Namespace) -> int:
-    from engine.replay import ReplayError, load, verify
-
-    status = EXIT_OK
-    for path in args.files:
-        try:
-            report = verify(load(path))
-        except ReplayError as exc:
-            print(f"{path}: INVALID: {exc}", file=sys.stderr)
-            status = EXIT_FAILED
-            continue
-        forfeits = ", ".join(f"seat {f['seat']} ({f['reason']})" for f in report.forfeits) or "none"
-        print(
-            f"{path}: OK: {report.game}, {report.num_players} players, {report.events} events, "
-            f"scores {report.result.scores}, ranks {report.result.ranks}, forfeits: {forfeits}"
-        )
-    return status
-
-
-def cmd_luck(args: argparse.Namespace) -> int:
-    """One JSON line per replay, in order (contract section 3); a replay
-    that cannot be read or does not re-play is one line on stderr, and the
-    exit status is then 1 (the others are still printed)."""
-    from cardroom.luck import luck_of
+def _each_replay(paths: list[str], report: Callable[[str, dict], None]) -> int:
+    """``report(path, document)`` for each replay in order; a replay that
+    cannot be read or does not re-play is one line on stderr, and the exit
+    status is then 1 (the others are still reported)."""
     from engine.replay import ReplayError, load
 
     status = EXIT_OK
-    for path in args.files:
+    for path in paths:
         try:
-            report = luck_of(load(path))
+            report(path, load(path))
         except ReplayError as exc:
             print(f"{path}: INVALID: {exc}", file=sys.stderr)
             status = EXIT_FAILED
-            continue
-        print(json.dumps(report.as_dict(path)), flush=True)
     return status
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from engine.replay import verify
+
+    def report(path: str, doc: dict) -> None:
+        checked = verify(doc)
+        forfeits = ", ".join(f"seat {f['seat']} ({f['reason']})" for f in checked.forfeits) or "none"
+        print(
+            f"{path}: OK: {checked.game}, {checked.num_players} players, {checked.events} events, "
+            f"scores {checked.result.scores}, ranks {checked.result.ranks}, forfeits: {forfeits}"
+        )
+
+    return _each_replay(args.files, report)
+
+
+def cmd_luck(args: argparse.Namespace) -> int:
+    """One JSON line per replay, in order (docs/luck.md)."""
+    from cardroom.luck import luck_of
+
+    return _each_replay(args.files, lambda path, doc: print(json.dumps(luck_of(doc).as_dict(path)), flush=True))
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
