@@ -51,6 +51,10 @@ def test_a_session_with_default_options_runs_under_the_sandbox(clean_host, tmp_p
     # x = [1, 1, 1, 1]: the column sums of W (arange(12)/10 as 4 x 3) plus b
     assert "onnx ran: [2.3, 1.7, 2.6]" in log and "onnx bot done" in log, log[-2000:]
     assert "Error" not in log and "error" not in log, log[-2000:]
+    # the version scripts/install-bot-packages.sh pins, with its CPU provider
+    script = (REPO / "scripts" / "install-bot-packages.sh").read_text()
+    pinned = script.split("ONNXRUNTIME_VERSION=", 1)[1].split()[0]
+    assert f"onnxruntime {pinned} [" in log and "'CPUExecutionProvider'" in log, log[-2000:]
 
 
 def test_a_model_asking_for_4_gib_is_stopped_by_the_memory_limit(clean_host, tmp_path):

@@ -23,6 +23,7 @@ def threads():
 
 
 first = session.run(None, {"x": x})[0]
+sys.stderr.write(f"onnxruntime {ort.__version__} {ort.get_available_providers()}\n")
 sys.stderr.write(
     f"onnx ran: {[round(v, 3) for v in first[0].tolist()]}, threads {threads()}, cpus {os.sched_getaffinity(0)}\n"
 )
