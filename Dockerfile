@@ -48,6 +48,11 @@ COPY scripts/build_engine.py /src/scripts/build_engine.py
 RUN python3 -m venv /opt/build \
  && /opt/build/bin/pip install --quiet "mypy>=1.10" setuptools \
  && /opt/build/bin/python /src/scripts/build_engine.py
+# ONNX Runtime for python bots (decision 220), by the same script as make
+# setup, with this stage's pip (the wheel for Debian's python3), into Debian's
+# /usr/local/lib/python3.11/dist-packages, copied as it is below.
+COPY scripts/install-bot-packages.sh /src/scripts/install-bot-packages.sh
+RUN sh /src/scripts/install-bot-packages.sh pip
 # bot-exec, the sandbox's start helper (cardroom/sandbox/bot_exec.c, decision
 # 164), built here beside its source: the final image has no compiler.
 RUN cd /src && python3 -c 'from cardroom.sandbox.botexec import build_prebuilt; print(build_prebuilt())'
@@ -58,7 +63,8 @@ FROM debian:bookworm-slim
 # (prlimit): the sandbox; tini: pid 1, so signals reach the Python processes
 # (Python as pid 1 ignores SIGTERM) and orphans are reaped; nodejs and
 # python3-numpy: the bots' node runtime and numpy (Debian's, under /usr,
-# which is what the sandbox shows; cardroom/runtimes.py).
+# which is what the sandbox shows; cardroom/runtimes.py); ONNX Runtime is
+# copied from the build stage.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 bubblewrap libseccomp2 util-linux tini nodejs python3-numpy \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log \
@@ -66,6 +72,7 @@ RUN apt-get update \
  && mkdir -p /data/var /data/media \
  && chown -R cardroom:cardroom /data
 COPY --from=build /opt/venv /opt/venv
+COPY --from=build /usr/local/lib/python3.11/dist-packages /usr/local/lib/python3.11/dist-packages
 COPY --from=build /dist /app/dist
 # The project as its source tree (BASE_DIR=/app: templates, static files and
 # the rules pages in docs/ are found where the code expects them).

@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 ENGINE_BUILT := $(VENV)/.engine-built
 ENGINE_SOURCES := engine/core.py engine/allegory/game.py engine/allegra/game.py engine/form.py scripts/build_engine.py
 
-.PHONY: help setup system-packages test test-fast test-containers lint demo play bench bench-sandbox clean dist
+.PHONY: help setup system-packages bot-packages test test-fast test-containers lint demo play bench bench-sandbox clean dist
 
 help:
 	@echo "make demo       set up and run the whole platform locally (web, workers, scheduler); Ctrl-C stops it"
@@ -59,7 +59,11 @@ dist: $(DIST_VENV)/bin/pip
 system-packages:
 	@bash scripts/install-system-packages.sh
 
-setup: $(STAMP) $(ENGINE_BUILT) system-packages
+# ONNX Runtime for python bots (from the package index, with the venv's pip).
+bot-packages: $(STAMP) system-packages
+	@bash scripts/install-bot-packages.sh $(BIN)/pip
+
+setup: $(STAMP) $(ENGINE_BUILT) system-packages bot-packages
 
 test: setup
 	bash scripts/test.sh

@@ -2,11 +2,12 @@
 """Start-up time and memory of the starter kits (bots/starters/), each run
 as its manifest says, in the bwrap sandbox and started plainly:
 
-    python benchmarks/starter_kits.py [--starts 10]
+    python benchmarks/starter_kits.py [--starts 10] [--kits python-numpy,python-onnx]
 
 * start: from ``Launcher.spawn`` to the kit's ``ready`` reply to a real
-  ``start`` message (the interpreter, numpy's import, the SDK: all a real
-  bot pays once per match); the median of N starts, sandboxed and plain
+  ``start`` message (the interpreter, numpy's import, the SDK, the ONNX
+  kit's ONNX Runtime import and its two sessions: all a real bot pays once
+  per match); the median of N starts, sandboxed and plain
   taking turns so that a busy moment of the machine weighs on both;
 * memory: the resident set (VmRSS) of the bot's processes just after
   ``ready``, summed; in the sandbox those of its cgroup, so bubblewrap's
@@ -38,7 +39,7 @@ from cardroom.packages import BotPackage, load_bot_package, package_argv  # noqa
 from cardroom.runtimes import runtime_limits  # noqa: E402
 
 STARTERS = Path(__file__).resolve().parent.parent / "bots" / "starters"
-KITS = ("python-numpy", "node", "cpp", "rust")
+KITS = ("python-numpy", "python-onnx", "node", "cpp", "rust")
 BUILT = ("cpp", "rust")  # kits built with `make` (their .gitignore's products left out of the copy)
 
 
@@ -83,16 +84,21 @@ def start_once(launcher: Launcher, package: BotPackage) -> tuple[float, int]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--starts", type=int, default=10)
+    parser.add_argument("--kits", default=",".join(KITS), help="which kits, comma-separated (default: all)")
     args = parser.parse_args(argv)
+    kits = [name for name in args.kits.split(",") if name]
+    unknown = sorted(set(kits) - set(KITS))
+    if unknown:
+        parser.error(f"no kit {', '.join(unknown)}; the kits are {', '.join(KITS)}")
     from cardroom.sandbox import get_launcher
 
     launchers = [("plain", PlainLauncher()), ("sandbox", get_launcher("bwrap"))]
     with tempfile.TemporaryDirectory(prefix="starter-bench-") as tmp:
         work = Path(tmp)
-        for name in BUILT:
+        for name in (n for n in BUILT if n in kits):
             shutil.copytree(STARTERS / name, work / name, ignore=shutil.ignore_patterns("bot", "target", "Cargo.lock"))
             subprocess.run(["make", "-s"], cwd=work / name, check=True, capture_output=True)
-        folders = {name: STARTERS / name for name in KITS} | {name: work / name for name in BUILT}
+        folders = {name: work / name if name in BUILT else STARTERS / name for name in kits}
         packages = {name: load_bot_package(folder, work / "unpacked") for name, folder in folders.items()}
         print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}, {args.starts} starts each")
         print(f"{'kit':14} {'runtime':8} {'start plain':>12} {'start sandbox':>14} {'ratio':>6} {'RSS plain':>10} {'RSS sandbox':>12}")

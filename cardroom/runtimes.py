@@ -2,7 +2,8 @@
 checked and set before it starts.
 
 * ``python`` (the default): ``python3 ENTRY``, the standard library, numpy
-  (Debian's ``python3-numpy``) and ``cardroom_sdk``.
+  (Debian's ``python3-numpy``), ONNX Runtime (PyPI's, decision 220) and
+  ``cardroom_sdk``.
 * ``node``: ``node ENTRY``, the distribution's Node.js, no npm packages.
 * ``native``: ENTRY itself, an x86-64 Linux ELF executable, static or linked
   against the C/C++ runtime libraries under ``/usr``.

@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 STARTERS = ROOT / "bots" / "starters"
 KITS = {
     "python-numpy": ("python", "bot.py"),
+    "python-onnx": ("python", "bot.py"),
     "node": ("node", "bot.js"),
     "cpp": ("native", "bot"),
     "rust": ("native", "bot"),
@@ -110,7 +111,11 @@ def test_starter_reads_escapes_whitespace_and_field_order_and_fills_the_template
     assert replies[2] == {"type": "action", "action": replies[2]["action"]} and replies[2]["action"] in legal
 
 
-@pytest.mark.parametrize("name", list(KITS))
+# The ONNX kit draws nothing: it plays its model's most probable legal action.
+DETERMINISTIC = {"python-onnx"}
+
+
+@pytest.mark.parametrize("name", [name for name in KITS if name not in DETERMINISTIC])
 def test_starter_draws_from_the_os_unless_its_author_sets_a_debugging_seed(packages, name):
     """The same messages twice (the same match_id): the kit's draws differ,
     for they come from the operating system, not the match (issue 35);

@@ -83,7 +83,12 @@ NATIVE_LIBRARIES = (
 COMMON_FILES = ("/etc/ld.so.cache", "/etc/localtime", f"{LIBRARIES}/libgcc_s.so.1")
 # Of a folder named above, what no bot needs: the static libpython and its
 # build files (25 MB), and any distribution or pip packages.
-LEFT_OUT = re.compile(r"/usr/lib/python3\.\d+/(config-[^/]*|dist-packages|site-packages)")
+# ONNX Runtime's offline tools (quantization, transformer optimisation),
+# which need packages a bot does not have: 9 MB.
+LEFT_OUT = re.compile(
+    r"/usr/lib/python3\.\d+/(config-[^/]*|dist-packages|site-packages)"
+    r"|/usr/local/lib/python3\.\d+/dist-packages/onnxruntime/(tools|quantization|transformers)"
+)
 ROOT_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 MOUNT_POINTS = ("proc", "dev", "tmp", "bot")
 IMAGE_SDK = "cardroom-sdk"  # as config.SDK_DIR, without its slash
@@ -108,6 +113,10 @@ def runtime_files() -> dict[str, tuple[str, ...]]:
             f"/etc/python{version}",  # sitecustomize, which the standard library's links to
             f"{DIST_PACKAGES}/numpy",  # Debian's python3-numpy, and its metadata
             f"{DIST_PACKAGES}/numpy-*-info",
+            # ONNX Runtime (decision 220): scripts/install-bot-packages.sh puts
+            # it in the interpreter's folder for local packages.
+            f"/usr/local/lib/python{version}/dist-packages/onnxruntime",
+            f"/usr/local/lib/python{version}/dist-packages/onnxruntime-*.dist-info",
         ),
         "node": (bot_node(),),
         # ldd (a bash script) names what a native bot lacks: runtimes.missing_libraries.

@@ -94,6 +94,7 @@ class StarterKit:
 
 STARTER_KITS = [
     StarterKit("python-numpy", "python", "Python with numpy: a linear scorer over each legal action (both games)"),
+    StarterKit("python-onnx", "python", "Python with ONNX Runtime: a policy trained with PyTorch, exported to ONNX (both games)"),
     StarterKit("node", "node", "Node.js, plain JavaScript, no npm packages: a random bot (both games)"),
     StarterKit("cpp", "native", "C++17, one file and a Makefile that builds a static binary: a random bot (both games)"),
     StarterKit("rust", "native", "Rust, one file and no crates, a Makefile that builds a static binary with rustc: a random bot (both games)"),

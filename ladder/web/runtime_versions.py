@@ -6,7 +6,8 @@ what this process finds is what a bot gets in the sandbox: the sandbox binds
 the host's /usr read-only. Each probe runs the program a bot would run (the
 interpreter bots run on, their ``node``) or reads the library
 file itself; anything missing is said in words, never an error page. The
-result is kept for a few minutes: a probe starts Python with numpy."""
+result is kept for a few minutes: a probe starts Python with numpy (and
+reads ONNX Runtime's version from its metadata)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ _PROBE_TIMEOUT = 15
 class RuntimeVersions:
     python: str  # "Python 3.11.2 (/usr/bin/python3)"
     numpy: str
+    onnxruntime: str
     node: str
     glibc: str
     libstdcxx: str
@@ -41,7 +43,7 @@ class RuntimeVersions:
         rows = [
             "| runtime | what is there |",
             "|---|---|",
-            f"| `python` | {self.python}; numpy {self.numpy}; `cardroom_sdk` {_cardroom_version()}; the standard library |",
+            f"| `python` | {self.python}; numpy {self.numpy}; ONNX Runtime {self.onnxruntime} (CPU); `cardroom_sdk` {_cardroom_version()}; the standard library |",
             f"| `node` | {self.node}; Node's built-in modules |",
             f"| `native` | {self.glibc}; {self.libstdcxx}; {self.libgcc_s} |",
         ]
@@ -69,7 +71,7 @@ def _run(argv: list[str], env: dict[str, str] | None = None) -> str | None:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
-def _python() -> tuple[str, str]:
+def _python() -> tuple[str, str, str]:
     from cardroom.launch import bot_python
 
     python = bot_python()
@@ -77,13 +79,16 @@ def _python() -> tuple[str, str]:
     env = {"PATH": BOT_PATH, "LANG": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1", "PYTHONNOUSERSITE": "1"}
     script = (
         "import platform; print(platform.python_version())\n"
-        "try:\n    import numpy; print(numpy.__version__)\nexcept ImportError:\n    print('not installed')"
+        "try:\n    import numpy; print(numpy.__version__)\nexcept ImportError:\n    print('not installed')\n"
+        # its metadata, not an import (half a second)
+        "from importlib import metadata\n"
+        "try:\n    print(metadata.version('onnxruntime'))\nexcept metadata.PackageNotFoundError:\n    print('not installed')"
     )
     found = _run([python, "-c", script], env)
-    if found is None or len(found.split()) < 2:
-        return f"no Python at `{python}`", "(no Python)"
-    version, numpy = found.split("\n", 1)
-    return f"Python {version} (`{python}`)", numpy
+    if found is None or len(found.split("\n")) < 3:
+        return f"no Python at `{python}`", "(no Python)", "(no Python)"
+    version, numpy, onnxruntime = found.split("\n", 2)
+    return f"Python {version} (`{python}`)", numpy, onnxruntime
 
 
 def _node() -> str:
@@ -154,11 +159,12 @@ def probe() -> RuntimeVersions:
 
     with ThreadPoolExecutor(2) as pool:  # two programs start at once: the page waits for the slower
         python_probe, node_probe = pool.submit(_python), pool.submit(_node)
-        python, numpy = python_probe.result()
+        python, numpy, onnxruntime = python_probe.result()
         node = node_probe.result()
     return RuntimeVersions(
         python=python,
         numpy=numpy,
+        onnxruntime=onnxruntime,
         node=node,
         glibc=_glibc(),
         libstdcxx=_libstdcxx(),

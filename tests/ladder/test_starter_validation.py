@@ -25,7 +25,7 @@ from tests.ladder.worker_fixtures import (  # noqa: F401 (the fixture celery_wor
 pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.any_database, pytest.mark.django_db(transaction=True)]
 
 # Each kit plays its validation in one game; tests/sandbox/test_starters_sandbox.py plays both.
-GAMES = {"python-numpy": "allegra", "node": "allegory", "cpp": "allegory", "rust": "allegra"}
+GAMES = {"python-numpy": "allegra", "python-onnx": "allegory", "node": "allegory", "cpp": "allegory", "rust": "allegra"}
 BUILT = {"cpp": "g++", "rust": "rustc"}  # the kits built with `make`, and the compiler each needs
 
 

@@ -110,7 +110,12 @@ def test_the_image_and_the_run_folders_are_in_memory_noatime_and_the_image_read_
     assert (python / "cardroom-sdk/cardroom_sdk/__init__.py").is_file()
     assert not (node / "usr/lib/python3.11").exists() and not (native / "usr/bin/python3").exists()
     assert (native / "usr/lib/x86_64-linux-gnu/libstdc++.so.6").exists() and (native / "cardroom/bot-exec").is_file()
-    assert not (python / "usr/local").exists() and not (python / "usr/share/locale").exists()
+    assert not (python / "usr/share/locale").exists()
+    # Of /usr/local, ONNX Runtime alone, for Python bots alone, without its offline tools (decision 220).
+    (local,) = (python / "usr/local/lib").glob("python3.*/dist-packages")
+    assert {p.name.split("-")[0] for p in local.iterdir()} == {"onnxruntime"}
+    assert (local / "onnxruntime/capi").is_dir() and not (local / "onnxruntime/quantization").exists()
+    assert not (node / "usr/local").exists() and not (native / "usr/local").exists()
     # One copy of what the trees share (libc): hard links, not three copies.
     libc = [tree / "usr/lib/x86_64-linux-gnu/libc.so.6" for tree in (python, node, native)]
     assert len({os.stat(path).st_ino for path in libc}) == 1

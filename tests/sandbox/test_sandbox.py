@@ -126,7 +126,7 @@ INSPECT = """
     out["cwd"] = os.getcwd()
     out["root"] = sorted(os.listdir("/"))
     out["etc"] = sorted(os.listdir("/etc"))
-    out["usr_local"] = os.path.lexists("/usr/local")
+    out["usr_local"] = [[d[len("/usr/local"):], sorted(names + files)] for d, names, files in os.walk("/usr/local") if d.count("/") <= 5]
     out["usr_bin"] = sorted(os.listdir("/usr/bin"))
     out["dist_packages"] = os.listdir("/usr/lib/python3/dist-packages") if os.path.isdir("/usr/lib/python3/dist-packages") else []
     out["limits"] = {n: list(resource.getrlimit(getattr(resource, "RLIMIT_" + n))) for n in ("AS", "CPU", "NPROC", "FSIZE", "NOFILE", "CORE")}
@@ -171,8 +171,13 @@ def test_what_a_bot_sees(bwrap_launcher, tmp_path):
     numpy = os.path.isdir("/usr/lib/python3/dist-packages/numpy")  # with its BLAS through /etc/alternatives
     etc = [n for n in ("ld.so.cache", "localtime", "python3.11") if os.path.exists(f"/etc/{n}")] + (["alternatives"] if numpy else [])
     assert info["etc"] == sorted(etc)
-    # Only the runtime's files (decision 175): the interpreter, no tools.
-    assert not info["usr_local"]
+    # Only the runtime's files (decision 175): the interpreter, no tools;
+    # of /usr/local only ONNX Runtime, without its offline tools (decision 220).
+    version = os.path.basename(os.path.realpath("/usr/bin/python3"))  # python3.11
+    dist = f"/lib/{version}/dist-packages"
+    local = dict(info["usr_local"])
+    assert {k: v for k, v in local.items() if k != dist} == {"": ["lib"], "/lib": [version], f"/lib/{version}": ["dist-packages"]}
+    assert [n for n in local[dist] if not n.startswith("onnxruntime")] == [] and "onnxruntime" in local[dist]
     assert info["usr_bin"] == sorted({"python3", os.path.basename(os.path.realpath("/usr/bin/python3"))})
     # Of the distribution's Python packages only numpy (and its metadata).
     assert [n for n in info["dist_packages"] if not n.startswith("numpy")] == []

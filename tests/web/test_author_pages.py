@@ -282,7 +282,7 @@ def test_the_runtimes_page_shows_the_versions_this_system_has():
 
     page = _client().get("/docs/runtimes/").content.decode()
     numpy = subprocess.run(
-        ["/usr/bin/python3", "-c", "import numpy, platform; print(platform.python_version(), numpy.__version__)"],
+        ["/usr/bin/python3", "-c", "import numpy, onnxruntime, platform; print(platform.python_version(), numpy.__version__, onnxruntime.__version__)"],
         capture_output=True,
         text=True,
         check=True,
@@ -290,7 +290,7 @@ def test_the_runtimes_page_shows_the_versions_this_system_has():
     node = subprocess.run(["node", "--version"], capture_output=True, text=True, check=True).stdout.strip()
     glibc = os.confstr("CS_GNU_LIBC_VERSION")  # "glibc 2.36"
     libstdcxx = os.path.realpath("/usr/lib/x86_64-linux-gnu/libstdc++.so.6").rsplit("/", 1)[1]
-    assert f"Python {numpy[0]}" in page and f"numpy {numpy[1]}" in page
+    assert f"Python {numpy[0]}" in page and f"numpy {numpy[1]}" in page and f"ONNX Runtime {numpy[2]} (CPU)" in page
     assert f"Node.js {node}" in page
     assert glibc in page and libstdcxx in page
     assert "runtime versions:" not in page  # the marker was replaced
