@@ -16,12 +16,10 @@ import os
 import socket
 
 from celery import shared_task
-from django.db import InterfaceError, OperationalError
 
 from ladder.services import account_email, casual, matches, matchmaking, ops, tournaments, validation
+from ladder.services.connections import DB_ERRORS
 
-# The database is away (a restart, a failover): try the message again later.
-DB_ERRORS = (OperationalError, InterfaceError)
 VALIDATION_RETRY_SECONDS = 30
 # A backstop for a stuck process (a platform bug): the pool process is killed,
 # and the match's lease lapses (the reaper re-queues it). Far beyond any match

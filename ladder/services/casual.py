@@ -40,7 +40,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import InterfaceError, OperationalError, connection, transaction
+from django.db import connection, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
@@ -52,7 +52,7 @@ from ladder import caching, selectors
 from ladder.models import Bot, BotVersion, CasualSeat, Match, Participant
 from ladder.services import matches
 from ladder.services.casual_hub import StartSlot, hub
-from ladder.services.connections import close_connection
+from ladder.services.connections import DB_ERRORS, close_connection
 from ladder.services.errors import QuotaExceeded, ServiceError
 
 OPEN = (Match.Status.QUEUED, Match.Status.RUNNING)
@@ -265,9 +265,6 @@ def answer(*, user, match_id: int, body: Any) -> int:
 
 
 # -- the worker's side --------------------------------------------------------------------
-
-DB_ERRORS = (OperationalError, InterfaceError)
-
 
 # A waiting thread looks at its seat at least this often even unwoken (the
 # hub wakes it at once for an answer, an idle page or a lost lease).

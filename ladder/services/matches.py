@@ -61,7 +61,7 @@ from cardroom.scratch import owned_folder
 from ladder import caching
 from ladder.models import BotVersion, CasualSeat, Ladder, Match, Participant, Tournament, TournamentMatch
 from ladder.services import enqueue, ops, tournaments
-from ladder.services.connections import close_connection
+from ladder.services.connections import DB_ERRORS, close_connection, database_away, retry_while_database_away
 from ladder.services.fairshare import seat_charges
 from ladder.services.ratings import apply_match_ratings
 
@@ -511,31 +511,14 @@ def resend_stale_queued(older_than_seconds: int | None = None) -> list[int]:
     return resent
 
 
-def _is_connection_error(exc: BaseException) -> bool:
-    from django.db import InterfaceError, OperationalError
-
-    return isinstance(exc, (OperationalError, InterfaceError))
-
-
 def record_result_retrying(claim: Claim, record: MatchRecord, attempts: int = 8, first_delay: float = 0.5) -> bool:
     """The result is in memory: if the database is briefly away, keep trying
     (with backoff, ~40 s in all) rather than playing the match again. The
     lease is checked inside each attempt, so a retry never records twice."""
-    delay = first_delay
-    for attempt in range(attempts):
-        try:
-            return record_result(claim, record)
-        except Exception as exc:
-            if not _is_connection_error(exc) or attempt == attempts - 1:
-                raise
-            log.warning(
-                "database unavailable while recording; retrying",
-                extra={"match_id": claim.match_id, "attempt": attempt + 1, "error": str(exc)[:200]},
-            )
-            close_connection()
-            time_module.sleep(delay)
-            delay = min(delay * 2, 10)
-    return False
+    return retry_while_database_away(
+        lambda: record_result(claim, record), attempts=attempts, first_delay=first_delay, what="recording", log=log,
+        extra={"match_id": claim.match_id},
+    )
 
 
 _record_with_retries = record_result_retrying  # the old name
@@ -599,7 +582,7 @@ def _run_claimed(match_id: int, claim: Claim, other_seats: OtherSeats | None, le
             _fail_quietly(claim, str(exc), exc.kind)
             return f"platform failure: {exc}"
         except Exception as exc:
-            kind = "database" if _is_connection_error(exc) else "internal"
+            kind = "database" if database_away(exc) else "internal"
             log.exception("match crashed", extra={"match_id": match_id, "error_kind": kind})
             if kind == "database":
                 close_connection()
@@ -608,7 +591,7 @@ def _run_claimed(match_id: int, claim: Claim, other_seats: OtherSeats | None, le
         try:
             recorded = record_result_retrying(claim, record)
         except Exception as exc:
-            if _is_connection_error(exc):
+            if database_away(exc):
                 raise  # the database is gone for good: the lease lapses and the reaper re-queues
             log.exception("recording the result failed", extra={"match_id": match_id, "error_kind": "internal"})
             _fail_quietly(claim, f"recording the result failed: {type(exc).__name__}: {exc}", "internal")
@@ -623,24 +606,13 @@ def _fail_quietly(claim: Claim, error: str, kind: str = "internal", attempts: in
     (with backoff, ~30 s in all: the match goes back to the queue with its
     real kind as soon as the database is back), then give up: the lease
     lapses and the reaper re-queues the match."""
-    delay = first_delay
-    for attempt in range(attempts):
-        try:
-            fail_attempt(claim, error, kind)
-            return
-        except Exception as exc:
-            if not _is_connection_error(exc):
-                raise
-            close_connection()
-            if attempt == attempts - 1:
-                log.warning("could not re-queue (database away); the reaper will", extra={"match_id": claim.match_id})
-                return
-            log.warning(
-                "database unavailable while re-queueing; retrying",
-                extra={"match_id": claim.match_id, "attempt": attempt + 1, "error_kind": kind},
-            )
-            time_module.sleep(delay)
-            delay = min(delay * 2, 10)
+    try:
+        retry_while_database_away(
+            lambda: fail_attempt(claim, error, kind), attempts=attempts, first_delay=first_delay, what="re-queueing", log=log,
+            extra={"match_id": claim.match_id, "error_kind": kind},
+        )
+    except DB_ERRORS:
+        log.warning("could not re-queue (database away); the reaper will", extra={"match_id": claim.match_id})
 
 
 def reap_expired_leases() -> list[int]:
