@@ -35,6 +35,7 @@ from ladder.services import accounts, bot_management, casual
 from ladder.services import bots as bot_services
 from ladder.services import tournaments as tournament_services
 from ladder.services.errors import ServiceError
+from ladder.services.match_kinds import policy_for
 from ladder.uploads import too_large_upload
 
 
@@ -369,7 +370,7 @@ class ReplayView(APIView):
                 return error_response(
                     f"match {pk} has no replay yet (status: {match.status}): it has one once the match is finished", None, 404
                 )
-            entry = caching.keep_replay(pk, gz, named=match.kind == Match.Kind.CASUAL, people=people)
+            entry = caching.keep_replay(pk, gz, named=policy_for(match.kind).has_person_seat, people=people)
         gzipped = caching.accepts_gzip(request)
         # One ETag per representation: the gzip and the plain bytes differ.
         etag = f'"{entry["etag"]}{"-gz" if gzipped else ""}"'

@@ -8,14 +8,16 @@ result: a forfeit, recorded like any other.
 
 How a match is delivered:
 
-* ``enqueue.send_match`` sends the task message (``play_match`` for a ladder
-  or event match, ``validate_version`` for a validation match: validation
-  matches are played, and their verdict drawn, by the validation task) and
-  stamps ``enqueued``.
-* ``claim_match`` turns a queued match into a running one with a lease (a
-  random token and an expiry); only one claim can succeed, so a duplicate
+* ``match_kinds.send_match`` sends the task message (``play_match`` for a
+  ladder or event match, ``validate_version`` for a validation match:
+  validation matches are played, and their verdict drawn, by the validation
+  task) and stamps ``enqueued``. What differs by the kind of a match (its
+  time control, attempts, queue, what a result or a failure does) is its
+  policy's (ladder.services.match_kinds); this module treats all alike.
+* ``claim_match`` (ladder.services.leases) turns a queued match into a
+  running one with a lease; only one claim can succeed, so a duplicate
   message is harmless.
-* while it plays, ``_LeaseKeeper`` renews the lease every third of its length;
+* while it plays, ``LeaseKeeper`` renews the lease every third of its length;
   if the lease is lost (the reaper gave the match to someone else) the match
   is abandoned at its next event.
 * ``record_result`` stores replay, logs, scores and ratings in one
@@ -36,19 +38,14 @@ from __future__ import annotations
 import gzip
 import json
 import logging
-import os
 import secrets
-import socket
-import threading
 import time as time_module
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.files.base import ContentFile
 from django.db import models, transaction
 from django.utils import timezone
@@ -59,11 +56,12 @@ from cardroom.players import Player, TimeControl
 from cardroom.runner import BotSpecError, MatchCeilingExceeded, MatchRecord, run_match
 from cardroom.scratch import owned_folder
 from ladder import caching
-from ladder.models import BotVersion, CasualSeat, Ladder, Match, Participant, Tournament, TournamentMatch
-from ladder.services import enqueue, ops, tournaments
+from ladder.models import BotVersion, Match, Participant
+from ladder.services import enqueue, match_kinds, ops
 from ladder.services.connections import DB_ERRORS, close_connection, database_away, retry_while_database_away
 from ladder.services.fairshare import seat_charges
-from ladder.services.ratings import apply_match_ratings
+from ladder.services.leases import Claim, LeaseKeeper, LeaseLost, claim_match
+from ladder.services.match_kinds import policy_for
 
 log = logging.getLogger("cardroom.matches")
 
@@ -99,20 +97,6 @@ class PlatformError(Exception):
 ERROR_KINDS = ops.ERROR_KINDS
 
 
-class LeaseLost(Exception):
-    """The match was given to another worker while this one played it."""
-
-
-def worker_name() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{threading.get_native_id()}"
-
-
-@dataclass(frozen=True)
-class Claim:
-    match_id: int
-    token: str
-
-
 def create_match(*, ladder, versions: list[BotVersion], seed: int | None = None) -> Match:
     """Queue a ladder match; seats follow the order of ``versions``."""
     match = Match.objects.create(
@@ -127,81 +111,6 @@ def create_match(*, ladder, versions: list[BotVersion], seed: int | None = None)
         Participant(match=match, seat=seat, bot_id=v.bot_id, version=v) for seat, v in enumerate(versions)
     )
     return match
-
-
-def claim_match(match_id: int, worker: str | None = None) -> Claim | None:
-    """Take a queued match for this worker: running, with a fresh lease.
-    None when it is not queued (already done, taken, or cancelled)."""
-    token = secrets.token_hex(16)
-    with transaction.atomic():
-        match = Match.objects.select_for_update().filter(pk=match_id).first()
-        if match is None or match.status != Match.Status.QUEUED:
-            return None
-        if match.kind == Match.Kind.TOURNAMENT and not tournaments.may_play(match.pk):
-            # paused or cancelled: the message is dropped; resume sends it again
-            Match.objects.filter(pk=match.pk).update(enqueued=None)
-            return None
-        now = timezone.now()
-        match.status = Match.Status.RUNNING
-        match.attempts += 1
-        match.lease_token = token
-        match.lease_expires = now + timedelta(seconds=settings.CARDROOM_MATCH_LEASE_SECONDS)
-        match.worker = (worker or worker_name())[:200]
-        match.started = now
-        match.save(update_fields=["status", "attempts", "lease_token", "lease_expires", "worker", "started"])
-    return Claim(match_id, token)
-
-
-def renew_lease(claim: Claim) -> bool:
-    """Extend the lease; False if this worker no longer holds the match."""
-    expires = timezone.now() + timedelta(seconds=settings.CARDROOM_MATCH_LEASE_SECONDS)
-    return bool(
-        Match.objects.filter(pk=claim.match_id, status=Match.Status.RUNNING, lease_token=claim.token).update(
-            lease_expires=expires
-        )
-    )
-
-
-class _LeaseKeeper(threading.Thread):
-    """Renews the lease every third of its length while the match runs (and
-    while its result is recorded); ``lost`` once the match is not ours."""
-
-    def __init__(self, claim: Claim):
-        super().__init__(daemon=True, name=f"lease-{claim.match_id}")
-        self.claim = claim
-        self.stop = threading.Event()
-        self.lost = False
-        # No renewal past this (time.monotonic()): a match that overruns its
-        # time control by far is stuck (a platform bug), and a lapsed lease
-        # lets the reaper hand it to another worker.
-        self.deadline: float | None = None
-
-    def run(self) -> None:
-
-        interval = max(1.0, settings.CARDROOM_MATCH_LEASE_SECONDS / 3)
-        try:
-            while not self.stop.wait(interval):
-                if self.deadline is not None and time_module.monotonic() > self.deadline:
-                    log.error("match overran its time control: lease no longer renewed", extra={"match_id": self.claim.match_id})
-                    return
-                try:
-                    if not renew_lease(self.claim):
-                        # Not ours any more, or no longer running: also when
-                        # our own result has just been recorded. Whoever acts
-                        # on it says whether the attempt was lost (the event
-                        # check in play, or record_result).
-                        self.lost = True
-                        log.info("lease not renewed: the match no longer runs under this claim", extra={"match_id": self.claim.match_id})
-                        return
-                except Exception:  # database briefly away: try again next time
-                    log.warning("lease renewal failed", extra={"match_id": self.claim.match_id}, exc_info=True)
-                    close_connection()
-        finally:
-            close_connection()
-
-    def finish(self) -> None:
-        self.stop.set()
-        self.join(timeout=10)
 
 
 class _PlatformLauncher(Launcher):
@@ -256,33 +165,17 @@ def _materialize(version: BotVersion, workdir: Path, seat: int) -> str:
 
 
 def time_control(match: Match) -> TimeControl:
-    """A ladder match plays with its ladder's limits; a validation match with
-    the strictest limits of the active ladders of its game and player count
-    (a version that passes validation then keeps to every ladder's limits)."""
-    if match.ladder is not None:
-        ladder = match.ladder
-        return TimeControl(ladder.startup_ms, ladder.per_move_ms, ladder.overage_ms, ladder.total_ms)
-    if match.kind == Match.Kind.TOURNAMENT:
-        t = Tournament.objects.get(schedule__match=match)
-        return TimeControl(t.startup_ms, t.per_move_ms, t.overage_ms, t.total_ms)
-    ladders = list(Ladder.objects.filter(game=match.game, players_per_match=match.num_players, active=True))
-    if not ladders:
-        return TimeControl()
-    return TimeControl(
-        min(lad.startup_ms for lad in ladders),
-        min(lad.per_move_ms for lad in ladders),
-        min(lad.overage_ms for lad in ladders),
-        min(lad.total_ms for lad in ladders),
-    )
+    """The limits the match plays under: its kind's (a ladder's own, an
+    event's own, or for a validation or casual match the strictest limits
+    of the active ladders of its game and player count)."""
+    return policy_for(match.kind).time_control(match)
 
 
 def ceiling_ms(match: Match) -> int:
     """The match's wall-clock ceiling (cardroom.ceiling): what its seats may
     think in all under its time control, the end grace, and
     CARDROOM_MATCH_CEILING_ALLOWANCE_SECONDS for the platform's own work."""
-    allowance = settings.CARDROOM_MATCH_CEILING_ALLOWANCE_SECONDS * 1000
-    if match.kind == Match.Kind.CASUAL:  # and the person's own clock (decision 132)
-        allowance += settings.CARDROOM_CASUAL_TOTAL_SECONDS * 1000
+    allowance = policy_for(match.kind).ceiling_allowance_ms()  # a casual match's has the person's clock in it
     return match_ceiling_ms(match.game, match.num_players, time_control(match), allowance)
 
 
@@ -305,13 +198,7 @@ def play(match: Match, participants: list[Participant], on_event=None, others: d
         seats = range(match.num_players)
         specs: list[Any] = [others[seat] if seat in others else _materialize(versions[seat], tmp, seat) for seat in seats]
         names = [others[seat].name if seat in others else f"{versions[seat].bot.name} v{versions[seat].number}" for seat in seats]
-        chance = None
-        if match.kind == Match.Kind.TOURNAMENT:
-            from cardroom.tournament.seeds import KeyedChance
-
-            # a duplicate deal: one chance stream per kind (docs/tournaments.md)
-            if TournamentMatch.objects.filter(match=match, keyed_chance=True).exists():
-                chance = KeyedChance(match.seed)
+        chance = policy_for(match.kind).chance(match)
         try:
             return run_match(
                 match.game,
@@ -348,13 +235,14 @@ def record_result(claim: Claim, record: MatchRecord) -> bool:
         if match.status != Match.Status.RUNNING or match.lease_token != claim.token:
             log.warning("result discarded: lease lost", extra={"match_id": match.pk})
             return False
-        if match.kind == Match.Kind.CASUAL and _name_the_person(match, record.replay):
+        policy = policy_for(match.kind)
+        if policy.name_seats(match, record.replay):
             replay_bytes = replay_file_bytes(record.replay)
         match.replay.save(f"match-{match.pk}.json.gz", ContentFile(replay_bytes), save=False)
         forfeits = {f.seat: f for f in record.forfeits}
         participants = list(match.participants.select_related("bot").order_by("seat"))
         charges: dict[int, int | None] = {p.seat: None for p in participants}
-        if match.kind != Match.Kind.CASUAL:  # a casual match waits on a person: nobody's share of the ladder's workers
+        if not policy.has_person_seat:  # a casual match waits on a person: nobody's share of the ladder's workers
             charges = seat_charges(
                 record.replay["events"], record.elapsed_ms, [p.seat for p in participants if not p.bot.builtin], match.num_players
             )
@@ -376,12 +264,7 @@ def record_result(claim: Claim, record: MatchRecord) -> bool:
         match.lease_expires = None
         match.error = ""
         match.save(update_fields=["replay", "status", "finished", "num_events", "lease_token", "lease_expires", "error"])
-        if match.kind == Match.Kind.LADDER:
-            apply_match_ratings(match, participants)
-        elif match.kind == Match.Kind.TOURNAMENT:  # never rated
-            tournaments.on_match_done(match)
-        elif match.kind == Match.Kind.CASUAL:  # never rated: the person's result is the seat's
-            _record_casual_seat(match, record, forfeits)
+        policy.on_result(match, participants, record, forfeits)  # ratings, an event's standings, the person's seat
         # Standings, ladder pages, match lists and pages: cached copies go stale on commit.
         caching.bump(caching.RATINGS, caching.MATCHES)
     log.info("match finished", extra={"match_id": match.pk, "events": match.num_events, "ms": record.elapsed_ms})
@@ -391,32 +274,6 @@ def record_result(claim: Claim, record: MatchRecord) -> bool:
 def replay_file_bytes(replay: dict) -> bytes:
     """A replay as its file holds it: compact JSON, gzip-compressed."""
     return gzip.compress(json.dumps(replay, separators=(",", ":")).encode(), mtime=0)
-
-
-def _name_the_person(match: Match, replay: dict) -> bool:
-    """Name the person's seat as the account is called now, read under the
-    account's row lock: one deleted while the match played is named by its
-    tombstone. (ladder.services.accounts.delete_account takes that lock
-    first, then renames the replays of the matches finished before it:
-    either way no replay keeps the old name, decision 191.) True when the
-    name changed."""
-    seat = CasualSeat.objects.only("user_id", "seat").get(match=match)
-    name = get_user_model().objects.select_for_update(no_key=True).values_list("username", flat=True).get(pk=seat.user_id)
-    player = replay["players"][seat.seat]
-    if player["name"] == name:
-        return False
-    player["name"] = name
-    return True
-
-
-def _record_casual_seat(match: Match, record: MatchRecord, forfeits: dict) -> None:
-    seat = CasualSeat.objects.select_for_update().get(match=match)
-    seat.score, seat.rank = record.result.scores[seat.seat], record.result.ranks[seat.seat]
-    forfeit = forfeits.get(seat.seat)
-    if forfeit is not None:
-        seat.forfeit_reason, seat.forfeit_detail = forfeit.reason, forfeit.detail[:2000]
-    seat.answer, seat.move_deadline = None, None
-    seat.save(update_fields=["score", "rank", "forfeit_reason", "forfeit_detail", "answer", "move_deadline"])
 
 
 def fail_attempt(claim: Claim, error: str, kind: str = "internal") -> None:
@@ -441,11 +298,8 @@ def _requeue_or_fail(match: Match, error: str, countdown: int = 0, kind: str = "
     match.error_kind = kind if kind in ERROR_KINDS else "internal"
     match.lease_token = ""
     match.lease_expires = None
-    if match.kind == Match.Kind.CASUAL:
-        # Played again from the start, it would deal the person the hands
-        # they have seen: a casual match gets one attempt (decision 134).
-        CasualSeat.objects.filter(match=match).update(message="", answer=None, move_deadline=None)
-    if match.attempts >= settings.CARDROOM_MATCH_MAX_ATTEMPTS or match.kind == Match.Kind.CASUAL:
+    policy = policy_for(match.kind)
+    if match.attempts >= policy.max_attempts():
         match.status = Match.Status.FAILED
         match.finished = timezone.now()
         log.error(
@@ -459,18 +313,11 @@ def _requeue_or_fail(match: Match, error: str, countdown: int = 0, kind: str = "
             extra={"match_id": match.pk, "attempts": match.attempts, "error_kind": match.error_kind, "error": match.error},
         )
     match.save(update_fields=["error", "error_kind", "lease_token", "lease_expires", "status", "finished"])
-    if match.kind == Match.Kind.TOURNAMENT and match.status == Match.Status.FAILED:
-        tournaments.on_match_done(match)
-    if match.kind == Match.Kind.VALIDATION:
-        # The validation task draws the verdict: it must hear of a failed
-        # match too (and starts validation over later).
-        transaction.on_commit(lambda: enqueue.send_match(match.pk, countdown))
-    elif match.status == Match.Status.QUEUED:
-        transaction.on_commit(lambda: enqueue.send_match(match.pk, countdown))
+    policy.on_failure(match, countdown)  # sent again; an event's or a validation's own follow-up
 
 
 def enqueue_after_commit(match_id: int) -> None:
-    transaction.on_commit(lambda: enqueue.send_match(match_id))
+    transaction.on_commit(lambda: match_kinds.send_match(match_id))
 
 
 def resend_stale_seconds() -> int:
@@ -488,23 +335,21 @@ def resend_stale_queued(older_than_seconds: int | None = None) -> list[int]:
         older_than_seconds = resend_stale_seconds()
     cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
     stale = list(
-        Match.objects.filter(status=Match.Status.QUEUED)
-        .exclude(kind=Match.Kind.TOURNAMENT)  # an event sends its own (tournaments.feed_all)
+        Match.objects.filter(status=Match.Status.QUEUED, kind__in=match_kinds.kinds(resent_by_sweep=True))  # an event sends its own
         .filter(models.Q(enqueued__lt=cutoff) | models.Q(enqueued__isnull=True, created__lt=cutoff))
         .order_by("id")
         .values_list("pk", "kind", "validation_of_id")[:500]
     )
-    stale = enqueue.without_message(stale)
-    versions_sent: set[int] = set()
+    stale = match_kinds.without_message(stale)
+    messages_sent: set[tuple[str, int | None]] = set()
     resent = []
     for match_id, kind, version_id in stale:
-        if kind == Match.Kind.VALIDATION:
-            if version_id in versions_sent:  # one validation task plays all of its matches
-                Match.objects.filter(pk=match_id).update(enqueued=timezone.now())
-                resent.append(match_id)
-                continue
-            versions_sent.add(version_id)
-        enqueue.send_match(match_id)
+        message = policy_for(kind).message_key(match_id, version_id)
+        if message in messages_sent:  # one validation task plays all of its matches: one message
+            enqueue.stamp_enqueued(match_id)
+        else:
+            messages_sent.add(message)
+            match_kinds.send_match(match_id)
         resent.append(match_id)
     if resent:
         log.warning("re-sent stale queued matches", extra={"matches": ",".join(map(str, resent))})
@@ -548,7 +393,7 @@ def run_queued_match(
         outcome = "internal error"
         ops.heartbeat_match_started(match_id)
         try:
-            outcome = _run_claimed(match_id, claim, other_seats, lease_keeper or _LeaseKeeper)
+            outcome = _run_claimed(match_id, claim, other_seats, lease_keeper or LeaseKeeper)
             return outcome
         finally:
             ops.heartbeat_match_ended(match_id, outcome == "finished")
@@ -649,7 +494,7 @@ def requeue(match: Match) -> None:
         match.error = ""
         match.finished = None
         match.save(update_fields=["status", "attempts", "error", "finished"])
-        transaction.on_commit(lambda: enqueue.send_match(match.pk))
+        transaction.on_commit(lambda: match_kinds.send_match(match.pk))
 
 
 def cancel(match: Match) -> None:

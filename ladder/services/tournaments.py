@@ -12,8 +12,9 @@ thousands); each recorded result sends the next ones, and the periodic sweep
 (``feed_all``) re-sends what a lost message or a restart left behind. The
 messages go to their own queue (CARDROOM_TOURNAMENT_QUEUE), which a worker
 takes its turn from like the ladder's (docs/operations.md, "Queues and their
-shares"); they are sent by ladder.services.enqueue.send_match, the ladder's
-own way (this module never reaches into ladder.services.matches).
+shares"); they are sent by ladder.services.enqueue, as the ladder's are
+(this module never reaches into ladder.services.matches; what an event's
+match does differently is its policy's, ladder.services.match_kinds).
 
 A Swiss round is scheduled, in the transaction that records the last result
 of the round before, from the standings so far.
@@ -531,7 +532,7 @@ def feed(tournament_id: int) -> list[int]:
     sent = list(
         mine.filter(status=Match.Status.QUEUED, enqueued__isnull=False).order_by("tournament_slot__number").values_list("pk", "enqueued")
     )
-    resend = [pk for pk, _kind, _v in enqueue.without_message([(pk, Match.Kind.TOURNAMENT, None) for pk, when in sent if when < stale])]
+    resend = enqueue.without_message([pk for pk, when in sent if when < stale], key=lambda pk: (enqueue.PLAY_MATCH, pk))
     room = max(0, window - running - len(sent))
     fresh = list(
         mine.filter(status=Match.Status.QUEUED, enqueued__isnull=True)
@@ -539,7 +540,8 @@ def feed(tournament_id: int) -> list[int]:
         .values_list("pk", flat=True)[:room]
     )
     for pk in resend + fresh:
-        enqueue.send_match(pk)
+        enqueue.stamp_enqueued(pk)
+        enqueue.play_tournament_match(pk)
     return resend + fresh
 
 

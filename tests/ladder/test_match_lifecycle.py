@@ -27,8 +27,8 @@ from django.utils import timezone
 from cardroom.runner import run_match
 from ladder.models import Bot, BotVersion, Ladder, Match, Participant, Rating, RatingChange
 from ladder.services import bots as bot_services
+from ladder.services import leases, validation
 from ladder.services import matches as m
-from ladder.services import validation
 from tests.ladder import factories
 from tests.ladder.worker_fixtures import BOTS
 
@@ -113,8 +113,8 @@ def test_claim_is_exclusive(settings):
     assert (match.status, match.attempts, match.worker, match.lease_token) == ("running", 1, "w1", claim.token)
     lease = (match.lease_expires - timezone.now()).total_seconds()
     assert 0 < lease <= settings.CARDROOM_MATCH_LEASE_SECONDS
-    assert m.renew_lease(claim)
-    assert not m.renew_lease(m.Claim(match.pk, "not-the-token"))
+    assert leases.renew_lease(claim)
+    assert not leases.renew_lease(m.Claim(match.pk, "not-the-token"))
 
 
 @committed
@@ -429,7 +429,7 @@ def test_lease_keeper_renews_while_a_match_plays(settings):
     match = builtin_match()
     claim = m.claim_match(match.pk, worker="w")
     first = Match.objects.get(pk=match.pk).lease_expires
-    keeper = m._LeaseKeeper(claim)
+    keeper = leases.LeaseKeeper(claim)
     keeper.start()
     try:
         time.sleep(2.3)

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from ladder.logging import JsonFormatter, match_context
 from ladder.models import BotVersion, Match, WorkerHeartbeat
-from ladder.services import enqueue, ops
+from ladder.services import match_kinds, ops
 from ladder.services import matches as m
 from tests.ladder import factories
 
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def no_broker(monkeypatch):
     """No task message leaves these tests (re-queueing sends one)."""
-    monkeypatch.setattr(enqueue, "send_match", lambda match_id, countdown=0: None)
+    monkeypatch.setattr(match_kinds, "send_match", lambda match_id, countdown=0: None)
     monkeypatch.setattr(ops, "broker_queue_length", lambda queue="celery": 3)
     cache.clear()
 
@@ -197,7 +197,7 @@ def test_platform_failures_are_classified(settings, monkeypatch):
 
     monkeypatch.undo()
     settings.CARDROOM_SANDBOX = "none"
-    monkeypatch.setattr(enqueue, "send_match", lambda match_id, countdown=0: None)
+    monkeypatch.setattr(match_kinds, "send_match", lambda match_id, countdown=0: None)
     assert m.run_queued_match(bug.pk, worker="w") == "finished"  # the retry plays it
     row = Match.objects.get(pk=bug.pk)
     assert row.status == Match.Status.FINISHED and row.error == "" and row.error_kind == "internal"  # kept for the record
