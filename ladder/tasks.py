@@ -19,6 +19,7 @@ from celery import shared_task
 
 from ladder.services import account_email, casual, matches, matchmaking, ops, tournaments, validation
 from ladder.services.connections import DB_ERRORS
+from ladder.worker import casual as casual_worker
 
 VALIDATION_RETRY_SECONDS = 30
 # A backstop for a stuck process (a platform bug): the pool process is killed,
@@ -61,7 +62,7 @@ def play_casual_match(self, match_id: int) -> str:
     queued casual match first in the fair order (decision 203). No time
     limit here: the threads pool the casual worker runs has none; the
     match's lease stops being renewed past its ceiling instead."""
-    return casual.run(match_id, _worker(self))
+    return casual_worker.run(match_id, _worker(self))
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, ignore_result=True, max_retries=5, time_limit=HARD_TIME_LIMIT)
