@@ -34,7 +34,7 @@ from ladder.models import Bot, Ladder, Match
 from ladder.services import accounts, bot_management, casual
 from ladder.services import bots as bot_services
 from ladder.services import tournaments as tournament_services
-from ladder.services.errors import ServiceError
+from ladder.services.errors import Forbidden
 from ladder.services.match_kinds import policy_for
 from ladder.uploads import too_large_upload
 
@@ -609,7 +609,7 @@ def _owned_casual_seat(request, pk: int):
     if seat.user_id != request.user.pk:
         # The seat shows a hidden hand: only its person reads it (403, not
         # 404: the match itself is public at /api/matches/{id}/).
-        raise ServiceError(f"only the person who started casual match {pk} may read or play its seat", None, 403)
+        raise Forbidden(f"only the person who started casual match {pk} may read or play its seat")
     return seat
 
 

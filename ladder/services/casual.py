@@ -49,7 +49,7 @@ from engine.replay import state_after
 from ladder import caching, selectors
 from ladder.models import Bot, BotVersion, CasualSeat, Match, Participant
 from ladder.services import matches
-from ladder.services.errors import QuotaExceeded, ServiceError
+from ladder.services.errors import Conflict, Forbidden, InvalidInput, NotFound, QuotaExceeded
 
 OPEN = (Match.Status.QUEUED, Match.Status.RUNNING)
 BUILTIN_PREFIX = "builtin:"
@@ -69,18 +69,18 @@ def _opponent_version(game: str, user, opponent: Any, index: int) -> BotVersion:
         bot = Bot.objects.filter(game=game, name=name, builtin=True).select_related("current_version").first()
         if bot is None:
             names = sorted(Bot.objects.filter(game=game, builtin=True).values_list("name", flat=True))
-            raise ServiceError(f"{where}: there is no built-in {game} bot {name!r} (the built-ins: {', '.join(names)})", field)
+            raise InvalidInput(f"{where}: there is no built-in {game} bot {name!r} (the built-ins: {', '.join(names)})", field)
     elif type(opponent) is int:
         bot = Bot.objects.filter(pk=opponent).select_related("current_version").first()
         if bot is None or (bot.withdrawn is not None and bot.owner_id != user.pk):
-            raise ServiceError(f"{where}: no bot with id {opponent} that you may play (withdrawn bots play no one)", field)
+            raise InvalidInput(f"{where}: no bot with id {opponent} that you may play (withdrawn bots play no one)", field)
         if bot.game != game:
-            raise ServiceError(f"{where}: bot {opponent} ({bot.name}) plays {bot.game}, not {game}", field)
+            raise InvalidInput(f"{where}: bot {opponent} ({bot.name}) plays {bot.game}, not {game}", field)
     else:
-        raise ServiceError(f"{where}: an opponent is a bot id (a whole number) or \"builtin:NAME\", not {json.dumps(opponent)[:60]}", field)
+        raise InvalidInput(f"{where}: an opponent is a bot id (a whole number) or \"builtin:NAME\", not {json.dumps(opponent)[:60]}", field)
     version = bot.current_version
     if version is None or version.status != BotVersion.Status.ACTIVE:
-        raise ServiceError(f"{where}: bot {bot.name} has no active version to play (it has not passed validation)", field)
+        raise InvalidInput(f"{where}: bot {bot.name} has no active version to play (it has not passed validation)", field)
     return version
 
 
@@ -117,7 +117,7 @@ def check_open_limit(user) -> None:
             f"quota reached (casual matches open): you have {have} casual matches under way and the limit is {limit} "
             "(CARDROOM_CASUAL_OPEN_PER_USER). Finish one, or leave it: an idle match is forfeited after "
             f"{settings.CARDROOM_CASUAL_IDLE_SECONDS} s without its page open.",
-            429,
+            retry_later=True,
         )
 
 
@@ -134,7 +134,7 @@ def check_address_limit(key: str) -> None:
             f"quota reached (casual matches open from your network): {have} casual matches started from your address are "
             f"under way and the limit is {limit} (CARDROOM_CASUAL_OPEN_PER_ADDRESS), whichever accounts started them. "
             "Finish one, or wait for one to end.",
-            429,
+            retry_later=True,
         )
 
 
@@ -152,16 +152,16 @@ def start(*, user, game: Any, num_players: Any, opponents: Any, seat: Any = None
     ``address``: the client's (ladder.client.client_address), for the
     per-address limit."""
     if game not in game_ids():
-        raise ServiceError(f"game must be one of {', '.join(game_ids())}, not {json.dumps(game)[:40]}", "game")
+        raise InvalidInput(f"game must be one of {', '.join(game_ids())}, not {json.dumps(game)[:40]}", "game")
     cls = get_game_class(game)
     if type(num_players) is not int or not cls.min_players <= num_players <= cls.max_players:
-        raise ServiceError(f"num_players: {cls.name} is played by {cls.min_players} to {cls.max_players} players", "num_players")
+        raise InvalidInput(f"num_players: {cls.name} is played by {cls.min_players} to {cls.max_players} players", "num_players")
     if not isinstance(opponents, list) or len(opponents) != num_players - 1:
-        raise ServiceError(f"opponents must list {num_players - 1} bots (one for each seat but yours)", "opponents")
+        raise InvalidInput(f"opponents must list {num_players - 1} bots (one for each seat but yours)", "opponents")
     if seat is None:
         seat = secrets.randbelow(num_players)
     elif type(seat) is not int or not 0 <= seat < num_players:
-        raise ServiceError(f"seat must be a seat number from 0 to {num_players - 1}", "seat")
+        raise InvalidInput(f"seat must be a seat number from 0 to {num_players - 1}", "seat")
     versions = [_opponent_version(game, user, opponent, i) for i, opponent in enumerate(opponents)]
     with transaction.atomic():
         get_user_model().objects.select_for_update().filter(pk=user.pk).first()  # one start at a time per user
@@ -210,9 +210,9 @@ def seen(seat: CasualSeat) -> None:
 def _owned_seat_for_update(user, match_id: int) -> CasualSeat:
     seat = CasualSeat.objects.select_for_update().filter(pk=match_id).first()
     if seat is None:
-        raise ServiceError(f"match {match_id} is not a casual match (POST /api/play/ starts one)", None, 404)
+        raise NotFound(f"match {match_id} is not a casual match (POST /api/play/ starts one)")
     if seat.user_id != user.pk:
-        raise ServiceError(f"only the person who started casual match {match_id} may play its seat", None, 403)
+        raise Forbidden(f"only the person who started casual match {match_id} may play its seat")
     return seat
 
 
@@ -223,37 +223,36 @@ def answer(*, user, match_id: int, body: Any) -> int:
     action (the engine's reason), 409 for an answer that comes too late (the
     decision named is not the current one, or it is answered already)."""
     if not isinstance(body, dict) or "action" not in body:
-        raise ServiceError('send {"action": {…}} (and optionally "decision": the decision number it answers)', "action")
+        raise InvalidInput('send {"action": {…}} (and optionally "decision": the decision number it answers)', "action")
     extra = set(body) - {"action", "decision"}
     if extra:
-        raise ServiceError(f"unknown field {sorted(extra)[0]!r}: the body holds 'action' and optionally 'decision'", sorted(extra)[0])
+        raise InvalidInput(f"unknown field {sorted(extra)[0]!r}: the body holds 'action' and optionally 'decision'", sorted(extra)[0])
     decision = body.get("decision")
     if decision is not None and (type(decision) is not int or decision < 1):
-        raise ServiceError("decision must be a decision number (a whole number from 1), as GET /api/play/{id}/ gives it", "decision")
+        raise InvalidInput("decision must be a decision number (a whole number from 1), as GET /api/play/{id}/ gives it", "decision")
     try:
         # The reply parse a bot's line meets (its bounds, its shape rules).
         action = action_of(encode_message({"type": "action", "action": body["action"]}).rstrip(b"\n"))
     except BotFault as exc:
-        raise ServiceError(f"action: {exc.detail}", "action") from None
+        raise InvalidInput(f"action: {exc.detail}", "action") from None
     with transaction.atomic():
         seat = _owned_seat_for_update(user, match_id)
         match = Match.objects.only("status", "game", "num_players", "options").get(pk=match_id)
         if decision is not None and decision != seat.decision:
-            raise ServiceError(
+            raise Conflict(
                 f"decision {decision} is not the seat's current decision ({seat.decision}): it was answered already "
                 "(by another tab?) or the match moved on; GET the seat again",
                 "decision",
-                409,
             )
         awaits_act = bool(seat.message) and json.loads(seat.message)["type"] == "act"
         if match.status != Match.Status.RUNNING or not awaits_act or seat.answer is not None:
             why = "the match is over" if match.status not in OPEN else "it is not your move (others act, or your answer is in)"
-            raise ServiceError(f"no action is awaited from your seat now: {why}", None, 409)
+            raise Conflict(f"no action is awaited from your seat now: {why}")
         state = state_after(match.game, match.num_players, match.options, seat.events)
         try:
             state.apply(seat.seat, action)
         except IllegalActionError as exc:
-            raise ServiceError(f"illegal action: {exc.reason}", "action") from None
+            raise InvalidInput(f"illegal action: {exc.reason}", "action") from None
         seat.answer = action
         seat.last_poll = max(seat.last_poll, timezone.now())
         seat.save(update_fields=["answer", "last_poll"])

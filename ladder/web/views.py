@@ -32,7 +32,8 @@ from ladder import selectors as core_selectors
 from ladder.converters import MAX_ID
 from ladder.models import Bot, BotVersion, Ladder, Match, Participant
 from ladder.services.accounts import create_account, rotate_token
-from ladder.services.bots import ServiceError, create_bot, upload_version
+from ladder.services.bots import create_bot, upload_version
+from ladder.services.errors import ServiceError
 from ladder.uploads import too_large_upload
 from ladder.web import author_views, charts, docs, frames, play_selectors, selectors
 from ladder.web.forms import BotForm, SignupForm, UploadForm
