@@ -27,7 +27,7 @@ How a match is delivered:
   database. ``resend_stale_queued`` (periodic) re-sends queued matches whose
   message may have been lost (CARDROOM_RESEND_STALE_SECONDS).
 * every platform failure records its kind in ``Match.error_kind``
-  (ERROR_KINDS below: the status page counts them); the reaper tells a lost
+  (``Match.ErrorKind``: the status page counts them); the reaper tells a lost
   worker from a live one by its heartbeat (``ladder.services.ops``).
 * while a match plays, the worker's heartbeat names it, and every log line
   carries its ``match_id`` (``ladder.logging.match_context``).
@@ -42,6 +42,7 @@ import secrets
 import time as time_module
 from collections.abc import Callable
 from datetime import timedelta
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -73,28 +74,20 @@ RETRY_BACKOFF_MAX_SECONDS = 60
 
 class PlatformError(Exception):
     """Something on our side stopped a match; it is retried, never scored.
-    ``kind`` is what ``Match.error_kind`` records (see ERROR_KINDS)."""
+    ``kind`` is what ``Match.error_kind`` records."""
 
-    def __init__(self, message: str, kind: str = "internal"):
+    def __init__(self, message: str, kind: Match.ErrorKind = Match.ErrorKind.INTERNAL):
         super().__init__(message)
         self.kind = kind
 
 
-# What kind of platform failure stopped a match (Match.error_kind, the status
-# page's "failures by kind"):
-#   sandbox        the sandbox is unusable, or refuses (uploaded bots unsandboxed)
-#   bot_start      a bot process could not even be started (fork, interpreter,
-#                  a stored package that no longer loads)
-#   database       the database went away while the match was played or recorded
-#   lease_expired  the reaper took the match from a worker that is alive (its
-#                  heartbeat beat after the lease lapsed) but stopped renewing
-#                  the lease: a stuck match, an overrun time control
-#   worker_lost    the reaper took the match from a worker whose heartbeat had
-#                  stopped too: killed, frozen, its machine lost or cut off
-#   ceiling        the match passed its wall-clock ceiling with no bot at fault
-#                  (cardroom.ceiling): the machine or the platform was too slow
-#   internal       anything else (a bug)
-ERROR_KINDS = ops.ERROR_KINDS
+class RunOutcome(StrEnum):
+    """What ``run_queued_match`` did with a match (the tasks log it)."""
+
+    NOT_QUEUED = "not queued"  # already taken, done or cancelled, or not startable now: the message is dropped
+    FINISHED = "finished"  # played and recorded
+    LEASE_LOST = "lease lost"  # the reaper gave it to another worker: abandoned, nothing recorded
+    PLATFORM_FAILURE = "platform failure"  # re-queued, or failed after its last attempt (Match.error_kind says why)
 
 
 def create_match(*, ladder, versions: list[BotVersion], seed: int | None = None) -> Match:
@@ -128,7 +121,7 @@ class _PlatformLauncher(Launcher):
         try:
             return self.inner.spawn(root, argv, limits)
         except OSError as exc:
-            raise PlatformError(f"could not start a bot process ({self.name} launcher): {exc}", "bot_start") from None
+            raise PlatformError(f"could not start a bot process ({self.name} launcher): {exc}", Match.ErrorKind.BOT_START) from None
 
 
 def _launcher_factory(versions: list[BotVersion]):
@@ -139,7 +132,7 @@ def _launcher_factory(versions: list[BotVersion]):
     try:
         launcher = get_launcher(mode)
     except SandboxUnavailable as exc:
-        raise PlatformError(f"the sandbox is unusable: {exc}", "sandbox") from None
+        raise PlatformError(f"the sandbox is unusable: {exc}", Match.ErrorKind.SANDBOX) from None
     if (isinstance(launcher, PlainLauncher) or not launcher.isolated) and not settings.CARDROOM_ALLOW_UNSANDBOXED_UPLOADS:
         uploaded = [v for v in versions if not v.bot.builtin]
         if uploaded:
@@ -147,7 +140,7 @@ def _launcher_factory(versions: list[BotVersion]):
                 "CARDROOM_SANDBOX=none, and CARDROOM_ALLOW_UNSANDBOXED_UPLOADS is not set: "
                 f"refusing to run uploaded bots ({', '.join(v.bot.name for v in uploaded)}) without a sandbox; "
                 "use CARDROOM_SANDBOX=bwrap (or set CARDROOM_ALLOW_UNSANDBOXED_UPLOADS=1 on a trusted test set-up only)",
-                "sandbox",
+                Match.ErrorKind.SANDBOX,
             )
     wrapped = _PlatformLauncher(launcher)
     return lambda: wrapped
@@ -215,9 +208,9 @@ def play(match: Match, participants: list[Participant], on_event=None, others: d
                 workdir=tmp,
             )
         except BotSpecError as exc:  # a stored package that no longer loads is our problem
-            raise PlatformError(str(exc), "bot_start") from None
+            raise PlatformError(str(exc), Match.ErrorKind.BOT_START) from None
         except MatchCeilingExceeded as exc:
-            raise PlatformError(str(exc), "ceiling") from None
+            raise PlatformError(str(exc), Match.ErrorKind.CEILING) from None
 
 
 # What record_result writes of each participant.
@@ -276,7 +269,7 @@ def replay_file_bytes(replay: dict) -> bytes:
     return gzip.compress(json.dumps(replay, separators=(",", ":")).encode(), mtime=0)
 
 
-def fail_attempt(claim: Claim, error: str, kind: str = "internal") -> None:
+def fail_attempt(claim: Claim, error: str, kind: Match.ErrorKind = Match.ErrorKind.INTERNAL) -> None:
     """A platform failure: back to the queue, or failed after the last attempt."""
     with transaction.atomic():
         match = Match.objects.select_for_update().get(pk=claim.match_id)
@@ -289,13 +282,13 @@ def _backoff(attempts: int) -> int:
     return min(RETRY_BACKOFF_MAX_SECONDS, RETRY_BACKOFF_SECONDS * 2 ** max(0, attempts - 1))
 
 
-def _requeue_or_fail(match: Match, error: str, countdown: int = 0, kind: str = "internal") -> None:
+def _requeue_or_fail(match: Match, error: str, countdown: int = 0, kind: Match.ErrorKind = Match.ErrorKind.INTERNAL) -> None:
     """Record a platform failure of ``kind``; the match is queued again, or
     failed after its last attempt. ``error_kind`` stays after a retry
     finishes the match (the status page counts the failures of the last
     24 hours by kind); ``error`` is cleared then."""
     match.error = error[:4000]
-    match.error_kind = kind if kind in ERROR_KINDS else "internal"
+    match.error_kind = kind if kind in Match.ErrorKind.values else Match.ErrorKind.INTERNAL
     match.lease_token = ""
     match.lease_expires = None
     policy = policy_for(match.kind)
@@ -377,8 +370,8 @@ OtherSeats = Callable[[Match, Callable[[], bool]], tuple[dict[int, Player], Call
 
 def run_queued_match(
     match_id: int, worker: str | None = None, other_seats: OtherSeats | None = None, lease_keeper: Callable[[Claim], Any] | None = None
-) -> str:
-    """Claim, play and record one match. Returns what happened, for logs.
+) -> RunOutcome:
+    """Claim, play and record one match. Returns what happened (the tasks log it).
     ``lease_keeper``: what renews the claim's lease while the match runs
     (a thread of its own by default; the casual worker's is shared).
 
@@ -389,17 +382,17 @@ def run_queued_match(
     with match_context(match_id):
         claim = claim_match(match_id, worker)
         if claim is None:
-            return "not queued"
-        outcome = "internal error"
+            return RunOutcome.NOT_QUEUED
+        outcome = RunOutcome.PLATFORM_FAILURE  # (an exception: the task retries, or the lease lapses)
         ops.heartbeat_match_started(match_id)
         try:
             outcome = _run_claimed(match_id, claim, other_seats, lease_keeper or LeaseKeeper)
             return outcome
         finally:
-            ops.heartbeat_match_ended(match_id, outcome == "finished")
+            ops.heartbeat_match_ended(match_id, outcome == RunOutcome.FINISHED)
 
 
-def _run_claimed(match_id: int, claim: Claim, other_seats: OtherSeats | None, lease_keeper: Callable[[Claim], Any]) -> str:
+def _run_claimed(match_id: int, claim: Claim, other_seats: OtherSeats | None, lease_keeper: Callable[[Claim], Any]) -> RunOutcome:
     keeper = lease_keeper(claim)
     keeper.start()
     listener = None
@@ -421,32 +414,32 @@ def _run_claimed(match_id: int, claim: Claim, other_seats: OtherSeats | None, le
             record = play(match, participants, on_event=check_lease, others=others)
         except LeaseLost:
             log.warning("match abandoned: lease lost", extra={"match_id": match_id})
-            return "lease lost"
+            return RunOutcome.LEASE_LOST
         except PlatformError as exc:
             log.warning("platform failure", extra={"match_id": match_id, "error_kind": exc.kind, "error": str(exc)[:500]})
             _fail_quietly(claim, str(exc), exc.kind)
-            return f"platform failure: {exc}"
+            return RunOutcome.PLATFORM_FAILURE
         except Exception as exc:
-            kind = "database" if database_away(exc) else "internal"
+            kind = Match.ErrorKind.DATABASE if database_away(exc) else Match.ErrorKind.INTERNAL
             log.exception("match crashed", extra={"match_id": match_id, "error_kind": kind})
-            if kind == "database":
+            if database_away(exc):
                 close_connection()
             _fail_quietly(claim, f"{type(exc).__name__}: {exc}", kind)
-            return f"platform failure: {type(exc).__name__}: {exc}"
+            return RunOutcome.PLATFORM_FAILURE
         try:
             recorded = record_result_retrying(claim, record)
         except Exception as exc:
             if database_away(exc):
                 raise  # the database is gone for good: the lease lapses and the reaper re-queues
-            log.exception("recording the result failed", extra={"match_id": match_id, "error_kind": "internal"})
-            _fail_quietly(claim, f"recording the result failed: {type(exc).__name__}: {exc}", "internal")
-            return f"platform failure: {type(exc).__name__}: {exc}"
-        return "finished" if recorded else "lease lost"
+            log.exception("recording the result failed", extra={"match_id": match_id, "error_kind": Match.ErrorKind.INTERNAL})
+            _fail_quietly(claim, f"recording the result failed: {type(exc).__name__}: {exc}", Match.ErrorKind.INTERNAL)
+            return RunOutcome.PLATFORM_FAILURE
+        return RunOutcome.FINISHED if recorded else RunOutcome.LEASE_LOST
     finally:
         keeper.finish()
 
 
-def _fail_quietly(claim: Claim, error: str, kind: str = "internal", attempts: int = 6, first_delay: float = 0.5) -> None:
+def _fail_quietly(claim: Claim, error: str, kind: Match.ErrorKind = Match.ErrorKind.INTERNAL, attempts: int = 6, first_delay: float = 0.5) -> None:
     """fail_attempt; if the database is away too, keep trying for a while
     (with backoff, ~30 s in all: the match goes back to the queue with its
     real kind as soon as the database is back), then give up: the lease
@@ -473,9 +466,9 @@ def reap_expired_leases() -> list[int]:
             if match is None or match.status != Match.Status.RUNNING or match.lease_expires is None or match.lease_expires >= now:
                 continue
             if ops.beating_after(match.worker, match.lease_expires):
-                kind, why = "lease_expired", "the worker still beats, but stopped renewing the lease"
+                kind, why = Match.ErrorKind.LEASE_EXPIRED, "the worker still beats, but stopped renewing the lease"
             else:
-                kind, why = "worker_lost", "the worker's heartbeat stopped too: killed, frozen, or cut off"
+                kind, why = Match.ErrorKind.WORKER_LOST, "the worker's heartbeat stopped too: killed, frozen, or cut off"
             _requeue_or_fail(match, f"the lease of worker {match.worker} expired ({why})", kind=kind)
             reaped.append(match_id)
     if reaped:

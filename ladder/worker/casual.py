@@ -136,19 +136,19 @@ def human_seat(match: Match, lost: Callable[[], bool], slot: StartSlot | None = 
     return {seat.seat: player}, player.record
 
 
-def run(match_id: int, worker: str | None = None) -> str:
+def run(match_id: int, worker: str | None = None) -> matches.RunOutcome:
     """The casual queue's task: claim, play (the person's seat through the
     API), record, as any match (ladder.services.matches). Its message is a
     ticket, not an order: it starts the queued casual match that is first in
     the fair order (``match_id``'s own only when that is its turn). Every
     queued match has a message, so each is started by one of them."""
-    outcome = "not queued"
+    outcome = matches.RunOutcome.NOT_QUEUED
     slot = hub.start_slot()
     seats = functools.partial(human_seat, slot=slot)
     try:
         for pick in casual.fair_order():
             outcome = matches.run_queued_match(pick, worker, other_seats=seats, lease_keeper=hub.lease)
-            if outcome != "not queued":  # another thread took that one: the next in order
+            if outcome != matches.RunOutcome.NOT_QUEUED:  # another thread took that one: the next in order
                 break
         caching.bump(caching.MATCHES)
     finally:
