@@ -135,15 +135,15 @@ def _waiting_messages() -> list[bytes | str] | None:
 
 def without_message(matches: list[T], key: Callable[[T], tuple[str, int | None]]) -> list[T]:
     """Of ``matches``, those whose message no longer waits in the broker
-    (``key``: the task name and first argument of a match's message): lost (a broker restarted without
-    its data, a worker that died holding it) or never sent. The broker is
-    read once (every queue, in one transaction on Redis); where it cannot be
-    read, every match is returned (re-sent: a duplicate is harmless, only one
-    claim succeeds)."""
+    (``key``: the task name and first argument of a match's message): lost
+    (a broker restarted without its data, a worker that died holding it) or
+    never sent. The broker is read once (every queue, in one transaction on
+    Redis); where it cannot be read, every match is returned (re-sent: a
+    duplicate is harmless, only one claim succeeds)."""
     if not matches:
         return []
     waiting = _waiting_messages()
     if waiting is None:
         return list(matches)
-    held = {key for raw in waiting if (key := _task_and_argument(raw)) is not None}
+    held = {message for raw in waiting if (message := _task_and_argument(raw)) is not None}
     return [m for m in matches if key(m) not in held]
