@@ -139,7 +139,7 @@ def chaos(args, rng: random.Random) -> int:
     from django.utils import timezone
 
     from ladder.models import Match, Participant, RatingChange
-    from ladder.services import enqueue
+    from ladder.services import match_kinds
     from ladder.services import matches as match_services
     from tests.ladder.worker_fixtures import CeleryWorker, sandbox_mode, worker_env
 
@@ -180,7 +180,7 @@ def chaos(args, rng: random.Random) -> int:
                 break
             before = match_folders()
             match = match_services.create_match(ladder=ladder, versions=[slow, greedy], seed=rng.randrange(2**31))
-            enqueue.send_match(match.pk)
+            match_kinds.send_match(match.pk)
             wait_for(lambda pk=match.pk: Match.objects.get(pk=pk).status == Match.Status.RUNNING, 30, "the match to start")
             dead_folders = wait_for(lambda before=before: match_folders() - before, 20, "the match's folder")
             time.sleep(rng.uniform(0.5, 3.0))
@@ -225,7 +225,7 @@ def long_matches(args, rng: random.Random) -> int:
     from django.conf import settings
 
     from ladder.models import Match
-    from ladder.services import enqueue
+    from ladder.services import match_kinds
     from ladder.services import matches as match_services
     from tests.ladder.worker_fixtures import CeleryWorker, beat_process, sandbox_mode, worker_env
 
@@ -235,7 +235,7 @@ def long_matches(args, rng: random.Random) -> int:
     # busy, some waiting, for every round.
     for _ in range(args.workers + args.kills + 2):
         match = match_services.create_match(ladder=ladder, versions=[slow, greedy], seed=rng.randrange(2**31))
-        enqueue.send_match(match.pk)
+        match_kinds.send_match(match.pk)
     print(f"sandbox: {sandbox_mode()}; {args.workers} workers; lease {args.lease} s; reaper every {settings.REAPER_INTERVAL} s; "
           f"the scheduler's queue: {settings.CARDROOM_QUEUES['scheduler']}; "
           f"load average {open('/proc/loadavg').read().split()[:3]}")  # fmt: skip

@@ -47,11 +47,11 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 import django
 django.setup()
 import throughput
-from ladder.services import enqueue
+from ladder.services import enqueue, match_kinds
 lineups = throughput.four_player_lineups()
 ids = throughput.make_batch(int(sys.argv[1]), int(sys.argv[2]), lineups)
 for pk in ids:
-    enqueue.send_match(pk)
+    match_kinds.send_match(pk)
 print(json.dumps(ids))
 """
 

@@ -318,7 +318,7 @@ def run(args, env: dict[str, str], count: int, lineups, redis) -> dict:
     from django.db import connection
 
     from ladder.models import Match
-    from ladder.services import enqueue
+    from ladder.services import match_kinds
 
     redis_client = __import__("redis").Redis(port=redis.port)
     redis_client.flushall()
@@ -336,7 +336,7 @@ def run(args, env: dict[str, str], count: int, lineups, redis) -> dict:
         cpu_before, busy_before = process_cpu(), machine_busy()
         t0 = time.monotonic()
         for pk in ids:
-            enqueue.send_match(pk)
+            match_kinds.send_match(pk)
         deadline = t0 + args.timeout
         while True:
             done = Match.objects.filter(pk__in=ids, status__in=[Match.Status.FINISHED, Match.Status.FAILED]).count()

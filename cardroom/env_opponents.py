@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bots import UnknownBuiltinError, builtin_chooser
-from cardroom.players import BotFault, StartInfo, TimeControl
+from cardroom.players import BotFault, ForfeitReason, StartInfo, TimeControl
 
 # builtin:ismcts thinks for 150 ms of CPU a decision on the ladder, so what it
 # plays depends on the machine's speed. In an environment it searches a fixed
@@ -86,7 +86,7 @@ class _ProgramSeat:
             except BotFault as fault:
                 self._fail(fault)
             except IllegalActionError as exc:
-                self._fail(BotFault("illegal_action", exc.reason))
+                self._fail(BotFault(ForfeitReason.ILLEGAL_ACTION, exc.reason))
         return state.default_action(self.seat)
 
     def finish(self, state, faults: dict[int, tuple[Any, int]]) -> None:

@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from itertools import accumulate
 from typing import Any
 
@@ -28,17 +29,26 @@ from cardroom.launch import BotLimits, BotProcess, Launcher
 from cardroom.sizes import format_size
 from engine.core import Action, State
 
-# Why a forfeit happened (the replay's ``reason``).
-TIMEOUT = "timeout"
-CRASH = "crash"
+
+class ForfeitReason(StrEnum):
+    """Why a forfeit happened (the replay's ``reason``, Participant.forfeit_reason)."""
+
+    TIMEOUT = "timeout"  # no answer within the time control
+    CRASH = "crash"  # the program stopped with an error, or was killed
+    EXIT = "exit"  # the program ended before the match did
+    INVALID_JSON = "invalid_json"  # a line on stdout that is not one JSON object
+    INVALID_MESSAGE = "invalid_message"  # JSON, but not the protocol's answer
+    ILLEGAL_ACTION = "illegal_action"  # an action the rules refuse
+    OUTPUT_LIMIT = "output_limit"  # a line on stdout over MAX_LINE_BYTES
+
+
+# (the names this module and its callers use)
+TIMEOUT, CRASH, EXIT = ForfeitReason.TIMEOUT, ForfeitReason.CRASH, ForfeitReason.EXIT
+INVALID_JSON, INVALID_MESSAGE = ForfeitReason.INVALID_JSON, ForfeitReason.INVALID_MESSAGE
+ILLEGAL_ACTION, OUTPUT_LIMIT = ForfeitReason.ILLEGAL_ACTION, ForfeitReason.OUTPUT_LIMIT
 # A crashed bot whose memory peaked at this share of its limit or more ran
 # out of it (an allocation past RLIMIT_AS fails before the cgroup's limit).
 MEMORY_NEAR_LIMIT = 0.75
-EXIT = "exit"
-INVALID_JSON = "invalid_json"
-INVALID_MESSAGE = "invalid_message"
-ILLEGAL_ACTION = "illegal_action"
-OUTPUT_LIMIT = "output_limit"
 
 MAX_LINE_BYTES = 1024 * 1024  # one stdout line of a bot
 MAX_LOG_BYTES = 256 * 1024  # what is kept of a bot's stderr
@@ -73,7 +83,7 @@ class BotFault(Exception):
     """The bot failed in a way that forfeits its seat. The detail is
     clipped: it may quote a megabyte line of the bot's."""
 
-    def __init__(self, reason: str, detail: str):
+    def __init__(self, reason: ForfeitReason, detail: str):
         self.reason = reason
         self.detail = clip(detail)
         super().__init__(f"{reason}: {self.detail}")

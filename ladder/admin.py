@@ -112,7 +112,7 @@ class TournamentAdmin(admin.ModelAdmin):
         return False
 
     def _each(self, request, queryset, action, done: str) -> None:
-        from ladder.services.bots import ServiceError
+        from ladder.services.errors import ServiceError
 
         count = 0
         for t in queryset:

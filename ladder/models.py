@@ -139,6 +139,30 @@ class Match(models.Model):
         # never in standings or the match lists (decision 130).
         CASUAL = "casual"
 
+    class ErrorKind(models.TextChoices):
+        """What kind of platform failure stopped a match (``error_kind``;
+        the status page counts them by kind)."""
+
+        # the sandbox is unusable, or refuses (uploaded bots unsandboxed)
+        SANDBOX = "sandbox"
+        # a bot process could not even be started (fork, interpreter, a
+        # stored package that no longer loads)
+        BOT_START = "bot_start"
+        # the database went away while the match was played or recorded
+        DATABASE = "database"
+        # the reaper took the match from a worker that is alive (its heartbeat
+        # beat after the lease lapsed) but stopped renewing the lease: a stuck
+        # match, an overrun time control
+        LEASE_EXPIRED = "lease_expired"
+        # the reaper took the match from a worker whose heartbeat had stopped
+        # too: killed, frozen, its machine lost or cut off
+        WORKER_LOST = "worker_lost"
+        # the match passed its wall-clock ceiling with no bot at fault
+        # (cardroom.ceiling): the machine or the platform was too slow
+        CEILING = "ceiling"
+        # anything else (a bug)
+        INTERNAL = "internal"
+
     ladder = models.ForeignKey(Ladder, null=True, blank=True, on_delete=models.PROTECT, related_name="matches")
     kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.LADDER)
     game = models.CharField(max_length=16, choices=GAME_CHOICES)

@@ -12,16 +12,18 @@ every log line written while it runs (ladder.logging.match_context).
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 
 from celery import shared_task
-from django.db import InterfaceError, OperationalError
 
 from ladder.services import account_email, casual, matches, matchmaking, open_series, ops, tournaments, validation
+from ladder.services.connections import DB_ERRORS
+from ladder.worker import casual as casual_worker
 
-# The database is away (a restart, a failover): try the message again later.
-DB_ERRORS = (OperationalError, InterfaceError)
+log = logging.getLogger("cardroom.tasks")
+
 VALIDATION_RETRY_SECONDS = 30
 # A backstop for a stuck process (a platform bug): the pool process is killed,
 # and the match's lease lapses (the reaper re-queues it). Far beyond any match
@@ -50,9 +52,14 @@ MATCH_TASK = {
 }
 
 
+def _logged(match_id: int, outcome: matches.RunOutcome) -> str:
+    log.info("match task done: %s", outcome.value, extra={"match_id": match_id, "outcome": outcome.name.lower()})
+    return outcome.value
+
+
 @shared_task(**MATCH_TASK, time_limit=HARD_TIME_LIMIT)
 def play_match(self, match_id: int) -> str:
-    return matches.run_queued_match(match_id, _worker(self))
+    return _logged(match_id, matches.run_queued_match(match_id, _worker(self)))
 
 
 @shared_task(**MATCH_TASK)
@@ -63,7 +70,7 @@ def play_casual_match(self, match_id: int) -> str:
     queued casual match first in the fair order (decision 203). No time
     limit here: the threads pool the casual worker runs has none; the
     match's lease stops being renewed past its ceiling instead."""
-    return casual.run(match_id, _worker(self))
+    return _logged(match_id, casual_worker.run(match_id, _worker(self)))
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, ignore_result=True, max_retries=5, time_limit=HARD_TIME_LIMIT)

@@ -15,8 +15,7 @@ from rest_framework.views import exception_handler as drf_handler
 
 from cardroom.sizes import format_size
 from ladder.api.serializers import ErrorOutput
-from ladder.services.bots import ServiceError
-from ladder.services.errors import QuotaExceeded
+from ladder.services.errors import Conflict, Forbidden, InvalidInput, NotFound, QuotaExceeded, ServiceError, TooLarge
 
 log = logging.getLogger("cardroom.api")
 
@@ -67,13 +66,32 @@ def _first_message(detail, path: str = "") -> tuple[str, str | None]:
     return (f"{path}: {text}" if path else text), (path or None)
 
 
+# The status of each kind of refusal (ladder.services.errors): the one place
+# a service's refusal becomes an HTTP status (the web views use it too).
+STATUS_OF_REFUSAL: tuple[tuple[type[ServiceError], int], ...] = (
+    (TooLarge, 413),
+    (InvalidInput, 400),
+    (NotFound, 404),
+    (Forbidden, 403),
+    (Conflict, 409),
+)
+
+
+def status_of(exc: ServiceError) -> int:
+    """The HTTP status of a service's refusal: a quota that waiting frees is
+    a 429 (try later), one that it does not a 403 (decision 29)."""
+    if isinstance(exc, QuotaExceeded):
+        return 429 if exc.retry_later else 403
+    return next((status for kind, status in STATUS_OF_REFUSAL if isinstance(exc, kind)), 400)
+
+
 def exception_handler(exc, context):
     if isinstance(exc, QuotaExceeded):
-        response = error_response(exc.message, exc.field, exc.status)
+        response = error_response(exc.message, exc.field, status_of(exc))
         response.data.update({"quota": exc.quota, "limit": exc.limit})
         return response
     if isinstance(exc, ServiceError):
-        return error_response(exc.message, exc.field, exc.status)
+        return error_response(exc.message, exc.field, status_of(exc))
     if isinstance(exc, FilterError):
         return error_response(exc.message, exc.field, 400)
     if isinstance(exc, Http404):

@@ -33,7 +33,8 @@ from ladder.models import Bot, Ladder, Match
 from ladder.services import accounts, bot_management, casual
 from ladder.services import bots as bot_services
 from ladder.services import tournaments as tournament_services
-from ladder.services.errors import ServiceError
+from ladder.services.errors import Forbidden
+from ladder.services.match_kinds import policy_for
 from ladder.uploads import too_large_upload
 
 
@@ -368,7 +369,7 @@ class ReplayView(APIView):
                 return error_response(
                     f"match {pk} has no replay yet (status: {match.status}): it has one once the match is finished", None, 404
                 )
-            entry = caching.keep_replay(pk, gz, named=match.kind == Match.Kind.CASUAL, people=people)
+            entry = caching.keep_replay(pk, gz, named=policy_for(match.kind).has_person_seat, people=people)
         gzipped = caching.accepts_gzip(request)
         # One ETag per representation: the gzip and the plain bytes differ.
         etag = f'"{entry["etag"]}{"-gz" if gzipped else ""}"'
@@ -607,7 +608,7 @@ def _owned_casual_seat(request, pk: int):
     if seat.user_id != request.user.pk:
         # The seat shows a hidden hand: only its person reads it (403, not
         # 404: the match itself is public at /api/matches/{id}/).
-        raise ServiceError(f"only the person who started casual match {pk} may read or play its seat", None, 403)
+        raise Forbidden(f"only the person who started casual match {pk} may read or play its seat")
     return seat
 
 

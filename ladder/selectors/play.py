@@ -20,6 +20,7 @@ from bots import DESCRIPTIONS
 from engine.replay import FORMAT, VERSION
 from ladder import selectors as core_selectors
 from ladder.models import Bot, BotVersion, CasualSeat, Match
+from ladder.services.match_kinds import policy_for
 from ladder.web import frames
 
 # The opponents' menu lists at most this many uploaded bots per game (the
@@ -75,7 +76,7 @@ def casual_seat_of(user, match_id: int) -> CasualSeat | None:
 def person_seat(match: Match) -> CasualSeat | None:
     """The person's seat of a casual match (public once the match is shown:
     who sat there, the score, the rank, a forfeit), None for other matches."""
-    return core_selectors.casual_seat(match.pk) if match.kind == Match.Kind.CASUAL else None
+    return core_selectors.casual_seat(match.pk) if policy_for(match.kind).has_person_seat else None
 
 
 def seat_players(seat: CasualSeat) -> list[dict[str, Any]]:

@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from ladder.models import VerifiedEmail
 from ladder.services.enqueue import send
-from ladder.services.errors import ServiceError
+from ladder.services.errors import InvalidInput
 
 SEND_PASSWORD_RESET = "ladder.tasks.send_password_reset"
 SEND_EMAIL_VERIFICATION = "ladder.tasks.send_email_verification"
@@ -70,12 +70,12 @@ def verify(token: str):
     try:
         claim = signing.loads(token, salt=_SALT, max_age=settings.PASSWORD_RESET_TIMEOUT)
     except signing.SignatureExpired:
-        raise ServiceError("this link is too old: save the address again on your account page for a new one") from None
+        raise InvalidInput("this link is too old: save the address again on your account page for a new one") from None
     except signing.BadSignature:
-        raise ServiceError("this link is not one cardroom sent: copy the whole link from the e-mail") from None
+        raise InvalidInput("this link is not one cardroom sent: copy the whole link from the e-mail") from None
     user = get_user_model().objects.filter(pk=claim.get("u"), is_active=True).first()
     if user is None or not user.email or user.email.casefold() != str(claim.get("e", "")).casefold():
-        raise ServiceError("this link is for an address the account no longer has: its page says which address it has now")
+        raise InvalidInput("this link is for an address the account no longer has: its page says which address it has now")
     VerifiedEmail.objects.update_or_create(user=user, defaults={"email": user.email, "verified": timezone.now()})
     return user
 

@@ -40,7 +40,8 @@ from ladder.caching import forget_cached_standings
 from ladder.client_address import fold_username
 from ladder.models import Bot, CasualSeat, Match, UsernameClaim, VerifiedEmail
 from ladder.services.bot_management import delete_files_on_commit
-from ladder.services.bots import SYSTEM_USERNAME, ServiceError
+from ladder.services.bots import SYSTEM_USERNAME
+from ladder.services.errors import InvalidInput
 from ladder.services.matches import replay_file_bytes
 
 log = logging.getLogger("cardroom.accounts")
@@ -107,24 +108,24 @@ def check_username(name: str) -> str:
     saying what is wrong with it."""
     name = normalise(name)
     if not USERNAME_MIN <= len(name) <= USERNAME_MAX or not USERNAME_RE.match(name):
-        raise ServiceError(USERNAME_RULES, "username")
+        raise InvalidInput(USERNAME_RULES, "username")
     if not skeleton(name):
-        raise ServiceError(f"{USERNAME_RULES}, with at least one letter or digit", "username")
+        raise InvalidInput(f"{USERNAME_RULES}, with at least one letter or digit", "username")
     scripts = categories.unique_aliases(name) - {"COMMON"}
     if len(scripts) > 1:
-        raise ServiceError(
+        raise InvalidInput(
             f"the username {name!r} mixes scripts ({', '.join(sorted(scripts))}): use the letters of one script", "username"
         )
     folded, shape = fold_username(name), skeleton(name)
     reserved = _reserved()
     if folded in reserved or shape in reserved or _TOMBSTONE_LOOKALIKE.fullmatch(shape):
-        raise ServiceError(f"the username {name!r} is reserved: choose another", "username")
+        raise InvalidInput(f"the username {name!r} is reserved: choose another", "username")
     # The refusals name no other account: the clash may be a deleted one,
     # which stays anonymous.
     if UsernameClaim.objects.filter(folded=folded).exists():
-        raise ServiceError(f"the username {name!r} is taken (case does not count)", "username")
+        raise InvalidInput(f"the username {name!r} is taken (case does not count)", "username")
     if UsernameClaim.objects.filter(skeleton=shape).exists():
-        raise ServiceError(f"the username {name!r} is too like an existing username ({LOOKALIKE_RULES}): choose another", "username")
+        raise InvalidInput(f"the username {name!r} is too like an existing username ({LOOKALIKE_RULES}): choose another", "username")
     return name
 
 
@@ -136,7 +137,7 @@ def create_account(username: str, password: str):
             user = get_user_model().objects.create_user(name, password=password)
             claim_username(user, strict=True)
     except IntegrityError:  # a racing sign-up took it (or a look-alike) first
-        raise ServiceError(f"the username {name!r} is taken", "username") from None
+        raise InvalidInput(f"the username {name!r} is taken", "username") from None
     return user
 
 

@@ -18,21 +18,21 @@ from django.utils import timezone
 
 from ladder.caching import forget_cached_standings
 from ladder.models import Bot, BotVersion, Match, Participant, Tournament, TournamentEntry
-from ladder.services.bots import ServiceError
+from ladder.services.errors import Conflict, Forbidden, InvalidInput
 
 DESCRIPTION_LIMIT = 2000
 
 
 def _check_owner(bot: Bot, user, doing: str) -> None:
     if not (user and user.is_authenticated and bot.owner_id == user.pk):
-        raise ServiceError(f"only the bot's owner may {doing} it", None, 403)
+        raise Forbidden(f"only the bot's owner may {doing} it")
 
 
 def edit_description(*, bot: Bot, user, description: str) -> Bot:
     _check_owner(bot, user, "edit")
     description = (description or "").replace("\r\n", "\n").strip()
     if len(description) > DESCRIPTION_LIMIT:
-        raise ServiceError(
+        raise InvalidInput(
             f"the description is {len(description)} characters long; the limit is {DESCRIPTION_LIMIT}: shorten it",
             "description",
         )
@@ -87,7 +87,7 @@ def _refuse_history(participations, what: str, advice: str) -> None:
     played = participations.exclude(match__kind=Match.Kind.VALIDATION).count()
     if played:
         matches = f"{played} ladder match{'es' if played != 1 else ''}"
-        raise ServiceError(f"{what} has played {matches}: {advice}", None, 409)
+        raise Conflict(f"{what} has played {matches}: {advice}")
 
 
 def _refuse_entries(entries, what: str) -> None:
@@ -107,7 +107,7 @@ def _refuse_entries(entries, what: str) -> None:
         )
     else:
         advice = "the event's field keeps it as history, so it cannot be deleted"
-    raise ServiceError(f"{what} is entered in the event {t.name!r} (id {t.pk}, {t.status}): {advice}", None, 409)
+    raise Conflict(f"{what} is entered in the event {t.name!r} (id {t.pk}, {t.status}): {advice}")
 
 
 def delete_files_on_commit(paths: list[tuple[object, str]]) -> None:
@@ -152,24 +152,20 @@ def delete_version(*, version: BotVersion, user) -> None:
         )
         _refuse_entries(TournamentEntry.objects.filter(version=version), f"version {version.number} of {bot.name}")
         if version.status == BotVersion.Status.VALIDATING:
-            raise ServiceError(
+            raise Conflict(
                 f"version {version.number} of {bot.name} is being validated now: wait until it is active or failed, "
                 "then delete it",
-                None,
-                409,
             )
         if Bot.objects.filter(pk=bot.pk, current_version=version).exists():
-            raise ServiceError(
+            raise Conflict(
                 f"version {version.number} is the one {bot.name} plays on the ladders: upload a new version first, "
                 "or withdraw the bot",
-                None,
-                409,
             )
         # Validation matches are still in use while a worker plays them.
         running = version.validation_matches.filter(status=Match.Status.RUNNING).exists()
         if running:
-            raise ServiceError(
-                f"a validation match of version {version.number} is being played now: try again in a minute", None, 409
+            raise Conflict(
+                f"a validation match of version {version.number} is being played now: try again in a minute"
             )
         _delete_validation(version.validation_matches.all(), [version])
         version.delete()
@@ -191,10 +187,8 @@ def delete_bot(*, bot: Bot, user) -> None:
         if any(v.status == BotVersion.Status.VALIDATING for v in versions) or Match.objects.filter(
             validation_of__bot=bot, status=Match.Status.RUNNING
         ).exists():
-            raise ServiceError(
+            raise Conflict(
                 f"a version of {bot.name} is being validated now: wait until it is active or failed, then delete the bot",
-                None,
-                409,
             )
         _delete_validation(Match.objects.filter(validation_of__bot=bot), versions)
         Bot.objects.filter(pk=bot.pk).update(current_version=None)

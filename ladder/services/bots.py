@@ -16,7 +16,7 @@ from django.utils import timezone
 from cardroom import packages
 from ladder.models import GAME_CHOICES, Bot, BotVersion, Ladder
 from ladder.services import enqueue, quotas
-from ladder.services.errors import ServiceError  # (re-exported: callers import it from here)
+from ladder.services.errors import Conflict, InvalidInput, TooLarge
 from ladder.services.ratings import ensure_ratings
 
 SYSTEM_USERNAME = "cardroom"
@@ -53,9 +53,9 @@ def _check_new_bot(game: str, name: str) -> None:
     from engine import game_ids
 
     if game not in game_ids():
-        raise ServiceError(f"there is no game {game!r}: choose one of {', '.join(game_ids())}", "game")
+        raise InvalidInput(f"there is no game {game!r}: choose one of {', '.join(game_ids())}", "game")
     if not NAME_RE.match(name or ""):
-        raise ServiceError(
+        raise InvalidInput(
             "a bot name is 2-40 characters: letters, digits, '_', '.', '-', starting with a letter or digit", "name"
         )
     # Unique per game whatever the case ("Greedy" beside the built-in "greedy"
@@ -64,7 +64,7 @@ def _check_new_bot(game: str, name: str) -> None:
     if same is not None:
         kind = f"built-in {game_label(game)}" if same.builtin else game_label(game)
         whatever_case = "" if same.name == name else " (names are compared whatever the case)"
-        raise ServiceError(f"there is already {with_article(kind)} bot named {same.name!r}: choose another name{whatever_case}", "name")
+        raise InvalidInput(f"there is already {with_article(kind)} bot named {same.name!r}: choose another name{whatever_case}", "name")
 
 
 def _insert_bot(owner, game: str, name: str, description: str) -> Bot:
@@ -74,7 +74,7 @@ def _insert_bot(owner, game: str, name: str, description: str) -> Bot:
             quotas.check_new_bot(owner)
             return Bot.objects.create(owner=owner, game=game, name=name, description=description or "")
     except IntegrityError:
-        raise ServiceError(
+        raise InvalidInput(
             f"there is already {with_article(game_label(game))} bot named {name!r}: choose another name", "name"
         ) from None
 
@@ -85,7 +85,7 @@ def check_package(filename: str, data: bytes) -> packages.UploadCheck:
     try:
         return packages.inspect_upload(filename, data)
     except packages.PackageError as exc:
-        raise ServiceError(str(exc), "file") from None
+        raise InvalidInput(str(exc), "file") from None
 
 
 def upload_version(*, bot: Bot, filename: str, data: bytes) -> BotVersion:
@@ -100,9 +100,9 @@ def _checked_upload(owner, game: str, filename: str, data: bytes) -> tuple[str, 
     try:
         safe_name = packages.upload_name(filename, data, settings.CARDROOM_MAX_UPLOAD_BYTES)
     except packages.PackageTooLarge as exc:
-        raise ServiceError(str(exc), "file", 413) from None
+        raise TooLarge(str(exc), "file") from None
     except packages.PackageError as exc:
-        raise ServiceError(str(exc), "file") from None
+        raise InvalidInput(str(exc), "file") from None
     quotas.check_upload(owner, game, len(data))  # before the package check's work
     return safe_name, check_package(safe_name, data)
 
@@ -115,10 +115,9 @@ def _store_version(bot: Bot, safe_name: str, check: packages.UploadCheck, data: 
         Bot.objects.select_for_update().get(pk=bot.pk)  # serialises version numbers
         same = bot.versions.filter(sha256=sha256).exclude(status=BotVersion.Status.FAILED).first()
         if same is not None:
-            raise ServiceError(
+            raise Conflict(
                 f"{safe_name}: this exact package is already version {same.number} of {bot.name}: change the bot, then upload it",
                 "file",
-                409,
             )
         number = (bot.versions.aggregate(n=Max("number"))["n"] or 0) + 1
         notes = "\n".join(f"note: {note}" for note in check.notes)

@@ -5,9 +5,10 @@ yourself").
 The match is played by the ordinary runner on a worker of the casual queue
 (ladder.tasks.play_casual_match), its bots in the sandbox, frozen between
 their moves as in any match. The person's seat is a Player of the runner,
-``HumanSeat``: for each decision it publishes the protocol line a bot in the
-seat would be sent (cardroom.players' own builders) to the match's
-CasualSeat row, then waits for the answer the person's page posts through
+``HumanSeat`` (ladder.worker.casual, beside the casual queue's task): for
+each decision it publishes the protocol line a bot in the seat would be
+sent (cardroom.players' own builders) to the match's CasualSeat row, then
+waits for the answer the person's page posts through
 the API (``answer``), which was judged there by the same bounded reply
 parse and the same engine rules a bot's reply meets (an illegal answer is a
 400 and changes nothing; a bot's would be a forfeit).
@@ -27,33 +28,28 @@ limited per user and per network.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import hmac
 import ipaddress
 import json
 import secrets
-import time
-from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import InterfaceError, OperationalError, connection, transaction
+from django.db import connection, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
-from cardroom.players import TIMEOUT, BotFault, Player, StartInfo, act_message, action_of, encode_message, end_message
+from cardroom.players import BotFault, action_of, encode_message
 from engine import game_ids, get_game_class
 from engine.core import IllegalActionError
 from engine.replay import state_after
 from ladder import caching, selectors
 from ladder.models import Bot, BotVersion, CasualSeat, Match, Participant
 from ladder.services import matches
-from ladder.services.casual_hub import StartSlot, hub
-from ladder.services.connections import close_connection
-from ladder.services.errors import QuotaExceeded, ServiceError
+from ladder.services.errors import Conflict, Forbidden, InvalidInput, NotFound, QuotaExceeded
 
 OPEN = (Match.Status.QUEUED, Match.Status.RUNNING)
 BUILTIN_PREFIX = "builtin:"
@@ -73,18 +69,18 @@ def _opponent_version(game: str, user, opponent: Any, index: int) -> BotVersion:
         bot = Bot.objects.filter(game=game, name=name, builtin=True).select_related("current_version").first()
         if bot is None:
             names = sorted(Bot.objects.filter(game=game, builtin=True).values_list("name", flat=True))
-            raise ServiceError(f"{where}: there is no built-in {game} bot {name!r} (the built-ins: {', '.join(names)})", field)
+            raise InvalidInput(f"{where}: there is no built-in {game} bot {name!r} (the built-ins: {', '.join(names)})", field)
     elif type(opponent) is int:
         bot = Bot.objects.filter(pk=opponent).select_related("current_version").first()
         if bot is None or (bot.withdrawn is not None and bot.owner_id != user.pk):
-            raise ServiceError(f"{where}: no bot with id {opponent} that you may play (withdrawn bots play no one)", field)
+            raise InvalidInput(f"{where}: no bot with id {opponent} that you may play (withdrawn bots play no one)", field)
         if bot.game != game:
-            raise ServiceError(f"{where}: bot {opponent} ({bot.name}) plays {bot.game}, not {game}", field)
+            raise InvalidInput(f"{where}: bot {opponent} ({bot.name}) plays {bot.game}, not {game}", field)
     else:
-        raise ServiceError(f"{where}: an opponent is a bot id (a whole number) or \"builtin:NAME\", not {json.dumps(opponent)[:60]}", field)
+        raise InvalidInput(f"{where}: an opponent is a bot id (a whole number) or \"builtin:NAME\", not {json.dumps(opponent)[:60]}", field)
     version = bot.current_version
     if version is None or version.status != BotVersion.Status.ACTIVE:
-        raise ServiceError(f"{where}: bot {bot.name} has no active version to play (it has not passed validation)", field)
+        raise InvalidInput(f"{where}: bot {bot.name} has no active version to play (it has not passed validation)", field)
     return version
 
 
@@ -121,7 +117,7 @@ def check_open_limit(user) -> None:
             f"quota reached (casual matches open): you have {have} casual matches under way and the limit is {limit} "
             "(CARDROOM_CASUAL_OPEN_PER_USER). Finish one, or leave it: an idle match is forfeited after "
             f"{settings.CARDROOM_CASUAL_IDLE_SECONDS} s without its page open.",
-            429,
+            retry_later=True,
         )
 
 
@@ -138,7 +134,7 @@ def check_address_limit(key: str) -> None:
             f"quota reached (casual matches open from your network): {have} casual matches started from your address are "
             f"under way and the limit is {limit} (CARDROOM_CASUAL_OPEN_PER_ADDRESS), whichever accounts started them. "
             "Finish one, or wait for one to end.",
-            429,
+            retry_later=True,
         )
 
 
@@ -156,16 +152,16 @@ def start(*, user, game: Any, num_players: Any, opponents: Any, seat: Any = None
     ``address``: the client's (ladder.client_address.client_address), for the
     per-address limit."""
     if game not in game_ids():
-        raise ServiceError(f"game must be one of {', '.join(game_ids())}, not {json.dumps(game)[:40]}", "game")
+        raise InvalidInput(f"game must be one of {', '.join(game_ids())}, not {json.dumps(game)[:40]}", "game")
     cls = get_game_class(game)
     if type(num_players) is not int or not cls.min_players <= num_players <= cls.max_players:
-        raise ServiceError(f"num_players: {cls.name} is played by {cls.min_players} to {cls.max_players} players", "num_players")
+        raise InvalidInput(f"num_players: {cls.name} is played by {cls.min_players} to {cls.max_players} players", "num_players")
     if not isinstance(opponents, list) or len(opponents) != num_players - 1:
-        raise ServiceError(f"opponents must list {num_players - 1} bots (one for each seat but yours)", "opponents")
+        raise InvalidInput(f"opponents must list {num_players - 1} bots (one for each seat but yours)", "opponents")
     if seat is None:
         seat = secrets.randbelow(num_players)
     elif type(seat) is not int or not 0 <= seat < num_players:
-        raise ServiceError(f"seat must be a seat number from 0 to {num_players - 1}", "seat")
+        raise InvalidInput(f"seat must be a seat number from 0 to {num_players - 1}", "seat")
     versions = [_opponent_version(game, user, opponent, i) for i, opponent in enumerate(opponents)]
     with transaction.atomic():
         get_user_model().objects.select_for_update().filter(pk=user.pk).first()  # one start at a time per user
@@ -214,9 +210,9 @@ def seen(seat: CasualSeat) -> None:
 def _owned_seat_for_update(user, match_id: int) -> CasualSeat:
     seat = CasualSeat.objects.select_for_update().filter(pk=match_id).first()
     if seat is None:
-        raise ServiceError(f"match {match_id} is not a casual match (POST /api/play/ starts one)", None, 404)
+        raise NotFound(f"match {match_id} is not a casual match (POST /api/play/ starts one)")
     if seat.user_id != user.pk:
-        raise ServiceError(f"only the person who started casual match {match_id} may play its seat", None, 403)
+        raise Forbidden(f"only the person who started casual match {match_id} may play its seat")
     return seat
 
 
@@ -227,152 +223,40 @@ def answer(*, user, match_id: int, body: Any) -> int:
     action (the engine's reason), 409 for an answer that comes too late (the
     decision named is not the current one, or it is answered already)."""
     if not isinstance(body, dict) or "action" not in body:
-        raise ServiceError('send {"action": {…}} (and optionally "decision": the decision number it answers)', "action")
+        raise InvalidInput('send {"action": {…}} (and optionally "decision": the decision number it answers)', "action")
     extra = set(body) - {"action", "decision"}
     if extra:
-        raise ServiceError(f"unknown field {sorted(extra)[0]!r}: the body holds 'action' and optionally 'decision'", sorted(extra)[0])
+        raise InvalidInput(f"unknown field {sorted(extra)[0]!r}: the body holds 'action' and optionally 'decision'", sorted(extra)[0])
     decision = body.get("decision")
     if decision is not None and (type(decision) is not int or decision < 1):
-        raise ServiceError("decision must be a decision number (a whole number from 1), as GET /api/play/{id}/ gives it", "decision")
+        raise InvalidInput("decision must be a decision number (a whole number from 1), as GET /api/play/{id}/ gives it", "decision")
     try:
         # The reply parse a bot's line meets (its bounds, its shape rules).
         action = action_of(encode_message({"type": "action", "action": body["action"]}).rstrip(b"\n"))
     except BotFault as exc:
-        raise ServiceError(f"action: {exc.detail}", "action") from None
+        raise InvalidInput(f"action: {exc.detail}", "action") from None
     with transaction.atomic():
         seat = _owned_seat_for_update(user, match_id)
         match = Match.objects.only("status", "game", "num_players", "options").get(pk=match_id)
         if decision is not None and decision != seat.decision:
-            raise ServiceError(
+            raise Conflict(
                 f"decision {decision} is not the seat's current decision ({seat.decision}): it was answered already "
                 "(by another tab?) or the match moved on; GET the seat again",
                 "decision",
-                409,
             )
         awaits_act = bool(seat.message) and json.loads(seat.message)["type"] == "act"
         if match.status != Match.Status.RUNNING or not awaits_act or seat.answer is not None:
             why = "the match is over" if match.status not in OPEN else "it is not your move (others act, or your answer is in)"
-            raise ServiceError(f"no action is awaited from your seat now: {why}", None, 409)
+            raise Conflict(f"no action is awaited from your seat now: {why}")
         state = state_after(match.game, match.num_players, match.options, seat.events)
         try:
             state.apply(seat.seat, action)
         except IllegalActionError as exc:
-            raise ServiceError(f"illegal action: {exc.reason}", "action") from None
+            raise InvalidInput(f"illegal action: {exc.reason}", "action") from None
         seat.answer = action
         seat.last_poll = max(seat.last_poll, timezone.now())
         seat.save(update_fields=["answer", "last_poll"])
     return seat.decision
-
-
-# -- the worker's side --------------------------------------------------------------------
-
-DB_ERRORS = (OperationalError, InterfaceError)
-
-
-# A waiting thread looks at its seat at least this often even unwoken (the
-# hub wakes it at once for an answer, an idle page or a lost lease).
-IDLE_RECHECK_SECONDS = 5.0
-
-
-class HumanSeat(Player):
-    """The person's seat in the runner: each decision is published to the
-    CasualSeat row and answered through the API (see the module's doc)."""
-
-    def __init__(self, match_id: int, username: str, lost: Callable[[], bool], slot: StartSlot | None = None):
-        self.name = username
-        self._slot = slot
-        self.spec = "human"
-        self.match_id = match_id
-        self.events: list[dict[str, Any]] = []
-        self._lost = lost
-        self._move_s = float(settings.CARDROOM_CASUAL_MOVE_SECONDS)
-        self._total_ms = settings.CARDROOM_CASUAL_TOTAL_SECONDS * 1000.0
-        self._idle_s = float(settings.CARDROOM_CASUAL_IDLE_SECONDS)
-        self._poll_s = float(settings.CARDROOM_CASUAL_POLL_SECONDS)
-        self._used_ms = 0.0
-
-    def record(self, index: int, event: dict[str, Any]) -> None:
-        """The runner's event listener: the match so far, for judging answers."""
-        self.events.append(event)
-
-    def start(self, info: StartInfo) -> None:
-        pass  # the person is sent no 'start': the page knows the match from GET /api/play/{id}/
-
-    def _publish(self, line: str, deadline) -> int:
-        with transaction.atomic():
-            seat = CasualSeat.objects.select_for_update().get(pk=self.match_id)
-            seat.decision += 1
-            seat.message, seat.answer, seat.move_deadline, seat.events = line, None, deadline, list(self.events)
-            seat.save(update_fields=["decision", "message", "answer", "move_deadline", "events"])
-        return seat.decision
-
-    def _forfeit(self, detail: str) -> BotFault:
-        CasualSeat.objects.filter(pk=self.match_id).update(
-            message="", answer=None, move_deadline=None, forfeit_reason=TIMEOUT, forfeit_detail=detail
-        )
-        return BotFault(TIMEOUT, detail)
-
-    def act(self, state, seat: int):
-        total_left = self._total_ms - self._used_ms
-        line = encode_message(act_message(state, seat, total_left)).decode().rstrip("\n")
-        move_s = min(self._move_s, max(total_left, 0.0) / 1000)
-        started = time.monotonic()
-        decision = self._publish(line, timezone.now() + timedelta(seconds=move_s))
-        try:
-            return self._await(decision, started + move_s, move_s)
-        finally:
-            self._used_ms += (time.monotonic() - started) * 1000
-
-    def _await(self, decision: int, deadline: float, move_s: float):
-        # The thread sleeps, holding no database connection, while the hub
-        # reads every waiting seat of this process in one query and wakes
-        # it (decision 202): a waiting match costs a sleeping thread.
-        waiter = hub.wait(self.match_id, decision)
-        if self._slot is not None:
-            self._slot.release()  # started: the next match may start
-        if not connection.in_atomic_block:  # (a test's transaction is kept)
-            close_connection()
-        try:
-            while True:
-                waiter.woken.clear()
-                if self._lost():
-                    raise matches.LeaseLost(f"match {self.match_id}: the lease was lost while the person thought")
-                if waiter.answered:
-                    try:
-                        row = CasualSeat.objects.filter(pk=self.match_id, decision=decision).values("answer").first()
-                    except DB_ERRORS:
-                        close_connection()  # the database is briefly away: the lease keeper decides whether we go on
-                        time.sleep(self._poll_s)
-                        continue
-                    if row is not None and row["answer"] is not None:
-                        CasualSeat.objects.filter(pk=self.match_id, decision=decision).update(message="", answer=None, move_deadline=None)
-                        return row["answer"]
-                if waiter.idle_for > self._idle_s:
-                    raise self._forfeit(
-                        f"the person's page has not asked for the seat for {waiter.idle_for:.0f} s (the idle limit is "
-                        f"{self._idle_s:.0f} s): the tab was closed or left idle"
-                    )
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise self._forfeit(self._late(move_s))
-                waiter.woken.wait(min(left, IDLE_RECHECK_SECONDS))
-        finally:
-            hub.done(waiter)
-
-    def _late(self, move_s: float) -> str:
-        if move_s < self._move_s:  # the total's rest was shorter than a move
-            return f"no move within what was left of the person's {self._total_ms / 1000:.0f} s for the whole match"
-        return f"no move within the person's {move_s:.0f} s for this move"
-
-    def end(self, observation: dict[str, Any], result: dict[str, Any]) -> None:
-        line = encode_message(end_message(observation, result)).decode().rstrip("\n")
-        self._publish(line, None)
-
-
-def _human_seat(match: Match, lost: Callable[[], bool], slot: StartSlot | None = None):
-    seat = CasualSeat.objects.select_related("user").get(match=match)
-    player = HumanSeat(match.pk, seat.user.username, lost, slot)
-    return {seat.seat: player}, player.record
 
 
 # How many queued matches the fair order looks at (the oldest first).
@@ -411,26 +295,3 @@ def fair_order(limit: int = 20) -> list[int]:
         return (by_user.get(user, 0), by_address.get(key, 0) if key else 0, since, match_id)
 
     return [row[0] for row in sorted(queued, key=turn)[:limit]]
-
-
-def run(match_id: int, worker: str | None = None) -> str:
-    """The casual queue's task: claim, play (the person's seat through the
-    API), record, as any match (ladder.services.matches). Its message is a
-    ticket, not an order: it starts the queued casual match that is first in
-    the fair order (``match_id``'s own only when that is its turn). Every
-    queued match has a message, so each is started by one of them."""
-    outcome = "not queued"
-    slot = hub.start_slot()
-    seats = functools.partial(_human_seat, slot=slot)
-    try:
-        for pick in fair_order():
-            outcome = matches.run_queued_match(pick, worker, other_seats=seats, lease_keeper=hub.lease)
-            if outcome != "not queued":  # another thread took that one: the next in order
-                break
-        caching.bump(caching.MATCHES)
-    finally:
-        slot.release()
-        # The thread may sleep long before its next match: its connection
-        # is not kept for it (hundreds of threads, PostgreSQL's 100).
-        close_connection()
-    return outcome

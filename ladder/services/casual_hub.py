@@ -190,7 +190,7 @@ class Hub:
                 waiter.woken.set()
 
     def renew_leases(self) -> None:
-        from ladder.services.matches import renew_lease
+        from ladder.services.leases import renew_lease
 
         with self._lock:
             leases = list(self._leases.values())

@@ -12,8 +12,9 @@ priority-0 messages before any queue's priority 3 (its BRPOP lists the keys
 priority by priority), which would put the queues' rotation, and so their
 shares (docs/operations.md, "Queues and their shares"), out of force.
 
-``send_match`` is the services' way to send a match (ladder.services.matches
-and ladder.services.tournaments both call it; neither reaches into the other).
+Which message plays a match, and so its queue, is its kind's policy's
+(ladder.services.match_kinds.send_match, the services' way to send a
+match); this module holds the messages themselves.
 
 ``without_message`` is what makes a re-send idempotent: of the matches whose
 message looks stale, only those with no message still waiting in the broker
@@ -26,7 +27,9 @@ from __future__ import annotations
 import base64
 import json
 import logging
+from collections.abc import Callable
 from datetime import timedelta
+from typing import TypeVar
 
 from celery import current_app
 from django.conf import settings
@@ -39,6 +42,8 @@ VALIDATE_VERSION = "ladder.tasks.validate_version"
 PLAY_CASUAL_MATCH = "ladder.tasks.play_casual_match"
 
 log = logging.getLogger("cardroom.enqueue")
+
+T = TypeVar("T")
 
 
 def send(task_name: str, args: tuple = (), kwargs: dict | None = None, countdown: int = 0, **routing) -> None:
@@ -74,31 +79,10 @@ def play_casual_match(match_id: int, countdown: int = 0) -> None:
     send(PLAY_CASUAL_MATCH, (match_id,), countdown=countdown)
 
 
-def send_match(match_id: int, countdown: int = 0) -> None:
-    """Send the task message that plays the match (a ladder or event match)
-    or the validation it belongs to, to the queue of its kind; stamp
-    ``enqueued`` (ladder.services.matches re-sends a stale one)."""
-    row = Match.objects.filter(pk=match_id).values("kind", "validation_of_id").first()
-    if row is None:
-        return
+def stamp_enqueued(match_id: int, countdown: int = 0) -> None:
+    """When the match's message was sent (to take effect after ``countdown``):
+    a queued match whose message is stale is sent again."""
     Match.objects.filter(pk=match_id).update(enqueued=timezone.now() + timedelta(seconds=countdown))
-    if row["kind"] == Match.Kind.VALIDATION:
-        validate_version(row["validation_of_id"], resume=True, countdown=countdown)
-    elif row["kind"] == Match.Kind.TOURNAMENT:
-        play_tournament_match(match_id, countdown=countdown)
-    elif row["kind"] == Match.Kind.CASUAL:
-        play_casual_match(match_id, countdown=countdown)
-    else:
-        play_match(match_id, countdown=countdown)
-
-
-def _message_key(kind: str, match_id: int, version_id: int | None) -> tuple[str, int | None]:
-    """The task and argument of the message that plays a match of ``kind``."""
-    if kind == Match.Kind.VALIDATION:
-        return VALIDATE_VERSION, version_id
-    if kind == Match.Kind.CASUAL:
-        return PLAY_CASUAL_MATCH, match_id
-    return PLAY_MATCH, match_id
 
 
 def _task_and_argument(raw: bytes | str) -> tuple[str, int | None] | None:
@@ -149,17 +133,17 @@ def _waiting_messages() -> list[bytes | str] | None:
     return None
 
 
-def without_message(matches: list[tuple[int, str, int | None]]) -> list[tuple[int, str, int | None]]:
-    """Of ``matches`` ((id, kind, validation_of_id) each), those whose
-    message no longer waits in the broker: lost (a broker restarted without
-    its data, a worker that died holding it) or never sent. The broker is
-    read once (every queue, in one transaction on Redis); where it cannot be
-    read, every match is returned (re-sent: a duplicate is harmless, only one
-    claim succeeds)."""
+def without_message(matches: list[T], key: Callable[[T], tuple[str, int | None]]) -> list[T]:
+    """Of ``matches``, those whose message no longer waits in the broker
+    (``key``: the task name and first argument of a match's message): lost
+    (a broker restarted without its data, a worker that died holding it) or
+    never sent. The broker is read once (every queue, in one transaction on
+    Redis); where it cannot be read, every match is returned (re-sent: a
+    duplicate is harmless, only one claim succeeds)."""
     if not matches:
         return []
     waiting = _waiting_messages()
     if waiting is None:
         return list(matches)
-    held = {key for raw in waiting if (key := _task_and_argument(raw)) is not None}
-    return [m for m in matches if _message_key(m[1], m[0], m[2]) not in held]
+    held = {message for raw in waiting if (message := _task_and_argument(raw)) is not None}
+    return [m for m in matches if key(m) not in held]

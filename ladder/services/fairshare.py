@@ -39,6 +39,7 @@ from django.db.models import Avg, Count, Min
 from django.utils import timezone
 
 from ladder.models import Bot, BotVersion, Ladder, Match, Participant, WorkerHeartbeat
+from ladder.services.match_kinds import kinds
 
 # A newcomer's usage is spread over at least this long.
 MIN_PRESENCE_SECONDS = 60.0
@@ -114,19 +115,20 @@ class FairShare:
             Participant.objects.filter(
                 bot__builtin=False, bot__owner__in=owners, match__status__in=[Match.Status.QUEUED, Match.Status.RUNNING]
             )
-            .exclude(match__kind=Match.Kind.CASUAL)  # a casual match waits on its person, on workers of its own
+            .exclude(match__kind__in=kinds(has_person_seat=True))  # a casual match waits on its person, on workers of its own
             .values_list("bot__owner_id", "bot_id", "match_id", "match__status", "match__kind", "match__started")
         )
         running: dict[int, list[tuple[int, object]]] = defaultdict(list)
         queued = defaultdict(set)
+        made_by_matchmaking = set(kinds(made_by_matchmaking=True))
         for owner, bot, match, status, kind, started in in_hand:
-            if kind == Match.Kind.LADDER:
+            if kind in made_by_matchmaking:
                 fair.in_flight[bot] = fair.in_flight.get(bot, 0) + 1
             if status == Match.Status.RUNNING:
                 running[match].append((owner, started))
             else:
                 fair.usage_ms[owner] += fair.bot_cost_ms.get(bot, 0.0)
-                if kind == Match.Kind.LADDER:
+                if kind in made_by_matchmaking:
                     queued[owner].add(match)
         for seats in running.values():  # the time a running match has taken so far, split among its charged seats
             for owner, started in seats:

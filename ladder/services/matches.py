@@ -8,14 +8,16 @@ result: a forfeit, recorded like any other.
 
 How a match is delivered:
 
-* ``enqueue.send_match`` sends the task message (``play_match`` for a ladder
-  or event match, ``validate_version`` for a validation match: validation
-  matches are played, and their verdict drawn, by the validation task) and
-  stamps ``enqueued``.
-* ``claim_match`` turns a queued match into a running one with a lease (a
-  random token and an expiry); only one claim can succeed, so a duplicate
+* ``match_kinds.send_match`` sends the task message (``play_match`` for a
+  ladder or event match, ``validate_version`` for a validation match:
+  validation matches are played, and their verdict drawn, by the validation
+  task) and stamps ``enqueued``. What differs by the kind of a match (its
+  time control, attempts, queue, what a result or a failure does) is its
+  policy's (ladder.services.match_kinds); this module treats all alike.
+* ``claim_match`` (ladder.services.leases) turns a queued match into a
+  running one with a lease; only one claim can succeed, so a duplicate
   message is harmless.
-* while it plays, ``_LeaseKeeper`` renews the lease every third of its length;
+* while it plays, ``LeaseKeeper`` renews the lease every third of its length;
   if the lease is lost (the reaper gave the match to someone else) the match
   is abandoned at its next event.
 * ``record_result`` stores replay, logs, scores and ratings in one
@@ -25,7 +27,7 @@ How a match is delivered:
   database. ``resend_stale_queued`` (periodic) re-sends queued matches whose
   message may have been lost (CARDROOM_RESEND_STALE_SECONDS).
 * every platform failure records its kind in ``Match.error_kind``
-  (ERROR_KINDS below: the status page counts them); the reaper tells a lost
+  (``Match.ErrorKind``: the status page counts them); the reaper tells a lost
   worker from a live one by its heartbeat (``ladder.services.ops``).
 * while a match plays, the worker's heartbeat names it, and every log line
   carries its ``match_id`` (``ladder.logging.match_context``).
@@ -36,19 +38,15 @@ from __future__ import annotations
 import gzip
 import json
 import logging
-import os
 import secrets
-import socket
-import threading
 import time as time_module
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import timedelta
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.files.base import ContentFile
 from django.db import models, transaction
 from django.utils import timezone
@@ -59,11 +57,12 @@ from cardroom.players import Player, TimeControl
 from cardroom.runner import BotSpecError, MatchCeilingExceeded, MatchRecord, run_match
 from cardroom.scratch import owned_folder
 from ladder import caching
-from ladder.models import BotVersion, CasualSeat, Ladder, Match, Participant, Tournament, TournamentMatch
-from ladder.services import enqueue, ops, tournaments
-from ladder.services.connections import close_connection
+from ladder.models import BotVersion, Match, Participant
+from ladder.services import enqueue, match_kinds, ops
+from ladder.services.connections import DB_ERRORS, close_connection, database_away, retry_while_database_away
 from ladder.services.fairshare import seat_charges
-from ladder.services.ratings import apply_match_ratings
+from ladder.services.leases import Claim, LeaseKeeper, LeaseLost, claim_match
+from ladder.services.match_kinds import policy_for
 
 log = logging.getLogger("cardroom.matches")
 
@@ -75,42 +74,20 @@ RETRY_BACKOFF_MAX_SECONDS = 60
 
 class PlatformError(Exception):
     """Something on our side stopped a match; it is retried, never scored.
-    ``kind`` is what ``Match.error_kind`` records (see ERROR_KINDS)."""
+    ``kind`` is what ``Match.error_kind`` records."""
 
-    def __init__(self, message: str, kind: str = "internal"):
+    def __init__(self, message: str, kind: Match.ErrorKind = Match.ErrorKind.INTERNAL):
         super().__init__(message)
         self.kind = kind
 
 
-# What kind of platform failure stopped a match (Match.error_kind, the status
-# page's "failures by kind"):
-#   sandbox        the sandbox is unusable, or refuses (uploaded bots unsandboxed)
-#   bot_start      a bot process could not even be started (fork, interpreter,
-#                  a stored package that no longer loads)
-#   database       the database went away while the match was played or recorded
-#   lease_expired  the reaper took the match from a worker that is alive (its
-#                  heartbeat beat after the lease lapsed) but stopped renewing
-#                  the lease: a stuck match, an overrun time control
-#   worker_lost    the reaper took the match from a worker whose heartbeat had
-#                  stopped too: killed, frozen, its machine lost or cut off
-#   ceiling        the match passed its wall-clock ceiling with no bot at fault
-#                  (cardroom.ceiling): the machine or the platform was too slow
-#   internal       anything else (a bug)
-ERROR_KINDS = ops.ERROR_KINDS
+class RunOutcome(StrEnum):
+    """What ``run_queued_match`` did with a match (the tasks log it)."""
 
-
-class LeaseLost(Exception):
-    """The match was given to another worker while this one played it."""
-
-
-def worker_name() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{threading.get_native_id()}"
-
-
-@dataclass(frozen=True)
-class Claim:
-    match_id: int
-    token: str
+    NOT_QUEUED = "not queued"  # already taken, done or cancelled, or not startable now: the message is dropped
+    FINISHED = "finished"  # played and recorded
+    LEASE_LOST = "lease lost"  # the reaper gave it to another worker: abandoned, nothing recorded
+    PLATFORM_FAILURE = "platform failure"  # re-queued, or failed after its last attempt (Match.error_kind says why)
 
 
 def create_match(*, ladder, versions: list[BotVersion], seed: int | None = None) -> Match:
@@ -129,81 +106,6 @@ def create_match(*, ladder, versions: list[BotVersion], seed: int | None = None)
     return match
 
 
-def claim_match(match_id: int, worker: str | None = None) -> Claim | None:
-    """Take a queued match for this worker: running, with a fresh lease.
-    None when it is not queued (already done, taken, or cancelled)."""
-    token = secrets.token_hex(16)
-    with transaction.atomic():
-        match = Match.objects.select_for_update().filter(pk=match_id).first()
-        if match is None or match.status != Match.Status.QUEUED:
-            return None
-        if match.kind == Match.Kind.TOURNAMENT and not tournaments.may_play(match.pk):
-            # paused or cancelled: the message is dropped; resume sends it again
-            Match.objects.filter(pk=match.pk).update(enqueued=None)
-            return None
-        now = timezone.now()
-        match.status = Match.Status.RUNNING
-        match.attempts += 1
-        match.lease_token = token
-        match.lease_expires = now + timedelta(seconds=settings.CARDROOM_MATCH_LEASE_SECONDS)
-        match.worker = (worker or worker_name())[:200]
-        match.started = now
-        match.save(update_fields=["status", "attempts", "lease_token", "lease_expires", "worker", "started"])
-    return Claim(match_id, token)
-
-
-def renew_lease(claim: Claim) -> bool:
-    """Extend the lease; False if this worker no longer holds the match."""
-    expires = timezone.now() + timedelta(seconds=settings.CARDROOM_MATCH_LEASE_SECONDS)
-    return bool(
-        Match.objects.filter(pk=claim.match_id, status=Match.Status.RUNNING, lease_token=claim.token).update(
-            lease_expires=expires
-        )
-    )
-
-
-class _LeaseKeeper(threading.Thread):
-    """Renews the lease every third of its length while the match runs (and
-    while its result is recorded); ``lost`` once the match is not ours."""
-
-    def __init__(self, claim: Claim):
-        super().__init__(daemon=True, name=f"lease-{claim.match_id}")
-        self.claim = claim
-        self.stop = threading.Event()
-        self.lost = False
-        # No renewal past this (time.monotonic()): a match that overruns its
-        # time control by far is stuck (a platform bug), and a lapsed lease
-        # lets the reaper hand it to another worker.
-        self.deadline: float | None = None
-
-    def run(self) -> None:
-
-        interval = max(1.0, settings.CARDROOM_MATCH_LEASE_SECONDS / 3)
-        try:
-            while not self.stop.wait(interval):
-                if self.deadline is not None and time_module.monotonic() > self.deadline:
-                    log.error("match overran its time control: lease no longer renewed", extra={"match_id": self.claim.match_id})
-                    return
-                try:
-                    if not renew_lease(self.claim):
-                        # Not ours any more, or no longer running: also when
-                        # our own result has just been recorded. Whoever acts
-                        # on it says whether the attempt was lost (the event
-                        # check in play, or record_result).
-                        self.lost = True
-                        log.info("lease not renewed: the match no longer runs under this claim", extra={"match_id": self.claim.match_id})
-                        return
-                except Exception:  # database briefly away: try again next time
-                    log.warning("lease renewal failed", extra={"match_id": self.claim.match_id}, exc_info=True)
-                    close_connection()
-        finally:
-            close_connection()
-
-    def finish(self) -> None:
-        self.stop.set()
-        self.join(timeout=10)
-
-
 class _PlatformLauncher(Launcher):
     """Wraps the real launcher: a bot process that cannot even be started
     (fork fails, the interpreter is missing, bwrap cannot run) is the
@@ -219,7 +121,7 @@ class _PlatformLauncher(Launcher):
         try:
             return self.inner.spawn(root, argv, limits)
         except OSError as exc:
-            raise PlatformError(f"could not start a bot process ({self.name} launcher): {exc}", "bot_start") from None
+            raise PlatformError(f"could not start a bot process ({self.name} launcher): {exc}", Match.ErrorKind.BOT_START) from None
 
 
 def _launcher_factory(versions: list[BotVersion]):
@@ -230,7 +132,7 @@ def _launcher_factory(versions: list[BotVersion]):
     try:
         launcher = get_launcher(mode)
     except SandboxUnavailable as exc:
-        raise PlatformError(f"the sandbox is unusable: {exc}", "sandbox") from None
+        raise PlatformError(f"the sandbox is unusable: {exc}", Match.ErrorKind.SANDBOX) from None
     if (isinstance(launcher, PlainLauncher) or not launcher.isolated) and not settings.CARDROOM_ALLOW_UNSANDBOXED_UPLOADS:
         uploaded = [v for v in versions if not v.bot.builtin]
         if uploaded:
@@ -238,7 +140,7 @@ def _launcher_factory(versions: list[BotVersion]):
                 "CARDROOM_SANDBOX=none, and CARDROOM_ALLOW_UNSANDBOXED_UPLOADS is not set: "
                 f"refusing to run uploaded bots ({', '.join(v.bot.name for v in uploaded)}) without a sandbox; "
                 "use CARDROOM_SANDBOX=bwrap (or set CARDROOM_ALLOW_UNSANDBOXED_UPLOADS=1 on a trusted test set-up only)",
-                "sandbox",
+                Match.ErrorKind.SANDBOX,
             )
     wrapped = _PlatformLauncher(launcher)
     return lambda: wrapped
@@ -256,33 +158,17 @@ def _materialize(version: BotVersion, workdir: Path, seat: int) -> str:
 
 
 def time_control(match: Match) -> TimeControl:
-    """A ladder match plays with its ladder's limits; a validation match with
-    the strictest limits of the active ladders of its game and player count
-    (a version that passes validation then keeps to every ladder's limits)."""
-    if match.ladder is not None:
-        ladder = match.ladder
-        return TimeControl(ladder.startup_ms, ladder.per_move_ms, ladder.overage_ms, ladder.total_ms)
-    if match.kind == Match.Kind.TOURNAMENT:
-        t = Tournament.objects.get(schedule__match=match)
-        return TimeControl(t.startup_ms, t.per_move_ms, t.overage_ms, t.total_ms)
-    ladders = list(Ladder.objects.filter(game=match.game, players_per_match=match.num_players, active=True))
-    if not ladders:
-        return TimeControl()
-    return TimeControl(
-        min(lad.startup_ms for lad in ladders),
-        min(lad.per_move_ms for lad in ladders),
-        min(lad.overage_ms for lad in ladders),
-        min(lad.total_ms for lad in ladders),
-    )
+    """The limits the match plays under: its kind's (a ladder's own, an
+    event's own, or for a validation or casual match the strictest limits
+    of the active ladders of its game and player count)."""
+    return policy_for(match.kind).time_control(match)
 
 
 def ceiling_ms(match: Match) -> int:
     """The match's wall-clock ceiling (cardroom.ceiling): what its seats may
     think in all under its time control, the end grace, and
     CARDROOM_MATCH_CEILING_ALLOWANCE_SECONDS for the platform's own work."""
-    allowance = settings.CARDROOM_MATCH_CEILING_ALLOWANCE_SECONDS * 1000
-    if match.kind == Match.Kind.CASUAL:  # and the person's own clock (decision 132)
-        allowance += settings.CARDROOM_CASUAL_TOTAL_SECONDS * 1000
+    allowance = policy_for(match.kind).ceiling_allowance_ms()  # a casual match's has the person's clock in it
     return match_ceiling_ms(match.game, match.num_players, time_control(match), allowance)
 
 
@@ -305,13 +191,7 @@ def play(match: Match, participants: list[Participant], on_event=None, others: d
         seats = range(match.num_players)
         specs: list[Any] = [others[seat] if seat in others else _materialize(versions[seat], tmp, seat) for seat in seats]
         names = [others[seat].name if seat in others else f"{versions[seat].bot.name} v{versions[seat].number}" for seat in seats]
-        chance = None
-        if match.kind == Match.Kind.TOURNAMENT:
-            from cardroom.tournament.seeds import KeyedChance
-
-            # a duplicate deal: one chance stream per kind (docs/tournaments.md)
-            if TournamentMatch.objects.filter(match=match, keyed_chance=True).exists():
-                chance = KeyedChance(match.seed)
+        chance = policy_for(match.kind).chance(match)
         try:
             return run_match(
                 match.game,
@@ -328,9 +208,9 @@ def play(match: Match, participants: list[Participant], on_event=None, others: d
                 workdir=tmp,
             )
         except BotSpecError as exc:  # a stored package that no longer loads is our problem
-            raise PlatformError(str(exc), "bot_start") from None
+            raise PlatformError(str(exc), Match.ErrorKind.BOT_START) from None
         except MatchCeilingExceeded as exc:
-            raise PlatformError(str(exc), "ceiling") from None
+            raise PlatformError(str(exc), Match.ErrorKind.CEILING) from None
 
 
 # What record_result writes of each participant.
@@ -348,13 +228,14 @@ def record_result(claim: Claim, record: MatchRecord) -> bool:
         if match.status != Match.Status.RUNNING or match.lease_token != claim.token:
             log.warning("result discarded: lease lost", extra={"match_id": match.pk})
             return False
-        if match.kind == Match.Kind.CASUAL and _name_the_person(match, record.replay):
+        policy = policy_for(match.kind)
+        if policy.name_seats(match, record.replay):
             replay_bytes = replay_file_bytes(record.replay)
         match.replay.save(f"match-{match.pk}.json.gz", ContentFile(replay_bytes), save=False)
         forfeits = {f.seat: f for f in record.forfeits}
         participants = list(match.participants.select_related("bot").order_by("seat"))
         charges: dict[int, int | None] = {p.seat: None for p in participants}
-        if match.kind != Match.Kind.CASUAL:  # a casual match waits on a person: nobody's share of the ladder's workers
+        if not policy.has_person_seat:  # a casual match waits on a person: nobody's share of the ladder's workers
             charges = seat_charges(
                 record.replay["events"], record.elapsed_ms, [p.seat for p in participants if not p.bot.builtin], match.num_players
             )
@@ -376,12 +257,7 @@ def record_result(claim: Claim, record: MatchRecord) -> bool:
         match.lease_expires = None
         match.error = ""
         match.save(update_fields=["replay", "status", "finished", "num_events", "lease_token", "lease_expires", "error"])
-        if match.kind == Match.Kind.LADDER:
-            apply_match_ratings(match, participants)
-        elif match.kind == Match.Kind.TOURNAMENT:  # never rated
-            tournaments.on_match_done(match)
-        elif match.kind == Match.Kind.CASUAL:  # never rated: the person's result is the seat's
-            _record_casual_seat(match, record, forfeits)
+        policy.on_result(match, participants, record, forfeits)  # ratings, an event's standings, the person's seat
         # Standings, ladder pages, match lists and pages: cached copies go stale on commit.
         caching.bump(caching.RATINGS, caching.MATCHES)
     log.info("match finished", extra={"match_id": match.pk, "events": match.num_events, "ms": record.elapsed_ms})
@@ -393,33 +269,7 @@ def replay_file_bytes(replay: dict) -> bytes:
     return gzip.compress(json.dumps(replay, separators=(",", ":")).encode(), mtime=0)
 
 
-def _name_the_person(match: Match, replay: dict) -> bool:
-    """Name the person's seat as the account is called now, read under the
-    account's row lock: one deleted while the match played is named by its
-    tombstone. (ladder.services.accounts.delete_account takes that lock
-    first, then renames the replays of the matches finished before it:
-    either way no replay keeps the old name, decision 191.) True when the
-    name changed."""
-    seat = CasualSeat.objects.only("user_id", "seat").get(match=match)
-    name = get_user_model().objects.select_for_update(no_key=True).values_list("username", flat=True).get(pk=seat.user_id)
-    player = replay["players"][seat.seat]
-    if player["name"] == name:
-        return False
-    player["name"] = name
-    return True
-
-
-def _record_casual_seat(match: Match, record: MatchRecord, forfeits: dict) -> None:
-    seat = CasualSeat.objects.select_for_update().get(match=match)
-    seat.score, seat.rank = record.result.scores[seat.seat], record.result.ranks[seat.seat]
-    forfeit = forfeits.get(seat.seat)
-    if forfeit is not None:
-        seat.forfeit_reason, seat.forfeit_detail = forfeit.reason, forfeit.detail[:2000]
-    seat.answer, seat.move_deadline = None, None
-    seat.save(update_fields=["score", "rank", "forfeit_reason", "forfeit_detail", "answer", "move_deadline"])
-
-
-def fail_attempt(claim: Claim, error: str, kind: str = "internal") -> None:
+def fail_attempt(claim: Claim, error: str, kind: Match.ErrorKind = Match.ErrorKind.INTERNAL) -> None:
     """A platform failure: back to the queue, or failed after the last attempt."""
     with transaction.atomic():
         match = Match.objects.select_for_update().get(pk=claim.match_id)
@@ -432,20 +282,17 @@ def _backoff(attempts: int) -> int:
     return min(RETRY_BACKOFF_MAX_SECONDS, RETRY_BACKOFF_SECONDS * 2 ** max(0, attempts - 1))
 
 
-def _requeue_or_fail(match: Match, error: str, countdown: int = 0, kind: str = "internal") -> None:
+def _requeue_or_fail(match: Match, error: str, countdown: int = 0, kind: Match.ErrorKind = Match.ErrorKind.INTERNAL) -> None:
     """Record a platform failure of ``kind``; the match is queued again, or
     failed after its last attempt. ``error_kind`` stays after a retry
     finishes the match (the status page counts the failures of the last
     24 hours by kind); ``error`` is cleared then."""
     match.error = error[:4000]
-    match.error_kind = kind if kind in ERROR_KINDS else "internal"
+    match.error_kind = kind if kind in Match.ErrorKind.values else Match.ErrorKind.INTERNAL
     match.lease_token = ""
     match.lease_expires = None
-    if match.kind == Match.Kind.CASUAL:
-        # Played again from the start, it would deal the person the hands
-        # they have seen: a casual match gets one attempt (decision 134).
-        CasualSeat.objects.filter(match=match).update(message="", answer=None, move_deadline=None)
-    if match.attempts >= settings.CARDROOM_MATCH_MAX_ATTEMPTS or match.kind == Match.Kind.CASUAL:
+    policy = policy_for(match.kind)
+    if match.attempts >= policy.max_attempts():
         match.status = Match.Status.FAILED
         match.finished = timezone.now()
         log.error(
@@ -459,18 +306,11 @@ def _requeue_or_fail(match: Match, error: str, countdown: int = 0, kind: str = "
             extra={"match_id": match.pk, "attempts": match.attempts, "error_kind": match.error_kind, "error": match.error},
         )
     match.save(update_fields=["error", "error_kind", "lease_token", "lease_expires", "status", "finished"])
-    if match.kind == Match.Kind.TOURNAMENT and match.status == Match.Status.FAILED:
-        tournaments.on_match_done(match)
-    if match.kind == Match.Kind.VALIDATION:
-        # The validation task draws the verdict: it must hear of a failed
-        # match too (and starts validation over later).
-        transaction.on_commit(lambda: enqueue.send_match(match.pk, countdown))
-    elif match.status == Match.Status.QUEUED:
-        transaction.on_commit(lambda: enqueue.send_match(match.pk, countdown))
+    policy.on_failure(match, countdown)  # sent again; an event's or a validation's own follow-up
 
 
 def enqueue_after_commit(match_id: int) -> None:
-    transaction.on_commit(lambda: enqueue.send_match(match_id))
+    transaction.on_commit(lambda: match_kinds.send_match(match_id))
 
 
 def resend_stale_seconds() -> int:
@@ -488,54 +328,35 @@ def resend_stale_queued(older_than_seconds: int | None = None) -> list[int]:
         older_than_seconds = resend_stale_seconds()
     cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
     stale = list(
-        Match.objects.filter(status=Match.Status.QUEUED)
-        .exclude(kind=Match.Kind.TOURNAMENT)  # an event sends its own (tournaments.feed_all)
+        Match.objects.filter(status=Match.Status.QUEUED, kind__in=match_kinds.kinds(resent_by_sweep=True))  # an event sends its own
         .filter(models.Q(enqueued__lt=cutoff) | models.Q(enqueued__isnull=True, created__lt=cutoff))
         .order_by("id")
         .values_list("pk", "kind", "validation_of_id")[:500]
     )
-    stale = enqueue.without_message(stale)
-    versions_sent: set[int] = set()
+    stale = match_kinds.without_message(stale)
+    messages_sent: set[tuple[str, int | None]] = set()
     resent = []
     for match_id, kind, version_id in stale:
-        if kind == Match.Kind.VALIDATION:
-            if version_id in versions_sent:  # one validation task plays all of its matches
-                Match.objects.filter(pk=match_id).update(enqueued=timezone.now())
-                resent.append(match_id)
-                continue
-            versions_sent.add(version_id)
-        enqueue.send_match(match_id)
+        message = policy_for(kind).message_key(match_id, version_id)
+        if message in messages_sent:  # one validation task plays all of its matches: one message
+            enqueue.stamp_enqueued(match_id)
+        else:
+            messages_sent.add(message)
+            match_kinds.send_match(match_id)
         resent.append(match_id)
     if resent:
         log.warning("re-sent stale queued matches", extra={"matches": ",".join(map(str, resent))})
     return resent
 
 
-def _is_connection_error(exc: BaseException) -> bool:
-    from django.db import InterfaceError, OperationalError
-
-    return isinstance(exc, (OperationalError, InterfaceError))
-
-
 def record_result_retrying(claim: Claim, record: MatchRecord, attempts: int = 8, first_delay: float = 0.5) -> bool:
     """The result is in memory: if the database is briefly away, keep trying
     (with backoff, ~40 s in all) rather than playing the match again. The
     lease is checked inside each attempt, so a retry never records twice."""
-    delay = first_delay
-    for attempt in range(attempts):
-        try:
-            return record_result(claim, record)
-        except Exception as exc:
-            if not _is_connection_error(exc) or attempt == attempts - 1:
-                raise
-            log.warning(
-                "database unavailable while recording; retrying",
-                extra={"match_id": claim.match_id, "attempt": attempt + 1, "error": str(exc)[:200]},
-            )
-            close_connection()
-            time_module.sleep(delay)
-            delay = min(delay * 2, 10)
-    return False
+    return retry_while_database_away(
+        lambda: record_result(claim, record), attempts=attempts, first_delay=first_delay, what="recording", log=log,
+        extra={"match_id": claim.match_id},
+    )
 
 
 _record_with_retries = record_result_retrying  # the old name
@@ -549,8 +370,8 @@ OtherSeats = Callable[[Match, Callable[[], bool]], tuple[dict[int, Player], Call
 
 def run_queued_match(
     match_id: int, worker: str | None = None, other_seats: OtherSeats | None = None, lease_keeper: Callable[[Claim], Any] | None = None
-) -> str:
-    """Claim, play and record one match. Returns what happened, for logs.
+) -> RunOutcome:
+    """Claim, play and record one match. Returns what happened (the tasks log it).
     ``lease_keeper``: what renews the claim's lease while the match runs
     (a thread of its own by default; the casual worker's is shared).
 
@@ -561,17 +382,17 @@ def run_queued_match(
     with match_context(match_id):
         claim = claim_match(match_id, worker)
         if claim is None:
-            return "not queued"
-        outcome = "internal error"
+            return RunOutcome.NOT_QUEUED
+        outcome = RunOutcome.PLATFORM_FAILURE  # (an exception: the task retries, or the lease lapses)
         ops.heartbeat_match_started(match_id)
         try:
-            outcome = _run_claimed(match_id, claim, other_seats, lease_keeper or _LeaseKeeper)
+            outcome = _run_claimed(match_id, claim, other_seats, lease_keeper or LeaseKeeper)
             return outcome
         finally:
-            ops.heartbeat_match_ended(match_id, outcome == "finished")
+            ops.heartbeat_match_ended(match_id, outcome == RunOutcome.FINISHED)
 
 
-def _run_claimed(match_id: int, claim: Claim, other_seats: OtherSeats | None, lease_keeper: Callable[[Claim], Any]) -> str:
+def _run_claimed(match_id: int, claim: Claim, other_seats: OtherSeats | None, lease_keeper: Callable[[Claim], Any]) -> RunOutcome:
     keeper = lease_keeper(claim)
     keeper.start()
     listener = None
@@ -593,54 +414,43 @@ def _run_claimed(match_id: int, claim: Claim, other_seats: OtherSeats | None, le
             record = play(match, participants, on_event=check_lease, others=others)
         except LeaseLost:
             log.warning("match abandoned: lease lost", extra={"match_id": match_id})
-            return "lease lost"
+            return RunOutcome.LEASE_LOST
         except PlatformError as exc:
             log.warning("platform failure", extra={"match_id": match_id, "error_kind": exc.kind, "error": str(exc)[:500]})
             _fail_quietly(claim, str(exc), exc.kind)
-            return f"platform failure: {exc}"
+            return RunOutcome.PLATFORM_FAILURE
         except Exception as exc:
-            kind = "database" if _is_connection_error(exc) else "internal"
+            kind = Match.ErrorKind.DATABASE if database_away(exc) else Match.ErrorKind.INTERNAL
             log.exception("match crashed", extra={"match_id": match_id, "error_kind": kind})
-            if kind == "database":
+            if database_away(exc):
                 close_connection()
             _fail_quietly(claim, f"{type(exc).__name__}: {exc}", kind)
-            return f"platform failure: {type(exc).__name__}: {exc}"
+            return RunOutcome.PLATFORM_FAILURE
         try:
             recorded = record_result_retrying(claim, record)
         except Exception as exc:
-            if _is_connection_error(exc):
+            if database_away(exc):
                 raise  # the database is gone for good: the lease lapses and the reaper re-queues
-            log.exception("recording the result failed", extra={"match_id": match_id, "error_kind": "internal"})
-            _fail_quietly(claim, f"recording the result failed: {type(exc).__name__}: {exc}", "internal")
-            return f"platform failure: {type(exc).__name__}: {exc}"
-        return "finished" if recorded else "lease lost"
+            log.exception("recording the result failed", extra={"match_id": match_id, "error_kind": Match.ErrorKind.INTERNAL})
+            _fail_quietly(claim, f"recording the result failed: {type(exc).__name__}: {exc}", Match.ErrorKind.INTERNAL)
+            return RunOutcome.PLATFORM_FAILURE
+        return RunOutcome.FINISHED if recorded else RunOutcome.LEASE_LOST
     finally:
         keeper.finish()
 
 
-def _fail_quietly(claim: Claim, error: str, kind: str = "internal", attempts: int = 6, first_delay: float = 0.5) -> None:
+def _fail_quietly(claim: Claim, error: str, kind: Match.ErrorKind = Match.ErrorKind.INTERNAL, attempts: int = 6, first_delay: float = 0.5) -> None:
     """fail_attempt; if the database is away too, keep trying for a while
     (with backoff, ~30 s in all: the match goes back to the queue with its
     real kind as soon as the database is back), then give up: the lease
     lapses and the reaper re-queues the match."""
-    delay = first_delay
-    for attempt in range(attempts):
-        try:
-            fail_attempt(claim, error, kind)
-            return
-        except Exception as exc:
-            if not _is_connection_error(exc):
-                raise
-            close_connection()
-            if attempt == attempts - 1:
-                log.warning("could not re-queue (database away); the reaper will", extra={"match_id": claim.match_id})
-                return
-            log.warning(
-                "database unavailable while re-queueing; retrying",
-                extra={"match_id": claim.match_id, "attempt": attempt + 1, "error_kind": kind},
-            )
-            time_module.sleep(delay)
-            delay = min(delay * 2, 10)
+    try:
+        retry_while_database_away(
+            lambda: fail_attempt(claim, error, kind), attempts=attempts, first_delay=first_delay, what="re-queueing", log=log,
+            extra={"match_id": claim.match_id, "error_kind": kind},
+        )
+    except DB_ERRORS:
+        log.warning("could not re-queue (database away); the reaper will", extra={"match_id": claim.match_id})
 
 
 def reap_expired_leases() -> list[int]:
@@ -656,9 +466,9 @@ def reap_expired_leases() -> list[int]:
             if match is None or match.status != Match.Status.RUNNING or match.lease_expires is None or match.lease_expires >= now:
                 continue
             if ops.beating_after(match.worker, match.lease_expires):
-                kind, why = "lease_expired", "the worker still beats, but stopped renewing the lease"
+                kind, why = Match.ErrorKind.LEASE_EXPIRED, "the worker still beats, but stopped renewing the lease"
             else:
-                kind, why = "worker_lost", "the worker's heartbeat stopped too: killed, frozen, or cut off"
+                kind, why = Match.ErrorKind.WORKER_LOST, "the worker's heartbeat stopped too: killed, frozen, or cut off"
             _requeue_or_fail(match, f"the lease of worker {match.worker} expired ({why})", kind=kind)
             reaped.append(match_id)
     if reaped:
@@ -677,7 +487,7 @@ def requeue(match: Match) -> None:
         match.error = ""
         match.finished = None
         match.save(update_fields=["status", "attempts", "error", "finished"])
-        transaction.on_commit(lambda: enqueue.send_match(match.pk))
+        transaction.on_commit(lambda: match_kinds.send_match(match.pk))
 
 
 def cancel(match: Match) -> None:

@@ -22,6 +22,7 @@ from django.utils import timezone
 from ladder.models import Bot, BotVersion, Tournament
 from ladder.services import tournaments
 from ladder.services.bots import SYSTEM_USERNAME, game_label, system_user
+from ladder.services.errors import ServiceError
 
 log = logging.getLogger("cardroom.tournaments")
 
@@ -79,7 +80,7 @@ def keep_open(now: datetime | None = None) -> list[int]:
             )
         except IntegrityError:
             continue  # another sweep opened it between the check and the insert
-        except tournaments.TournamentError as exc:
+        except ServiceError as exc:  # any refusal of create_tournament
             # Never a failing sweep: the events due to start were started
             # first, and the next sweep tries again.
             if "already an event named" not in str(exc):

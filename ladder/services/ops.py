@@ -48,10 +48,6 @@ FORGET_AFTER = timedelta(days=1)
 # start and end in between.
 MIN_GAP = 1.0
 
-# The platform failure kinds (Match.error_kind; ladder.services.matches says what each means).
-ERROR_KINDS = ("sandbox", "bot_start", "database", "lease_expired", "worker_lost", "ceiling", "internal")
-
-
 def heartbeat_interval() -> float:
     return float(settings.CARDROOM_HEARTBEAT_SECONDS)
 
@@ -353,7 +349,7 @@ def status(now=None, with_workers: bool = False, with_broker: bool = True) -> di
     # (last) platform failure was of that kind; "failed" gave up, the rest
     # were retried (and most finished).
     touched = Q(finished__gte=day) | Q(started__gte=day) | Q(status=Match.Status.QUEUED, created__gte=day)
-    failures: dict[str, dict[str, int]] = {kind: {"total": 0, "failed": 0} for kind in ERROR_KINDS}
+    failures: dict[str, dict[str, int]] = {kind: {"total": 0, "failed": 0} for kind in Match.ErrorKind.values}
     rows = (
         Match.objects.exclude(error_kind="")
         .filter(touched)

@@ -50,7 +50,7 @@ def check_new_bot(owner) -> None:
             limit,
             f"quota reached (bots per user): you have {have} bots and the limit is {limit}. "
             "Upload a new version of one of your bots instead, or ask the operators for a higher limit.",
-            403,
+            retry_later=False,
         )
 
 
@@ -82,13 +82,13 @@ def check_upload(owner, game: str, size: int) -> None:
     now = timezone.now()
     per_day = settings.CARDROOM_QUOTA_VERSIONS_PER_DAY
     if per_day <= 0:
-        # 0 lets nobody upload: waiting would not help, so a 403 (decision 29), not a 429 with a time
+        # 0 lets nobody upload: waiting would not help, so not retry_later (decision 29)
         raise QuotaExceeded(
             "versions_per_day",
             per_day,
             "quota reached (versions a day): this server accepts no uploads (the limit is 0 versions a day). "
             "Test locally with `cardroom play`, and ask the operators when uploads open.",
-            403,
+            retry_later=False,
         )
     recent = BotVersion.objects.filter(bot__owner=owner, created__gte=now - DAY)
     uploaded = recent.count()
@@ -100,7 +100,7 @@ def check_upload(owner, game: str, size: int) -> None:
             per_day,
             f"quota reached (versions a day): you uploaded {uploaded} versions in the last 24 hours and the limit "
             f"is {per_day}. You can upload again at {again}; meanwhile, test locally with `cardroom play`.",
-            429,
+            retry_later=True,
         )
     max_bytes = settings.CARDROOM_QUOTA_STORED_BYTES
     stored = BotVersion.objects.filter(bot__owner=owner).aggregate(n=Sum("size"))["n"] or 0
@@ -111,7 +111,7 @@ def check_upload(owner, game: str, size: int) -> None:
             f"quota reached (stored bytes): your bot packages take {format_size(stored)}, and this one ({format_size(size)}) "
             f"would bring them to {format_size(stored + size)}, over the limit of {format_size(max_bytes)}. Upload a smaller package "
             "(leave tests, data and caches out of it), or ask the operators to remove old versions.",
-            403,
+            retry_later=False,
         )
     max_queued = settings.CARDROOM_QUOTA_QUEUED_MATCHES
     waiting = validation_matches_waiting(owner)
@@ -123,5 +123,5 @@ def check_upload(owner, game: str, size: int) -> None:
             f"quota reached (matches queued): your versions waiting for validation have {waiting} matches still "
             f"to play, and this upload would add {adds}, over the limit of {max_queued}. Wait until they are "
             "validated (your bot's page shows their progress), then upload again.",
-            429,
+            retry_later=True,
         )

@@ -124,7 +124,7 @@ def apply_match_ratings(match: Match, participants: list[Participant]) -> None:
     records the result (so a result is rated exactly once)."""
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("apply_match_ratings must run inside the transaction that records the result")
-    if match.kind != Match.Kind.LADDER or match.ladder_id is None:
+    if match.ladder_id is None:  # (which kinds are rated is their policy's, ladder.services.match_kinds)
         raise ValueError(f"match {match.pk} is not a ladder match: it is not rated")
     participants = sorted(participants, key=lambda p: p.seat)
     if len(participants) < 2 or any(p.rank is None for p in participants):

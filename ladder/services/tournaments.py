@@ -12,8 +12,9 @@ thousands); each recorded result sends the next ones, and the periodic sweep
 (``feed_all``) re-sends what a lost message or a restart left behind. The
 messages go to their own queue (CARDROOM_TOURNAMENT_QUEUE), which a worker
 takes its turn from like the ladder's (docs/operations.md, "Queues and their
-shares"); they are sent by ladder.services.enqueue.send_match, the ladder's
-own way (this module never reaches into ladder.services.matches).
+shares"); they are sent by ladder.services.enqueue, as the ladder's are
+(this module never reaches into ladder.services.matches; what an event's
+match does differently is its policy's, ladder.services.match_kinds).
 
 A Swiss round is scheduled, in the transaction that records the last result
 of the round before, from the standings so far.
@@ -59,7 +60,8 @@ from ladder.models import (
     TournamentStandingsPage,
 )
 from ladder.services import enqueue
-from ladder.services.bots import SYSTEM_USERNAME, ServiceError
+from ladder.services.bots import SYSTEM_USERNAME
+from ladder.services.errors import Conflict, Forbidden, InvalidInput, NotFound
 
 log = logging.getLogger("cardroom.tournaments")
 
@@ -67,11 +69,6 @@ DONE = (Match.Status.FINISHED, Match.Status.FAILED, Match.Status.CANCELLED)
 CHUNK = 2000
 # A refresh of the standings under way holds its claim this long at most.
 STANDINGS_CLAIM_SECONDS = 120
-
-
-class TournamentError(ServiceError):
-    """A request to create or change an event that cannot be met; ``field``
-    names the input at fault (a 400, or 409 for a state that forbids it)."""
 
 
 def spec_of(t: Tournament) -> EventSpec:
@@ -101,14 +98,14 @@ def _frozen_versions(bots, game: str) -> list[BotVersion]:
     or plays another game."""
     ids = [b.pk for b in bots]
     if len(set(ids)) != len(ids):
-        raise TournamentError("a bot may enter an event once", "bots")
+        raise InvalidInput("a bot may enter an event once", "bots")
     versions: list[BotVersion] = []
     for bot in bots:
         if bot.game != game:
-            raise TournamentError(f"{bot.name} plays {bot.game}, not {game}", "bots")
+            raise InvalidInput(f"{bot.name} plays {bot.game}, not {game}", "bots")
         version = bot.current_version
         if version is None or version.status != BotVersion.Status.ACTIVE:
-            raise TournamentError(f"{bot.name} has no active version to enter", "bots")
+            raise InvalidInput(f"{bot.name} has no active version to enter", "bots")
         versions.append(version)
     return versions
 
@@ -119,7 +116,7 @@ def _refuse_withdrawn(ids: list[int]) -> None:
     is seen, and one racing this waits for it."""
     withdrawn = list(Bot.objects.select_for_update().filter(pk__in=ids, withdrawn__isnull=False).order_by("name").values_list("name", flat=True))
     if withdrawn:
-        raise TournamentError(f"{', '.join(withdrawn)}: withdrawn by the owner, so not entered in events", "bots")
+        raise InvalidInput(f"{', '.join(withdrawn)}: withdrawn by the owner, so not entered in events", "bots")
 
 
 def create_tournament(
@@ -153,13 +150,13 @@ def create_tournament(
         raise PermissionDenied("only staff create events")
     name = (name or "").strip()
     if not name:
-        raise TournamentError("an event needs a name", "name")
+        raise InvalidInput("an event needs a name", "name")
     if Tournament.objects.filter(name=name).exists():
-        raise TournamentError(f"there is already an event named {name!r}", "name")
+        raise InvalidInput(f"there is already an event named {name!r}", "name")
     try:
         options = get_game_class(game).normalize_options(options or {})
     except EngineError as exc:
-        raise TournamentError(str(exc), "options" if "option" in str(exc) else "game") from None
+        raise InvalidInput(str(exc), "options" if "option" in str(exc) else "game") from None
     for field, value, low, high in (
         ("startup_ms", startup_ms, 100, 600_000),
         ("per_move_ms", per_move_ms, 10, 600_000),
@@ -168,18 +165,18 @@ def create_tournament(
         ("entries_per_user", entries_per_user, 1, MAX_ENTRIES_PER_USER),
     ):
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise TournamentError(f"{field} must be a whole number from {low} to {high}, not {value!r}", field)
+            raise InvalidInput(f"{field} must be a whole number from {low} to {high}, not {value!r}", field)
     if starts is not None:
         now = timezone.now()
         if timezone.is_naive(starts):
-            raise TournamentError("starts needs a time zone (an ISO time ending in Z or +HH:MM)", "starts")
+            raise InvalidInput("starts needs a time zone (an ISO time ending in Z or +HH:MM)", "starts")
         lead = int(settings.CARDROOM_EVENT_MIN_LEAD_SECONDS)
         if not now + timedelta(seconds=lead) <= starts <= now + MAX_LEAD:
-            raise TournamentError(
+            raise InvalidInput(
                 f"starts must be from {lead} s to a year from now ({now.isoformat(timespec='seconds')}), not {starts.isoformat()}", "starts"
             )
     if starts is None and len(bots) < 2:
-        raise TournamentError("an event without a start time needs a field of at least 2 bots", "bots")
+        raise InvalidInput("an event without a start time needs a field of at least 2 bots", "bots")
     versions = _frozen_versions(bots, game)
     seed = secrets.randbelow(2**62) if seed is None else seed
     try:
@@ -188,7 +185,7 @@ def create_tournament(
         field = len(bots) if starts is None else max(len(bots), table_size, 2)
         spec = EventSpec(game, format, field, table_size, deals, rounds, seed, options)
     except ScheduleError as exc:
-        raise TournamentError(str(exc), "format") from None
+        raise InvalidInput(str(exc), "format") from None
     with transaction.atomic():
         _refuse_withdrawn([b.pk for b in bots])
         t = Tournament.objects.create(
@@ -242,8 +239,8 @@ def _taking_entries(t: Tournament, now) -> None:
     if t.status == Tournament.Status.OPEN and t.starts is not None and now < t.starts:
         return
     if t.starts is not None and now >= t.starts:  # (the same words whether or not the start has been drawn yet)
-        raise TournamentError(f"entries to {t.name} closed at its start, {t.starts.isoformat(timespec='seconds')}", "tournament", 409)
-    raise TournamentError(f"{t.name} takes no entries: it is {t.status}, its field fixed", "tournament", 409)
+        raise Conflict(f"entries to {t.name} closed at its start, {t.starts.isoformat(timespec='seconds')}", "tournament")
+    raise Conflict(f"{t.name} takes no entries: it is {t.status}, its field fixed", "tournament")
 
 
 def enter(t: Tournament, user, bot: Bot) -> tuple[TournamentEntry, bool]:
@@ -251,7 +248,7 @@ def enter(t: Tournament, user, bot: Bot) -> tuple[TournamentEntry, bool]:
     frozen; a bot already entered has its version frozen afresh (the
     swap). True when the entry is new. Refused (409) once the window closed."""
     if not (user and user.is_authenticated) or bot.owner_id != user.pk:
-        raise TournamentError(f"only {bot.name}'s owner enters it in events", "bot", 403)
+        raise Forbidden(f"only {bot.name}'s owner enters it in events", "bot")
     with transaction.atomic():
         # The event's row is the window's lock: the start takes it too, so an
         # entry is either in the field it draws or refused.
@@ -259,12 +256,12 @@ def enter(t: Tournament, user, bot: Bot) -> tuple[TournamentEntry, bool]:
         _taking_entries(t, timezone.now())
         bot = Bot.objects.select_for_update(of=("self",)).select_related("current_version").get(pk=bot.pk)
         if bot.withdrawn is not None:
-            raise TournamentError(f"{bot.name} is withdrawn: restore it to enter it in events", "bot", 409)
+            raise Conflict(f"{bot.name} is withdrawn: restore it to enter it in events", "bot")
         if bot.game != t.game:
-            raise TournamentError(f"{bot.name} plays {bot.game}; {t.name} is {t.game}", "bot")
+            raise InvalidInput(f"{bot.name} plays {bot.game}; {t.name} is {t.game}", "bot")
         version = bot.current_version
         if version is None or version.status != BotVersion.Status.ACTIVE:
-            raise TournamentError(f"{bot.name} has no active version to enter (upload one, and wait for its validation)", "bot")
+            raise InvalidInput(f"{bot.name} has no active version to enter (upload one, and wait for its validation)", "bot")
         entry = TournamentEntry.objects.filter(tournament=t, bot=bot).first()
         if entry is not None:
             entry.version = version
@@ -273,13 +270,13 @@ def enter(t: Tournament, user, bot: Bot) -> tuple[TournamentEntry, bool]:
         else:
             mine = TournamentEntry.objects.filter(tournament=t, bot__owner_id=user.pk).count()
             if mine >= t.entries_per_user:
-                raise TournamentError(
+                raise Conflict(
                     f"{t.name} takes {t.entries_per_user} entr{'y' if t.entries_per_user == 1 else 'ies'} a user, "
-                    f"and your bots hold {mine}: withdraw one first", "bot", 409,
+                    f"and your bots hold {mine}: withdraw one first", "bot",
                 )  # fmt: skip
             total = TournamentEntry.objects.filter(tournament=t).count()
             if total >= schedule.MAX_FIELD:
-                raise TournamentError(f"{t.name} is full ({schedule.MAX_FIELD} entries)", "bot", 409)
+                raise Conflict(f"{t.name} is full ({schedule.MAX_FIELD} entries)", "bot")
             last = TournamentEntry.objects.filter(tournament=t).aggregate(m=models.Max("index"))["m"]
             entry = TournamentEntry.objects.create(tournament=t, index=0 if last is None else last + 1, bot=bot, version=version)
             created = True
@@ -291,13 +288,13 @@ def enter(t: Tournament, user, bot: Bot) -> tuple[TournamentEntry, bool]:
 def withdraw(t: Tournament, user, bot: Bot) -> None:
     """Take the bot's entry out of an open event (its owner, or staff)."""
     if not (user and user.is_authenticated) or (bot.owner_id != user.pk and not user.is_staff):
-        raise TournamentError(f"only {bot.name}'s owner withdraws its entry", "bot", 403)
+        raise Forbidden(f"only {bot.name}'s owner withdraws its entry", "bot")
     with transaction.atomic():
         t = Tournament.objects.select_for_update().get(pk=t.pk)
         _taking_entries(t, timezone.now())
         deleted, _ = TournamentEntry.objects.filter(tournament=t, bot=bot).delete()
         if not deleted:
-            raise TournamentError(f"{bot.name} is not entered in {t.name}", "bot", 404)
+            raise NotFound(f"{bot.name} is not entered in {t.name}", "bot")
         caching.bump(caching.MATCHES)
     log.info("event entry withdrawn", extra={"tournament": t.pk, "bot": bot.pk})
 
@@ -532,7 +529,7 @@ def feed(tournament_id: int) -> list[int]:
     sent = list(
         mine.filter(status=Match.Status.QUEUED, enqueued__isnull=False).order_by("tournament_slot__number").values_list("pk", "enqueued")
     )
-    resend = [pk for pk, _kind, _v in enqueue.without_message([(pk, Match.Kind.TOURNAMENT, None) for pk, when in sent if when < stale])]
+    resend = enqueue.without_message([pk for pk, when in sent if when < stale], key=lambda pk: (enqueue.PLAY_MATCH, pk))
     room = max(0, window - running - len(sent))
     fresh = list(
         mine.filter(status=Match.Status.QUEUED, enqueued__isnull=True)
@@ -540,7 +537,8 @@ def feed(tournament_id: int) -> list[int]:
         .values_list("pk", flat=True)[:room]
     )
     for pk in resend + fresh:
-        enqueue.send_match(pk)
+        enqueue.stamp_enqueued(pk)
+        enqueue.play_tournament_match(pk)
     return resend + fresh
 
 
@@ -559,7 +557,7 @@ def _switch(t: Tournament, user, want: str, to: str, verb: str) -> Tournament:
     with transaction.atomic():
         t = Tournament.objects.select_for_update().get(pk=t.pk)
         if t.status != want:
-            raise TournamentError(f"only a {want} event can be {verb} (this one is {t.status})", "status", 409)
+            raise Conflict(f"only a {want} event can be {verb} (this one is {t.status})", "status")
         t.status = to
         t.save(update_fields=["status"])
         if to == Tournament.Status.RUNNING:
@@ -585,7 +583,7 @@ def cancel(t: Tournament, user) -> Tournament:
     with transaction.atomic():
         t = Tournament.objects.select_for_update().get(pk=t.pk)
         if t.status in (Tournament.Status.FINISHED, Tournament.Status.CANCELLED):
-            raise TournamentError(f"the event is already {t.status}", "status", 409)
+            raise Conflict(f"the event is already {t.status}", "status")
         t.status = Tournament.Status.CANCELLED
         t.finished = timezone.now()
         t.save(update_fields=["status", "finished"])

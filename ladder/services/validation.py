@@ -34,6 +34,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from bots import SEARCHING
+from cardroom.players import ForfeitReason
 from ladder import selectors
 from ladder.models import BotVersion, Ladder, Match, Participant
 from ladder.services import enqueue
@@ -46,18 +47,19 @@ LOG_TAIL = 4000
 # this long after its last validation attempt.
 STALE_PENDING = timedelta(minutes=5)
 
-HINTS = {
-    "crash": "your program stopped with an error: its stderr below shows why (a Python traceback, say).",
-    "exit": "your program stopped before the match ended: keep reading stdin until the \"end\" message.",
-    "timeout": "answer \"start\" within the start-up limit and every \"act\" within the move limit "
+# What a bot's author can do about each forfeit reason.
+HINTS: dict[str, str] = {
+    ForfeitReason.CRASH: "your program stopped with an error: its stderr below shows why (a Python traceback, say).",
+    ForfeitReason.EXIT: "your program stopped before the match ended: keep reading stdin until the \"end\" message.",
+    ForfeitReason.TIMEOUT: "answer \"start\" within the start-up limit and every \"act\" within the move limit "
     "(\"time\" in the start message; \"time_left_ms\" in each act message says what is left in all), "
     "and keep reading stdin: the time we take to hand your program a message counts against it.",
-    "invalid_json": "write exactly one JSON object per line on stdout, and flush it; write your logs to stderr, never stdout.",
-    "invalid_message": "answer \"start\" with {\"type\": \"ready\"} and every \"act\" with "
+    ForfeitReason.INVALID_JSON: "write exactly one JSON object per line on stdout, and flush it; write your logs to stderr, never stdout.",
+    ForfeitReason.INVALID_MESSAGE: "answer \"start\" with {\"type\": \"ready\"} and every \"act\" with "
     "{\"type\": \"action\", \"action\": {…}} and nothing else (docs/protocol.md).",
-    "illegal_action": "answer with one of the actions listed in \"legal\" (for Allegory's distribute, a valid filling of "
+    ForfeitReason.ILLEGAL_ACTION: "answer with one of the actions listed in \"legal\" (for Allegory's distribute, a valid filling of "
     "the template), with exactly the keys the protocol shows.",
-    "output_limit": "keep each line on stdout under 1 MiB.",
+    ForfeitReason.OUTPUT_LIMIT: "keep each line on stdout under 1 MiB.",
 }
 
 
@@ -177,7 +179,7 @@ def validate_version(version_id: int, worker: str | None = None, resume: bool = 
             )
             version.save(update_fields=["status", "validation_log"])
     for n in counts:
-        run_queued_match(live[n].pk, worker)  # "not queued" when running elsewhere or done
+        run_queued_match(live[n].pk, worker)  # NOT_QUEUED when running elsewhere or done
     return conclude(version_id, counts)
 
 

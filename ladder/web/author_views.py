@@ -23,7 +23,8 @@ from ladder.models import Bot, BotVersion, Match, Participant
 from ladder.selectors import progress_text, validation_progress
 from ladder.services import account_email as emails
 from ladder.services import accounts, bot_management
-from ladder.services.bots import ServiceError, game_label
+from ladder.services.bots import game_label
+from ladder.services.errors import ServiceError
 from ladder.web import docs, runtime_versions
 from ladder.web.author_forms import DeleteAccountForm, DescriptionForm, EmailForm
 

@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 
 from ladder.models import GAME_CHOICES
 from ladder.services.accounts import USERNAME_RULES, check_username
-from ladder.services.bots import ServiceError
+from ladder.services.errors import ServiceError
 
 
 class SignupForm(UserCreationForm):

@@ -21,10 +21,11 @@ from django.utils.cache import get_conditional_response
 from django.views.decorators.http import require_POST
 
 from ladder import caching, event_archive, selectors
+from ladder.api.errors import status_of
 from ladder.models import GAME_CHOICES, Bot, BotVersion
 from ladder.services import open_series
 from ladder.services import tournaments as services
-from ladder.services.bots import ServiceError
+from ladder.services.errors import ServiceError
 
 REFRESH_SECONDS = 5
 MATCHES_PER_PAGE = 200
@@ -221,7 +222,7 @@ def tournament_entry(request: HttpRequest, pk: int) -> HttpResponse:
             held = f"{bot.name} v{entry.version.number}"
             messages.success(request, f"{held} is entered in {t.name}." if created else f"{t.name} now holds {held}.")
     except ServiceError as exc:
-        return render(request, "cardroom/forbidden.html", {"message": exc.message}, status=exc.status)
+        return render(request, "cardroom/forbidden.html", {"message": exc.message}, status=status_of(exc))
     return redirect("web-tournament", pk=t.pk)
 
 

@@ -34,7 +34,8 @@ from ladder.models import Bot, BotVersion, Ladder, Match, Participant
 from ladder.selectors import pages as page_selectors
 from ladder.selectors import play as play_selectors
 from ladder.services.accounts import api_token, create_account, rotate_token
-from ladder.services.bots import ServiceError, create_bot, upload_version
+from ladder.services.bots import create_bot, upload_version
+from ladder.services.errors import ServiceError
 from ladder.uploads import too_large_upload
 from ladder.web import author_views, charts, docs, frames
 from ladder.web.forms import BotForm, SignupForm, UploadForm

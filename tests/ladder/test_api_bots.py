@@ -438,7 +438,8 @@ def test_upload_named_like_a_standard_module_is_400_before_it_can_crash(owner, m
 @pytest.mark.parametrize("name", ["bad\x00name.py", "tab\tname.py"])
 def test_a_control_character_in_a_package_name_is_a_clear_error(name):
     """(Django's upload parser strips them already; the service does not rely on it.)"""
-    from ladder.services.bots import ServiceError, check_package
+    from ladder.services.bots import check_package
+    from ladder.services.errors import ServiceError
 
     with pytest.raises(ServiceError, match="must not contain control characters"):
         check_package(name, f.bot_program())

@@ -190,7 +190,7 @@ def test_the_seat_forfeits_on_its_move_clock_and_stops_when_the_match_is_no_long
     clock, and its lease."""
     from cardroom.players import TIMEOUT, BotFault
     from engine import new_game
-    from ladder.services.casual import HumanSeat
+    from ladder.worker.casual import HumanSeat
 
     match_id = play(f.client(alice), GOOD).json()["id"]
     state = new_game("allegra", 3).new_initial_state()

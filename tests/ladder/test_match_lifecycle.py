@@ -27,8 +27,8 @@ from django.utils import timezone
 from cardroom.runner import run_match
 from ladder.models import Bot, BotVersion, Ladder, Match, Participant, Rating, RatingChange
 from ladder.services import bots as bot_services
+from ladder.services import leases, validation
 from ladder.services import matches as m
-from ladder.services import validation
 from tests.ladder import factories
 from tests.ladder.worker_fixtures import BOTS
 
@@ -113,8 +113,8 @@ def test_claim_is_exclusive(settings):
     assert (match.status, match.attempts, match.worker, match.lease_token) == ("running", 1, "w1", claim.token)
     lease = (match.lease_expires - timezone.now()).total_seconds()
     assert 0 < lease <= settings.CARDROOM_MATCH_LEASE_SECONDS
-    assert m.renew_lease(claim)
-    assert not m.renew_lease(m.Claim(match.pk, "not-the-token"))
+    assert leases.renew_lease(claim)
+    assert not leases.renew_lease(m.Claim(match.pk, "not-the-token"))
 
 
 @committed
@@ -199,7 +199,7 @@ def test_a_platform_failure_is_retried_and_never_scored(settings, broker):
     before = games(match.ladder)
 
     outcome = m.run_queued_match(match.pk, worker="w")
-    assert outcome.startswith("platform failure")
+    assert outcome == m.RunOutcome.PLATFORM_FAILURE
     match.refresh_from_db()
     assert match.status == Match.Status.QUEUED and match.attempts == 1
     assert "not a sandbox mode" in match.error
@@ -207,7 +207,7 @@ def test_a_platform_failure_is_retried_and_never_scored(settings, broker):
     nothing_recorded(match)
     assert games(match.ladder) == before
 
-    assert m.run_queued_match(match.pk, worker="w").startswith("platform failure")
+    assert m.run_queued_match(match.pk, worker="w") == m.RunOutcome.PLATFORM_FAILURE
     match.refresh_from_db()
     assert match.status == Match.Status.FAILED and match.attempts == 2
     nothing_recorded(match)
@@ -221,7 +221,7 @@ def test_a_bot_that_cannot_even_be_started_is_a_platform_failure(settings, monke
     settings.CARDROOM_SANDBOX = "none"
     monkeypatch.setenv("CARDROOM_BOT_PYTHON", "/nonexistent/python3")
     match = builtin_match()
-    assert m.run_queued_match(match.pk, worker="w").startswith("platform failure")
+    assert m.run_queued_match(match.pk, worker="w") == m.RunOutcome.PLATFORM_FAILURE
     match.refresh_from_db()
     assert match.status == Match.Status.QUEUED and "could not start a bot process" in match.error
     nothing_recorded(match)
@@ -234,7 +234,7 @@ def test_no_sandbox_refuses_uploaded_bots_but_plays_builtins(settings):
     ladder = factories.ladder("allegory", 2)
     mine = uploaded_version()
     refused = m.create_match(ladder=ladder, versions=[mine, builtin("allegory", "random")])
-    assert m.run_queued_match(refused.pk, worker="w").startswith("platform failure")
+    assert m.run_queued_match(refused.pk, worker="w") == m.RunOutcome.PLATFORM_FAILURE
     refused.refresh_from_db()
     assert refused.status == Match.Status.QUEUED
     assert "CARDROOM_ALLOW_UNSANDBOXED_UPLOADS" in refused.error and mine.bot.name in refused.error
@@ -429,7 +429,7 @@ def test_lease_keeper_renews_while_a_match_plays(settings):
     match = builtin_match()
     claim = m.claim_match(match.pk, worker="w")
     first = Match.objects.get(pk=match.pk).lease_expires
-    keeper = m._LeaseKeeper(claim)
+    keeper = leases.LeaseKeeper(claim)
     keeper.start()
     try:
         time.sleep(2.3)

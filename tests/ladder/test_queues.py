@@ -51,9 +51,9 @@ def test_the_services_never_import_the_tasks_module():
 
 def test_no_service_reaches_into_another_services_private_names():
     """The services' flow is one way through public functions: an event's
-    matches are sent by ladder.services.enqueue.send_match, the ladder's own
-    way, not by reaching into ladder.services.matches (which calls the
-    events' hooks, so the reverse import was a circle)."""
+    matches are sent by ladder.services.enqueue, as the ladder's are, not
+    by reaching into ladder.services.matches (which calls the events' hooks,
+    so the reverse import was a circle)."""
     import ast
 
     services = ROOT / "ladder" / "services"

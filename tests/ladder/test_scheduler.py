@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from ladder.models import BotVersion, Match
 from ladder.services import bots as bot_services
-from ladder.services import enqueue
+from ladder.services import match_kinds
 from ladder.services import matches as match_services
 from ladder.services.enqueue import _task_and_argument
 from tests.ladder import factories
@@ -81,7 +81,7 @@ def test_a_killed_workers_match_is_dealt_again_within_a_lease_and_30_s_while_eve
     # the ladder queue (where the reaper's messages used to wait too).
     long_ones = [match_services.create_match(ladder=ladder, versions=[slow, greedy], seed=i).pk for i in range(3)]
     for pk in long_ones:
-        enqueue.send_match(pk)
+        match_kinds.send_match(pk)
     env = {"CARDROOM_MATCH_LEASE_SECONDS": str(LEASE), "CARDROOM_HEARTBEAT_SECONDS": "1", "CARDROOM_QUEUE_TARGET": "0"}
     periods = {"MATCHMAKING_INTERVAL": "1", "REAPER_INTERVAL": "2", "EVENT_START_INTERVAL": "1"}
     with beat_process(tmp_path, **env, **periods) as beat_log:
@@ -110,7 +110,7 @@ def test_a_killed_workers_match_is_dealt_again_within_a_lease_and_30_s_while_eve
         took = time.monotonic() - killed_at
         assert again.error_kind == "worker_lost" and again.attempts == 1, (again.error_kind, again.attempts)
         # dealt: its message waits in the broker (sent once the re-queue committed)
-        wait_until(lambda: enqueue.without_message([(victim, again.kind, None)]) == [], 10, "its new message", celery_workers)
+        wait_until(lambda: match_kinds.without_message([(victim, again.kind, None)]) == [], 10, "its new message", celery_workers)
         # The other worker still plays its long match: the reaper did not wait for it.
         assert Match.objects.filter(pk__in=long_ones, status=Match.Status.RUNNING, worker__startswith=b.node).count() == 1
         # Beat sent a message a second all along; the scheduler's queue stayed
@@ -129,7 +129,7 @@ def test_a_stale_match_is_sent_again_only_when_its_message_no_longer_waits():
         ladder = only_ladders("allegory", [2])[2]
         versions = list(BotVersion.objects.filter(bot__game="allegory", bot__builtin=True, status="active")[:2])
         match = match_services.create_match(ladder=ladder, versions=versions)
-        enqueue.send_match(match.pk)
+        match_kinds.send_match(match.pk)
         long_ago = timezone.now() - timedelta(seconds=settings.CARDROOM_RESEND_STALE_SECONDS + 60)
         Match.objects.filter(pk=match.pk).update(enqueued=long_ago)  # waited its turn for long
         for _ in range(3):  # the reaper, again and again
@@ -155,7 +155,7 @@ def test_a_worker_that_cannot_reach_its_database_takes_no_message_until_it_can(c
     versions = list(BotVersion.objects.filter(bot__game="allegory", bot__builtin=True, status="active")[:2])
     queued = [match_services.create_match(ladder=ladder, versions=versions, seed=i).pk for i in range(3)]
     for pk in queued[:2]:
-        enqueue.send_match(pk)
+        match_kinds.send_match(pk)
     role = f"cardroom_gate_{uuid.uuid4().hex[:8]}"
     url = database_url().replace("://postgres@", f"://{role}@", 1)
     assert role in url
@@ -176,7 +176,7 @@ def test_a_worker_that_cannot_reach_its_database_takes_no_message_until_it_can(c
             cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", [role])
         stopped = lambda: worker.log().count("takes no message until it does") == 2  # noqa: E731
         wait_until(stopped, 15, "the worker to stop taking messages", celery_workers)
-        enqueue.send_match(queued[2])
+        match_kinds.send_match(queued[2])
         time.sleep(3)
         assert queue_length("celery") == 1
         with connection.cursor() as cursor:

@@ -11,7 +11,7 @@ from ladder import selectors
 from ladder.models import BotVersion, Match, Rating, RatingChange, Tournament, TournamentMatch, TournamentStandingsPage
 from ladder.services import matches as match_services
 from ladder.services import tournaments
-from ladder.services.tournaments import TournamentError
+from ladder.services.errors import Conflict, InvalidInput
 from tests.ladder import factories
 
 pytestmark = pytest.mark.django_db
@@ -44,13 +44,13 @@ def test_only_staff_create_events_and_bad_requests_say_what_is_wrong():
     with pytest.raises(PermissionDenied):
         tournaments.create_tournament(user=factories.user(), **common)
     boss = staff()
-    with pytest.raises(TournamentError, match="a table of 3 needs at least 3 entries"):
+    with pytest.raises(InvalidInput, match="a table of 3 needs at least 3 entries"):
         tournaments.create_tournament(user=boss, **{**common, "table_size": 3})
-    with pytest.raises(TournamentError, match="plays allegra, not allegory"):
+    with pytest.raises(InvalidInput, match="plays allegra, not allegory"):
         tournaments.create_tournament(user=boss, **{**common, "bots": [greedy, builtin("allegra", "random")]})
-    with pytest.raises(TournamentError, match="enter an event once"):
+    with pytest.raises(InvalidInput, match="enter an event once"):
         tournaments.create_tournament(user=boss, **{**common, "bots": [greedy, greedy]})
-    with pytest.raises(TournamentError, match="no option 'colour'"):
+    with pytest.raises(InvalidInput, match="no option 'colour'"):
         tournaments.create_tournament(user=boss, **common, options={"colour": 1})
     assert not Tournament.objects.exists() and not Match.objects.filter(kind="tournament").exists()
 
@@ -99,7 +99,7 @@ def test_pause_holds_matches_resume_plays_them_cancel_stops_the_rest():
     tournaments.pause(t, boss)
     assert match_services.run_queued_match(ids[0], "w") == "not queued"  # the message is dropped
     assert Match.objects.get(pk=ids[0]).status == Match.Status.QUEUED
-    with pytest.raises(TournamentError, match="only a running event can be paused"):
+    with pytest.raises(Conflict, match="only a running event can be paused"):
         tournaments.pause(t, boss)
     tournaments.resume(t, boss)
     assert match_services.run_queued_match(ids[0], "w") == "finished"
@@ -195,13 +195,13 @@ def test_staff_cannot_enter_a_bot_its_owner_withdrew():
     bot_management.withdraw(bot=mine, user=owner)
     greedy = builtin("allegory", "greedy")
     boss = staff()
-    with pytest.raises(TournamentError, match=f"{mine.name}: withdrawn by the owner") as caught:
+    with pytest.raises(InvalidInput, match=f"{mine.name}: withdrawn by the owner") as caught:
         tournaments.create_tournament(user=boss, name="cup", game="allegory", format="round-robin", bots=[mine, greedy], table_size=2)
     assert caught.value.field == "bots"
     # a Bot object read before the withdrawal does not get past it either
     stale = type(mine).objects.get(pk=mine.pk)
     stale.withdrawn = None
-    with pytest.raises(TournamentError, match="withdrawn by the owner"):
+    with pytest.raises(InvalidInput, match="withdrawn by the owner"):
         tournaments.create_tournament(user=boss, name="cup", game="allegory", format="round-robin", bots=[stale, greedy], table_size=2)
     body = {"name": "api cup", "game": "allegory", "format": "round-robin", "bots": [mine.pk, greedy.pk], "table_size": 2}
     factories.assert_error(factories.client(boss).post("/api/tournaments/", body, format="json"), 400, "bots", "withdrawn by the owner")

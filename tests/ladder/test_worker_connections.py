@@ -12,7 +12,7 @@ import pytest
 from django.db import connection
 
 from ladder.models import BotVersion, Match
-from ladder.services import enqueue
+from ladder.services import match_kinds
 from ladder.services import matches as match_services
 from tests.ladder.worker_fixtures import (  # noqa: F401 (the fixture celery_workers)
     celery_workers_fixture,
@@ -77,7 +77,7 @@ def finished(ids: list[int]) -> bool:
 def test_a_worker_plays_many_matches_on_one_connection(celery_workers):
     ids = make_matches(8)
     worker = celery_workers.start("steady")
-    enqueue.send_match(ids[0])
+    match_kinds.send_match(ids[0])
     wait_until(lambda: finished(ids[:1]), 60, "the first match", celery_workers)
     mine = {my_backend()}
     settled = backends(mine)  # the worker's sessions once it has played: its pool process, its heartbeat
@@ -85,7 +85,7 @@ def test_a_worker_plays_many_matches_on_one_connection(celery_workers):
     watcher = BackendWatcher(mine)
     watcher.start()
     for pk in ids[1:]:
-        enqueue.send_match(pk)
+        match_kinds.send_match(pk)
     wait_until(lambda: finished(ids), 120, "seven more matches", celery_workers)
     watcher.stop.set()
     watcher.join()
@@ -98,14 +98,14 @@ def test_a_worker_plays_many_matches_on_one_connection(celery_workers):
 def test_a_connection_cut_between_matches_is_replaced_before_the_next(celery_workers):
     ids = make_matches(3)
     celery_workers.start("resilient")
-    enqueue.send_match(ids[0])
+    match_kinds.send_match(ids[0])
     wait_until(lambda: finished(ids[:1]), 60, "the first match", celery_workers)
 
     # The server ends every session of the worker (a restart, a failover, an idle timeout).
     with connection.cursor() as c:
         c.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
     for pk in ids[1:]:
-        enqueue.send_match(pk)
+        match_kinds.send_match(pk)
     wait_until(lambda: finished(ids), 60, "the matches after the cut", celery_workers)
 
     # Played at the first attempt: the dead connection was never used for a match.

@@ -12,7 +12,7 @@ import pytest
 
 from ladder.models import BotVersion, Match, Participant, RatingChange
 from ladder.services import bots as bot_services
-from ladder.services import enqueue
+from ladder.services import match_kinds
 from ladder.services import matches as match_services
 from tests.ladder import factories
 from tests.ladder.worker_fixtures import (  # noqa: F401 (the fixture celery_workers)
@@ -37,7 +37,7 @@ def test_a_losing_bots_json_bomb_is_its_forfeit_and_the_match_is_rated(celery_wo
     match = match_services.create_match(ladder=ladder, versions=[bomber, greedy], seed=4242)
 
     celery_workers.start("bombed")
-    enqueue.send_match(match.pk)
+    match_kinds.send_match(match.pk)
 
     def done():
         m = Match.objects.get(pk=match.pk)

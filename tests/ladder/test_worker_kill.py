@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from ladder.models import BotVersion, Match, Participant, Rating, RatingChange
 from ladder.services import bots as bot_services
-from ladder.services import enqueue
+from ladder.services import match_kinds
 from ladder.services import matches as match_services
 from ladder.tasks import reap_expired_leases
 from tests.ladder import factories
@@ -54,7 +54,7 @@ def test_a_match_whose_worker_is_killed_is_rerun_once_by_another(celery_workers,
     bot_ids = [slow.bot_id, greedy.bot_id]
 
     worker_a = celery_workers.start("killed", CARDROOM_MATCH_LEASE_SECONDS=LEASE)
-    enqueue.send_match(match.pk)
+    match_kinds.send_match(match.pk)
 
     def running_on_a():
         m = Match.objects.get(pk=match.pk)

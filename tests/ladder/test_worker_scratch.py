@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from ladder.models import BotVersion, Match, Participant, Rating, RatingChange
 from ladder.services import bots as bot_services
-from ladder.services import enqueue
+from ladder.services import match_kinds
 from ladder.services import matches as match_services
 from ladder.tasks import reap_expired_leases
 from tests.ladder import factories
@@ -83,13 +83,13 @@ def test_a_killed_workers_folders_are_swept_by_the_next_and_a_live_ones_are_not(
 
     before = match_folders()
     worker_a = celery_workers.start("killed", CARDROOM_MATCH_LEASE_SECONDS=LEASE)
-    enqueue.send_match(killed_match.pk)
+    match_kinds.send_match(killed_match.pk)
     wait_until(lambda: running_on(killed_match, worker_a), 30, "worker A to start match 1", celery_workers, interval=0.05)
     a_folders = folders_appear(before, worker_a)
 
     before = match_folders()
     worker_b = celery_workers.start("live", CARDROOM_MATCH_LEASE_SECONDS=LEASE)
-    enqueue.send_match(live_match.pk)
+    match_kinds.send_match(live_match.pk)
     wait_until(lambda: running_on(live_match, worker_b), 30, "worker B to start match 2", celery_workers, interval=0.05)
     b_folders = folders_appear(before, worker_b)
     assert not a_folders & b_folders

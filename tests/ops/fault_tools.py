@@ -40,11 +40,11 @@ def prepare() -> None:
 def slow_match(seed: int = 4242) -> None:
     """Queue (and send) one Allegory match: the slow bot against greedy."""
     from ladder.models import BotVersion, Ladder
-    from ladder.services import enqueue, matches
+    from ladder.services import match_kinds, matches
 
     ladder = Ladder.objects.get(game="allegory", players_per_match=2)
     slow = BotVersion.objects.select_related("bot").filter(bot__name="slowpoke").latest("number")
     greedy = BotVersion.objects.select_related("bot").get(bot__game="allegory", bot__name="greedy", status="active")
     match = matches.create_match(ladder=ladder, versions=[slow, greedy], seed=seed)
-    enqueue.send_match(match.pk)
+    match_kinds.send_match(match.pk)
     print(f"match={match.pk}")

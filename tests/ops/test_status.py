@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from ladder.logging import JsonFormatter, match_context
 from ladder.models import BotVersion, Match, WorkerHeartbeat
-from ladder.services import enqueue, ops
+from ladder.services import match_kinds, ops
 from ladder.services import matches as m
 from tests.ladder import factories
 
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def no_broker(monkeypatch):
     """No task message leaves these tests (re-queueing sends one)."""
-    monkeypatch.setattr(enqueue, "send_match", lambda match_id, countdown=0: None)
+    monkeypatch.setattr(match_kinds, "send_match", lambda match_id, countdown=0: None)
     monkeypatch.setattr(ops, "broker_queue_length", lambda queue="celery": 3)
     cache.clear()
 
@@ -85,7 +85,7 @@ def test_status_counts_queue_running_rates_failures_workers_and_ladders():
     assert doc["matches"]["failed_last_24h"] == 1
     assert doc["failures_last_24h"]["sandbox"] == {"total": 1, "failed": 1}
     assert doc["failures_last_24h"]["worker_lost"] == {"total": 1, "failed": 0}
-    assert set(doc["failures_last_24h"]) >= set(m.ERROR_KINDS)
+    assert set(doc["failures_last_24h"]) >= set(Match.ErrorKind.values)
     assert doc["workers"] == {"alive": 1, "dead": 1, "busy": 1, "alive_after_seconds": ops.ALIVE_SECONDS}
     assert doc["broker"]["queue_length"] == 3
     assert doc["broker"]["scheduler_queue_length"] == 3
@@ -130,7 +130,7 @@ def test_status_page_is_for_staff_only():
     assert page.status_code == 200
     html = page.content.decode()
     assert "w1@host pid 1" in html and f"match {match.pk}" in html and "dead?" in html
-    for kind in m.ERROR_KINDS:
+    for kind in Match.ErrorKind.values:
         assert f"<td>{kind}</td>" in html
 
 
@@ -169,13 +169,13 @@ def test_platform_failures_are_classified(settings, monkeypatch):
     settings.CARDROOM_MATCH_MAX_ATTEMPTS = 5
     settings.CARDROOM_SANDBOX = "bogus"
     sandbox = new_match(1)
-    assert m.run_queued_match(sandbox.pk, worker="w").startswith("platform failure")
+    assert m.run_queued_match(sandbox.pk, worker="w") == m.RunOutcome.PLATFORM_FAILURE
     assert Match.objects.get(pk=sandbox.pk).error_kind == "sandbox"
 
     settings.CARDROOM_SANDBOX = "none"
     monkeypatch.setenv("CARDROOM_BOT_PYTHON", "/nonexistent/python3")
     start = new_match(2)
-    assert m.run_queued_match(start.pk, worker="w").startswith("platform failure")
+    assert m.run_queued_match(start.pk, worker="w") == m.RunOutcome.PLATFORM_FAILURE
     assert Match.objects.get(pk=start.pk).error_kind == "bot_start"
     monkeypatch.delenv("CARDROOM_BOT_PYTHON")
 
@@ -186,18 +186,18 @@ def test_platform_failures_are_classified(settings, monkeypatch):
 
     monkeypatch.setattr(m, "play", database_gone)
     db = new_match(3)
-    assert m.run_queued_match(db.pk, worker="w").startswith("platform failure")
+    assert m.run_queued_match(db.pk, worker="w") == m.RunOutcome.PLATFORM_FAILURE
     assert Match.objects.get(pk=db.pk).error_kind == "database"
 
     monkeypatch.setattr(m, "play", lambda *a, **k: 1 / 0)
     bug = new_match(4)
-    assert m.run_queued_match(bug.pk, worker="w").startswith("platform failure")
+    assert m.run_queued_match(bug.pk, worker="w") == m.RunOutcome.PLATFORM_FAILURE
     row = Match.objects.get(pk=bug.pk)
     assert row.error_kind == "internal" and "ZeroDivisionError" in row.error
 
     monkeypatch.undo()
     settings.CARDROOM_SANDBOX = "none"
-    monkeypatch.setattr(enqueue, "send_match", lambda match_id, countdown=0: None)
+    monkeypatch.setattr(match_kinds, "send_match", lambda match_id, countdown=0: None)
     assert m.run_queued_match(bug.pk, worker="w") == "finished"  # the retry plays it
     row = Match.objects.get(pk=bug.pk)
     assert row.status == Match.Status.FINISHED and row.error == "" and row.error_kind == "internal"  # kept for the record

@@ -15,7 +15,7 @@ from django.urls import reverse
 from ladder.models import Bot, BotVersion, Match
 from ladder.services import accounts
 from ladder.services import validation as validation_services
-from ladder.services.bots import ServiceError
+from ladder.services.errors import ServiceError
 from ladder.templatetags.cardroom_author import link_site_paths
 from ladder.web import docs
 from tests.web import factories as f

@@ -16,7 +16,8 @@ from rest_framework.authtoken.models import Token
 from ladder.models import BotVersion, Match, Rating
 from ladder.selectors import pages as selectors
 from ladder.services import bots as bot_services
-from ladder.services.bots import ServiceError, check_package
+from ladder.services.bots import check_package
+from ladder.services.errors import ServiceError
 from ladder.services.validation import validate_version
 from ladder.web import views
 from tests.web import factories as f

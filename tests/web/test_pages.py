@@ -12,7 +12,8 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
 from ladder.models import Bot, BotVersion, Match, Rating
-from ladder.services.bots import ServiceError, check_package
+from ladder.services.bots import check_package
+from ladder.services.errors import ServiceError
 from tests.web import factories as f
 
 pytestmark = pytest.mark.django_db
