@@ -301,6 +301,15 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
     else:
         report.rlimits = f"set by {prlimit} before bwrap starts (a slower start: no bot-exec, {launcher.bot_exec_note})"
     error = _trial_run(launcher, report)
+    proc_note = "remounted with subset=pid: the bot's processes only" if launcher.proc_subset else "every host file covered by a bind"
+    if error and launcher.proc_subset:
+        # Where the worker may not look into the bot's /proc/PID (a container
+        # without ptrace rights over other uids) it cannot remount the bot's
+        # procfs: every host file is covered by a bind instead (decision 177).
+        launcher.proc_subset = False
+        proc_note = f"every host file covered by a bind (the remount failed: {error})"
+        error = _trial_run(launcher, report)
+    report.notes.append(f"/proc: {proc_note}")
     if error and launcher.dev is not None:
         # Never refuse for want of the prepared /dev: one built per bot instead.
         launcher.dev = None

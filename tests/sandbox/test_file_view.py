@@ -305,3 +305,24 @@ def test_an_image_no_worker_uses_is_removed_and_one_in_use_is_kept(bwrap_launche
         os.close(holder)
         shutil.rmtree(in_use, ignore_errors=True)
         (locks / f"{in_use.name}.use").unlink(missing_ok=True)
+
+
+def test_where_the_procfs_cannot_be_remounted_the_probe_covers_every_host_file(monkeypatch, reprobe, tmp_path):
+    """A worker in a container without ptrace rights over the bots' uids
+    cannot look into /proc/PID to remount the bot's procfs (EACCES on
+    /proc/PID/exe, seen in the compose stack): the probe falls back to
+    covering every host file with a bind, and a bot still sees no host
+    counter, instead of every match failing."""
+    bwrap_module = importlib.import_module("cardroom.sandbox.bwrap")
+
+    def denied(inner_pid, bwrap, deadline):
+        raise PermissionError(13, "Permission denied", f"/proc/{inner_pid}/exe")
+
+    monkeypatch.setattr(bwrap_module, "show_only_processes", denied)
+    report = reprobe()
+    assert report.ok, report.error
+    assert any(note.startswith("/proc: every host file covered by a bind (the remount failed") for note in report.notes), report.notes
+    launcher = importlib.import_module("cardroom.sandbox.probe")._LAUNCHER
+    assert launcher is not None and launcher.proc_subset is False
+    limits = BotLimits(memory_bytes=300 * 1024 * 1024)
+    _assert_nothing_of_the_host(_proc_seen(launcher, tmp_path, limits), limits, subset=False)
