@@ -120,3 +120,26 @@ def test_bad_views_are_refused():
         frames.parse_view("everything", 4)
     assert frames.parse_view("full", 4) is None
     assert frames.parse_view("seat-3", 4) == 3
+
+
+def test_the_viewer_has_its_parts_for_every_game_of_the_engine():
+    """The viewer's per-game code is looked up by the engine's game ids:
+    the frames' parts and the tables of replay.js and play.js name exactly
+    the games the engine's registry has, so a new game cannot reach the
+    viewer half drawn."""
+    import re
+    from pathlib import Path
+
+    from engine import game_ids
+    from ladder.web.frames import GAME_VIEWS
+
+    games = set(game_ids())
+    assert set(GAME_VIEWS) == games
+    static = Path(__file__).resolve().parents[2] / "ladder" / "static" / "cardroom"
+    for script, tables in (("replay.js", ("TABLES", "ROUND_NAMES")), ("play.js", ("MOVES",))):
+        source = (static / script).read_text()
+        for table in tables:
+            body = re.search(rf"var {table} = \{{(.*?)\}};", source, re.S)
+            assert body, f"{script} has no table {table}"
+            keys = set(re.findall(r"(?:^|[{,])\s*(\w+):", body.group(1), re.M))
+            assert keys == games, (script, table, keys)

@@ -365,8 +365,9 @@
       ui.moves.innerHTML = "";
       ui.moves.hidden = false;
       ui.moves.setAttribute("data-decision", String(st.decision));
-      if (st.doc.game === "allegory") allegoryMoves(m.observation, m.legal);
-      else allegraMoves(m.observation, m.legal);
+      // each game's move controls, keyed by the engine's game ids (tests/web/test_frames.py)
+      var MOVES = { allegory: allegoryMoves, allegra: allegraMoves };
+      MOVES[st.doc.game](m.observation, m.legal);
     }
 
     // Allegory: bids (raise or rest, a Rest may claim a card), the winner's take and distribution.

@@ -341,8 +341,15 @@
     cur.doc = doc;
     cur.i = i;
     var f = doc.frames[i];
-    return doc.game === "allegory" ? allegory(f) : allegra(f);
+    return TABLES[doc.game](f);
   }
+  // Each game's table and round names, keyed by the engine's game ids
+  // (tests/web/test_frames.py holds the keys to engine.game_ids()).
+  var TABLES = { allegory: allegory, allegra: allegra };
+  var ROUND_NAMES = {
+    allegory: function (r) { return r === 1 ? "Prologue" : "Round " + r; },
+    allegra: function (r) { return "Round " + r; },
+  };
   window.CardroomTable = { draw: drawTable, indexRoundEnds: indexRoundEnds, h: h, cardLabel: function (card) { var p = card.split(":"); return cap(p[0]) + " " + p[1]; } };
 
   var root = document.getElementById("replay");
@@ -407,7 +414,7 @@
   function buildRounds() {
     ui.round.innerHTML = "";
     st.doc.rounds.forEach(function (r) {
-      ui.round.appendChild(h("option", { value: String(r.frame), text: (st.doc.game === "allegory" ? (r.round === 1 ? "Prologue" : "Round " + r.round) : "Round " + r.round) }));
+      ui.round.appendChild(h("option", { value: String(r.frame), text: ROUND_NAMES[st.doc.game](r.round) }));
     });
   }
 
