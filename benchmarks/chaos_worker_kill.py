@@ -139,7 +139,7 @@ def chaos(args, rng: random.Random) -> int:
     from django.utils import timezone
 
     from ladder.models import Match, Participant, RatingChange
-    from ladder.services import match_kinds
+    from ladder.services import match_kinds, reaper
     from ladder.services import matches as match_services
     from tests.ladder.worker_fixtures import CeleryWorker, sandbox_mode, worker_env
 
@@ -162,7 +162,7 @@ def chaos(args, rng: random.Random) -> int:
         """The reaper re-queues the killed match; the new worker plays it."""
         match_id = killed_ids[-1]
         wait_for(lambda: Match.objects.get(pk=match_id).lease_expires < timezone.now(), 30, "the killed match's lease to lapse")
-        match_services.reap_expired_leases()
+        reaper.reap_expired_leases()
         wait_for(lambda: Match.objects.get(pk=match_id).status in (Match.Status.FINISHED, Match.Status.FAILED), 120, "the re-run")
 
     try:

@@ -82,12 +82,12 @@ def others_rate(since, until, owners) -> tuple[int, float]:
 
 
 def play_for(seconds: float, interval: float) -> None:
-    from ladder.services import matches, matchmaking
+    from ladder.services import matchmaking, reaper
 
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         matchmaking.top_up_queues()
-        matches.reap_expired_leases()
+        reaper.reap_expired_leases()
         time.sleep(min(interval, max(0.0, end - time.monotonic())))
 
 

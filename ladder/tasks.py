@@ -18,7 +18,17 @@ import socket
 
 from celery import shared_task
 
-from ladder.services import account_email, casual, matches, matchmaking, open_series, ops, tournaments, validation
+from ladder.services import (
+    account_email,
+    casual,
+    matches,
+    matchmaking,
+    open_series,
+    ops,
+    reaper,
+    tournaments,
+    validation,
+)
 from ladder.services.connections import DB_ERRORS
 from ladder.worker import casual as casual_worker
 
@@ -112,8 +122,8 @@ def reap_expired_leases() -> dict:
     start_due_events); queued casual
     matches whose person left are cancelled."""
     return {
-        "reaped": matches.reap_expired_leases(),
-        "resent": matches.resend_stale_queued(),
+        "reaped": reaper.reap_expired_leases(),
+        "resent": reaper.resend_stale_queued(),
         "revalidated": validation.revalidate_stale(),
         "forgotten_workers": ops.forget_dead_workers(),
         "tournaments_fed": tournaments.feed_all(),

@@ -232,7 +232,7 @@ def kinds(**attributes: Any) -> list[str]:
 def send_match(match_id: int, countdown: int = 0) -> None:
     """Send the task message that plays the match (or the validation it
     belongs to), to the queue of its kind; stamp ``enqueued``
-    (ladder.services.matches re-sends a stale one)."""
+    (ladder.services.reaper re-sends a stale one)."""
     row = Match.objects.filter(pk=match_id).values("kind", "validation_of_id").first()
     if row is None:
         return

@@ -22,13 +22,11 @@ How a match is delivered:
   is abandoned at its next event.
 * ``record_result`` stores replay, logs, scores and ratings in one
   transaction, and only while the claim's token is still the match's.
-* ``reap_expired_leases`` (periodic) re-queues running matches whose lease
-  lapsed: their worker died (SIGKILL, lost machine) or cannot reach the
-  database. ``resend_stale_queued`` (periodic) re-sends queued matches whose
-  message may have been lost (CARDROOM_RESEND_STALE_SECONDS).
+* the reaper (ladder.services.reaper, periodic) re-queues running matches
+  whose lease lapsed, and re-sends queued matches whose message may have
+  been lost.
 * every platform failure records its kind in ``Match.error_kind``
-  (``Match.ErrorKind``: the status page counts them); the reaper tells a lost
-  worker from a live one by its heartbeat (``ladder.services.ops``).
+  (``Match.ErrorKind``: the status page counts them).
 * while a match plays, the worker's heartbeat names it, and every log line
   carries its ``match_id`` (``ladder.logging.match_context``).
 """
@@ -41,14 +39,13 @@ import logging
 import secrets
 import time as time_module
 from collections.abc import Callable
-from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.core.files.base import ContentFile
-from django.db import models, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from cardroom.ceiling import match_ceiling_ms
@@ -58,7 +55,7 @@ from cardroom.runner import BotSpecError, MatchCeilingExceeded, MatchRecord, run
 from cardroom.scratch import owned_folder
 from ladder import caching
 from ladder.models import BotVersion, Match, Participant
-from ladder.services import enqueue, match_kinds, ops
+from ladder.services import match_kinds, ops
 from ladder.services.connections import DB_ERRORS, close_connection, database_away, retry_while_database_away
 from ladder.services.fairshare import seat_charges
 from ladder.services.leases import Claim, LeaseKeeper, LeaseLost, claim_match
@@ -275,14 +272,14 @@ def fail_attempt(claim: Claim, error: str, kind: Match.ErrorKind = Match.ErrorKi
         match = Match.objects.select_for_update().get(pk=claim.match_id)
         if match.status != Match.Status.RUNNING or match.lease_token != claim.token:
             return
-        _requeue_or_fail(match, error, countdown=_backoff(match.attempts), kind=kind)
+        requeue_or_fail(match, error, countdown=_backoff(match.attempts), kind=kind)
 
 
 def _backoff(attempts: int) -> int:
     return min(RETRY_BACKOFF_MAX_SECONDS, RETRY_BACKOFF_SECONDS * 2 ** max(0, attempts - 1))
 
 
-def _requeue_or_fail(match: Match, error: str, countdown: int = 0, kind: Match.ErrorKind = Match.ErrorKind.INTERNAL) -> None:
+def requeue_or_fail(match: Match, error: str, countdown: int = 0, kind: Match.ErrorKind = Match.ErrorKind.INTERNAL) -> None:
     """Record a platform failure of ``kind``; the match is queued again, or
     failed after its last attempt. ``error_kind`` stays after a retry
     finishes the match (the status page counts the failures of the last
@@ -311,42 +308,6 @@ def _requeue_or_fail(match: Match, error: str, countdown: int = 0, kind: Match.E
 
 def enqueue_after_commit(match_id: int) -> None:
     transaction.on_commit(lambda: match_kinds.send_match(match_id))
-
-
-def resend_stale_seconds() -> int:
-    """How long a queued match waits for its message before it is sent again
-    (CARDROOM_RESEND_STALE_SECONDS, 120 s)."""
-    return int(settings.CARDROOM_RESEND_STALE_SECONDS)
-
-
-def resend_stale_queued(older_than_seconds: int | None = None) -> list[int]:
-    """Send again the queued matches whose task message was lost (a broker
-    restarted without persistence, say): older than the threshold, and no
-    longer waiting in the broker (enqueue.without_message), so a match
-    waiting its turn is never sent twice."""
-    if older_than_seconds is None:
-        older_than_seconds = resend_stale_seconds()
-    cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
-    stale = list(
-        Match.objects.filter(status=Match.Status.QUEUED, kind__in=match_kinds.kinds(resent_by_sweep=True))  # an event sends its own
-        .filter(models.Q(enqueued__lt=cutoff) | models.Q(enqueued__isnull=True, created__lt=cutoff))
-        .order_by("id")
-        .values_list("pk", "kind", "validation_of_id")[:500]
-    )
-    stale = match_kinds.without_message(stale)
-    messages_sent: set[tuple[str, int | None]] = set()
-    resent = []
-    for match_id, kind, version_id in stale:
-        message = policy_for(kind).message_key(match_id, version_id)
-        if message in messages_sent:  # one validation task plays all of its matches: one message
-            enqueue.stamp_enqueued(match_id)
-        else:
-            messages_sent.add(message)
-            match_kinds.send_match(match_id)
-        resent.append(match_id)
-    if resent:
-        log.warning("re-sent stale queued matches", extra={"matches": ",".join(map(str, resent))})
-    return resent
 
 
 def record_result_retrying(claim: Claim, record: MatchRecord, attempts: int = 8, first_delay: float = 0.5) -> bool:
@@ -451,29 +412,6 @@ def _fail_quietly(claim: Claim, error: str, kind: Match.ErrorKind = Match.ErrorK
         )
     except DB_ERRORS:
         log.warning("could not re-queue (database away); the reaper will", extra={"match_id": claim.match_id})
-
-
-def reap_expired_leases() -> list[int]:
-    """Re-queue running matches whose worker stopped renewing the lease."""
-    reaped = []
-    now = timezone.now()
-    expired = list(
-        Match.objects.filter(status=Match.Status.RUNNING, lease_expires__lt=now).order_by("id").values_list("pk", flat=True)
-    )
-    for match_id in expired:
-        with transaction.atomic():
-            match = Match.objects.select_for_update(skip_locked=True).filter(pk=match_id).first()
-            if match is None or match.status != Match.Status.RUNNING or match.lease_expires is None or match.lease_expires >= now:
-                continue
-            if ops.beating_after(match.worker, match.lease_expires):
-                kind, why = Match.ErrorKind.LEASE_EXPIRED, "the worker still beats, but stopped renewing the lease"
-            else:
-                kind, why = Match.ErrorKind.WORKER_LOST, "the worker's heartbeat stopped too: killed, frozen, or cut off"
-            _requeue_or_fail(match, f"the lease of worker {match.worker} expired ({why})", kind=kind)
-            reaped.append(match_id)
-    if reaped:
-        log.warning("reaped expired leases", extra={"matches": ",".join(map(str, reaped))})
-    return reaped
 
 
 def requeue(match: Match) -> None:

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from ladder import selectors
 from ladder.models import Bot, CasualSeat, Match, Participant
-from ladder.services import matches, matchmaking, ops
+from ladder.services import matches, matchmaking, ops, reaper
 from ladder.tasks import reap_expired_leases
 from tests.ladder import factories as f
 
@@ -162,7 +162,7 @@ def test_a_casual_match_whose_worker_died_is_failed_not_dealt_again(alice):
     assert ops.status(with_broker=False)["matches"]["casual_running"] == 1  # the status page counts it
     CasualSeat.objects.filter(pk=match_id).update(decision=3, message='{"type":"act"}')
     Match.objects.filter(pk=match_id).update(lease_expires=timezone.now() - timedelta(seconds=1))
-    assert matches.reap_expired_leases() == [match_id]
+    assert reaper.reap_expired_leases() == [match_id]
     match = Match.objects.get(pk=match_id)
     assert match.status == "failed" and match.attempts == 1 and match.error_kind == "worker_lost"
     seat = f.client(alice).get(f"/api/play/{match_id}/").json()

@@ -27,7 +27,7 @@ from django.utils import timezone
 from cardroom.runner import run_match
 from ladder.models import Bot, BotVersion, Ladder, Match, Participant, Rating, RatingChange
 from ladder.services import bots as bot_services
-from ladder.services import leases, validation
+from ladder.services import leases, reaper, validation
 from ladder.services import matches as m
 from tests.ladder import factories
 from tests.ladder.worker_fixtures import BOTS
@@ -147,7 +147,7 @@ def test_a_stale_claim_records_nothing_and_a_result_counts_once():
     stale = m.claim_match(match.pk, worker="first")
     record = in_process_record(match)
     expire(match)
-    assert m.reap_expired_leases() == [match.pk]
+    assert reaper.reap_expired_leases() == [match.pk]
     fresh = m.claim_match(match.pk, worker="second")
     assert fresh is not None and fresh.token != stale.token
 
@@ -175,7 +175,7 @@ def test_the_reaper_requeues_an_expired_lease_then_fails_the_match(settings, bro
         assert m.claim_match(match.pk, worker=f"doomed-{attempt}") is not None
         expire(match)
         with django_capture_on_commit_callbacks(execute=True):
-            assert m.reap_expired_leases() == [match.pk]
+            assert reaper.reap_expired_leases() == [match.pk]
         match.refresh_from_db()
         assert match.attempts == attempt
         assert "lease of worker doomed-" in match.error
@@ -188,7 +188,7 @@ def test_the_reaper_requeues_an_expired_lease_then_fails_the_match(settings, bro
     assert queued(broker) in (None, 2)  # re-queued twice, failed the third time
     assert Match.objects.get(pk=healthy.pk).status == Match.Status.RUNNING
     nothing_recorded(match)
-    assert m.reap_expired_leases() == []
+    assert reaper.reap_expired_leases() == []
 
 
 @committed
@@ -262,10 +262,10 @@ def test_resend_stale_queued(broker):
     never_sent = builtin_match(seed=4)
     Match.objects.filter(pk=never_sent.pk).update(enqueued=None, created=long_ago)
 
-    assert m.resend_stale_queued(older_than_seconds=120) == [old.pk, never_sent.pk]
+    assert reaper.resend_stale_queued(older_than_seconds=120) == [old.pk, never_sent.pk]
     assert Match.objects.get(pk=old.pk).enqueued > long_ago
     assert queued(broker) in (None, 2)
-    assert m.resend_stale_queued(older_than_seconds=120) == []  # just sent
+    assert reaper.resend_stale_queued(older_than_seconds=120) == []  # just sent
 
 
 def _break_connection_while(record_attempt):
@@ -406,7 +406,7 @@ def test_a_validation_match_reaped_from_a_dead_worker_is_resumed(settings):
     BotVersion.objects.filter(pk=version.pk).update(status=BotVersion.Status.VALIDATING)
     assert m.claim_match(check.pk, worker="dead") is not None
     expire(check)
-    assert m.reap_expired_leases() == [check.pk]  # sends validate_version(resume=True)
+    assert reaper.reap_expired_leases() == [check.pk]  # sends validate_version(resume=True)
     assert validation.validate_version(version.pk, "w", resume=True) == BotVersion.Status.ACTIVE
     check.refresh_from_db()
     assert check.status == Match.Status.FINISHED and check.attempts == 2

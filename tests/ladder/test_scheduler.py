@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from ladder.models import BotVersion, Match
 from ladder.services import bots as bot_services
-from ladder.services import match_kinds
+from ladder.services import match_kinds, reaper
 from ladder.services import matches as match_services
 from ladder.services.enqueue import _task_and_argument
 from tests.ladder import factories
@@ -133,12 +133,12 @@ def test_a_stale_match_is_sent_again_only_when_its_message_no_longer_waits():
         long_ago = timezone.now() - timedelta(seconds=settings.CARDROOM_RESEND_STALE_SECONDS + 60)
         Match.objects.filter(pk=match.pk).update(enqueued=long_ago)  # waited its turn for long
         for _ in range(3):  # the reaper, again and again
-            assert match_services.resend_stale_queued() == []
+            assert reaper.resend_stale_queued() == []
         assert queue_length("celery") == 1
         flush_broker()  # the message is lost (a broker restarted without its data)
-        assert match_services.resend_stale_queued() == [match.pk]
+        assert reaper.resend_stale_queued() == [match.pk]
         Match.objects.filter(pk=match.pk).update(enqueued=long_ago)
-        assert match_services.resend_stale_queued() == []
+        assert reaper.resend_stale_queued() == []
         assert queue_length("celery") == 1  # sent once
     finally:
         flush_broker()

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from ladder.logging import JsonFormatter, match_context
 from ladder.models import BotVersion, Match, WorkerHeartbeat
-from ladder.services import match_kinds, ops
+from ladder.services import match_kinds, ops, reaper
 from ladder.services import matches as m
 from tests.ladder import factories
 
@@ -150,7 +150,7 @@ def test_the_reaper_tells_a_lost_worker_from_a_live_one(settings):
     beat("alive@host pid 2", 0)  # beats on, but stopped renewing the lease
     expire(dead)
     expire(hung)
-    assert sorted(m.reap_expired_leases()) == sorted([dead.pk, hung.pk])
+    assert sorted(reaper.reap_expired_leases()) == sorted([dead.pk, hung.pk])
     dead.refresh_from_db()
     hung.refresh_from_db()
     assert dead.status == hung.status == Match.Status.QUEUED
@@ -160,7 +160,7 @@ def test_the_reaper_tells_a_lost_worker_from_a_live_one(settings):
     never_beat = new_match(3)
     assert m.claim_match(never_beat.pk, worker="unknown")
     expire(never_beat)
-    m.reap_expired_leases()
+    reaper.reap_expired_leases()
     assert Match.objects.get(pk=never_beat.pk).error_kind == "worker_lost"
 
 
@@ -206,7 +206,7 @@ def test_platform_failures_are_classified(settings, monkeypatch):
 def test_resend_threshold_comes_from_the_settings(settings):
     # config/settings.py reads CARDROOM_RESEND_STALE_SECONDS from the environment (default 120).
     settings.CARDROOM_RESEND_STALE_SECONDS = 9
-    assert m.resend_stale_seconds() == 9
+    assert reaper.resend_stale_seconds() == 9
 
 
 # -- heartbeats ---------------------------------------------------------------------------

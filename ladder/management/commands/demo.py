@@ -128,7 +128,7 @@ class Command(BaseCommand):
         from django.utils import timezone
 
         from ladder.models import Match
-        from ladder.services.matches import resend_stale_queued
+        from ladder.services.reaper import resend_stale_queued
         from ladder.services.validation import revalidate_stale
 
         interrupted = Match.objects.filter(status=Match.Status.RUNNING).update(lease_expires=timezone.now())
