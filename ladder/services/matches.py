@@ -48,13 +48,13 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
-from cardroom.ceiling import match_ceiling_ms
 from cardroom.launch import Launcher
-from cardroom.players import Player, TimeControl
+from cardroom.players import Player
 from cardroom.runner import BotSpecError, MatchCeilingExceeded, MatchRecord, run_match
 from cardroom.scratch import owned_folder
 from ladder import caching
 from ladder.models import BotVersion, Match, Participant
+from ladder.selectors import match_limits
 from ladder.services import match_kinds, ops
 from ladder.services.connections import DB_ERRORS, close_connection, database_away, retry_while_database_away
 from ladder.services.fairshare import seat_charges
@@ -154,26 +154,11 @@ def _materialize(version: BotVersion, workdir: Path, seat: int) -> str:
     return str(target)
 
 
-def time_control(match: Match) -> TimeControl:
-    """The limits the match plays under: its kind's (a ladder's own, an
-    event's own, or for a validation or casual match the strictest limits
-    of the active ladders of its game and player count)."""
-    return policy_for(match.kind).time_control(match)
-
-
-def ceiling_ms(match: Match) -> int:
-    """The match's wall-clock ceiling (cardroom.ceiling): what its seats may
-    think in all under its time control, the end grace, and
-    CARDROOM_MATCH_CEILING_ALLOWANCE_SECONDS for the platform's own work."""
-    allowance = policy_for(match.kind).ceiling_allowance_ms()  # a casual match's has the person's clock in it
-    return match_ceiling_ms(match.game, match.num_players, time_control(match), allowance)
-
-
 def max_duration_seconds(match: Match) -> float:
     """The lease is no longer renewed past this: the ceiling, then a minute
     to record the result (the runner ends the match at its ceiling, so only
     a stuck worker gets here)."""
-    return ceiling_ms(match) / 1000 + 60
+    return match_limits.ceiling_ms(match) / 1000 + 60
 
 
 def play(match: Match, participants: list[Participant], on_event=None, others: dict[int, Player] | None = None) -> MatchRecord:
@@ -195,12 +180,12 @@ def play(match: Match, participants: list[Participant], on_event=None, others: d
                 specs,
                 seed=match.seed,
                 options=match.options,
-                time=time_control(match),
+                time=match_limits.time_control(match),
                 launcher=launcher,
                 match_id=str(match.pk),
                 names=names,
                 on_event=on_event,
-                ceiling_ms=ceiling_ms(match),
+                ceiling_ms=match_limits.ceiling_ms(match),
                 chance=chance,
                 workdir=tmp,
             )

@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from cardroom.runner import run_match
 from ladder.models import Bot, BotVersion, Ladder, Match, Participant, Rating, RatingChange
+from ladder.selectors import match_limits
 from ladder.services import bots as bot_services
 from ladder.services import leases, reaper, validation
 from ladder.services import matches as m
@@ -312,7 +313,7 @@ def test_validation_uses_the_strictest_time_limits_of_its_ladders():
     Ladder.objects.filter(game="allegory", players_per_match=2).update(per_move_ms=700, total_ms=90_000)
     Ladder.objects.create(name="fast allegory", game="allegory", players_per_match=2, per_move_ms=300, total_ms=120_000)
     check = Match(kind=Match.Kind.VALIDATION, game="allegory", num_players=2, seed=1)
-    limits = m.time_control(check)
+    limits = match_limits.time_control(check)
     assert (limits.per_move_ms, limits.total_ms) == (300, 90_000)
 
 
