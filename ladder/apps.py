@@ -29,3 +29,7 @@ class LadderConfig(AppConfig):
         from ladder import caching
 
         caching.connect_signals()  # writes through save() invalidate cached public reads
+        from ladder.services import matches
+        from ladder.worker import sandbox
+
+        matches.use_launcher_policy(sandbox.launcher_for)  # the worker side's sandbox policy starts every bot

@@ -43,7 +43,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
@@ -103,44 +102,23 @@ def create_match(*, ladder, versions: list[BotVersion], seed: int | None = None)
     return match
 
 
-class _PlatformLauncher(Launcher):
-    """Wraps the real launcher: a bot process that cannot even be started
-    (fork fails, the interpreter is missing, bwrap cannot run) is the
-    platform's failure, not the bot's. (The runner would otherwise count an
-    ``OSError`` from ``spawn`` as the bot's crash.)"""
-
-    def __init__(self, inner: Launcher):
-        self.inner = inner
-        self.name = inner.name
-        self.isolated = inner.isolated
-
-    def spawn(self, root, argv, limits):
-        try:
-            return self.inner.spawn(root, argv, limits)
-        except OSError as exc:
-            raise PlatformError(f"could not start a bot process ({self.name} launcher): {exc}", Match.ErrorKind.BOT_START) from None
+# What starts a match's bots: given the versions it plays, a factory of
+# launchers (the sandbox policy). The worker side's (ladder.worker.sandbox)
+# is registered when the app starts (ladder.apps); with none, no match plays.
+LauncherPolicy = Callable[[list[BotVersion]], Callable[[], Launcher]]
+_launcher_policy: LauncherPolicy | None = None
 
 
-def _launcher_factory(versions: list[BotVersion]):
-    from cardroom.launch import PlainLauncher
-    from cardroom.sandbox import SandboxUnavailable, get_launcher
+def use_launcher_policy(policy: LauncherPolicy) -> None:
+    """Register what starts the bots of every match played from now on."""
+    global _launcher_policy
+    _launcher_policy = policy
 
-    mode = settings.CARDROOM_SANDBOX or None
-    try:
-        launcher = get_launcher(mode)
-    except SandboxUnavailable as exc:
-        raise PlatformError(f"the sandbox is unusable: {exc}", Match.ErrorKind.SANDBOX) from None
-    if (isinstance(launcher, PlainLauncher) or not launcher.isolated) and not settings.CARDROOM_ALLOW_UNSANDBOXED_UPLOADS:
-        uploaded = [v for v in versions if not v.bot.builtin]
-        if uploaded:
-            raise PlatformError(
-                "CARDROOM_SANDBOX=none, and CARDROOM_ALLOW_UNSANDBOXED_UPLOADS is not set: "
-                f"refusing to run uploaded bots ({', '.join(v.bot.name for v in uploaded)}) without a sandbox; "
-                "use CARDROOM_SANDBOX=bwrap (or set CARDROOM_ALLOW_UNSANDBOXED_UPLOADS=1 on a trusted test set-up only)",
-                Match.ErrorKind.SANDBOX,
-            )
-    wrapped = _PlatformLauncher(launcher)
-    return lambda: wrapped
+
+def _launchers(versions: list[BotVersion]) -> Callable[[], Launcher]:
+    if _launcher_policy is None:  # fail closed: never a bot started without the sandbox's say
+        raise PlatformError("no sandbox policy is registered (ladder.worker.sandbox, by ladder.apps)", Match.ErrorKind.SANDBOX)
+    return _launcher_policy(versions)
 
 
 def _materialize(version: BotVersion, workdir: Path, seat: int) -> str:
@@ -166,7 +144,7 @@ def play(match: Match, participants: list[Participant], on_event=None, others: d
     players of the seats no participant holds (a casual match's person)."""
     others = others or {}
     versions = {p.seat: p.version for p in participants}
-    launcher = _launcher_factory(list(versions.values()))
+    launcher = _launchers(list(versions.values()))
     # A folder of this process's own (cardroom.scratch): if the worker dies
     # mid-match, the next one to start sweeps it away (ops.sweep_scratch).
     with owned_folder(ops.scratch_root(), prefix=f"cardroom-m{match.pk}-") as tmp:

@@ -252,6 +252,20 @@ def test_no_sandbox_refuses_uploaded_bots_but_plays_builtins(settings):
     assert allowed.status == Match.Status.FINISHED and allowed.num_events > 0
 
 
+@committed
+def test_with_no_sandbox_policy_registered_no_bot_starts(monkeypatch):
+    """The worker side's sandbox policy (ladder.worker.sandbox) is what
+    starts bots; without one, a match is a platform failure (retried,
+    never scored), not a match played outside the sandbox."""
+    monkeypatch.setattr(m, "_launcher_policy", None)
+    match = builtin_match()
+    assert m.run_queued_match(match.pk, worker="w") == m.RunOutcome.PLATFORM_FAILURE
+    match.refresh_from_db()
+    assert match.status == Match.Status.QUEUED and match.error_kind == Match.ErrorKind.SANDBOX
+    assert "no sandbox policy" in match.error
+    nothing_recorded(match)
+
+
 def test_resend_stale_queued(broker):
     old = builtin_match(seed=1)
     fresh = builtin_match(seed=2)

@@ -1,6 +1,6 @@
-"""The seats a worker plays (a person's, ladder.worker) live on the worker
-side: the services hold no runner Player, and never import ladder.worker,
-which the tasks call (issue 39)."""
+"""The seats a worker plays (a person's, ladder.worker) and the sandbox
+policy live on the worker side: the services hold no runner Player, and
+never import ladder.worker, which the tasks call (issue 39)."""
 
 from __future__ import annotations
 
@@ -42,3 +42,10 @@ def test_the_person_s_seat_is_a_runner_player_on_the_worker_side():
     from ladder.worker.casual import HumanSeat
 
     assert issubclass(HumanSeat, Player)
+
+
+def test_the_app_plays_every_match_under_the_worker_side_s_sandbox_policy():
+    from ladder.services import matches
+    from ladder.worker import sandbox
+
+    assert matches._launcher_policy is sandbox.launcher_for
