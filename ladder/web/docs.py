@@ -46,6 +46,7 @@ DOCS = [
     Doc("api", "api.md", "The REST API", "Every endpoint under /api/: tokens, bots and versions, matches, events, casual matches; errors and paging."),
     Doc("ladder", "ladder.md", "The ladder", "From upload to the leaderboard: validation, ratings, matchmaking, failures."),
     Doc("replay-format", "replay-format.md", "The replay format", "The JSON document every match leaves, and what cardroom verify checks."),
+    Doc("luck", "luck.md", "Luck: results with chance taken out", "cardroom luck: how much of each seat's result chance gave it, from the replay alone, and how well that is measured."),
     Doc("tournaments", "tournaments.md", "Events and tournaments", "Round-robin, Swiss and duplicate events: seeds, standings, intervals, cardroom tournament."),
     Doc("rules-allegory", "rules-allegory.md", "The rules of Allegory", "Bidding for Theme cards; the weakest Tale counts."),
     Doc("rules-allegra", "rules-allegra.md", "The rules of Allegra", "Golf with shared columns, knocks and triples."),
