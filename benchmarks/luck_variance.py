@@ -1,21 +1,29 @@
 """Issue 37's measurements of the luck estimator (docs/luck.md, decision 186).
 
-    .venv/bin/python benchmarks/luck_variance.py unbiased [--game G] [--random N] [--search M]
+    .venv/bin/python benchmarks/luck_variance.py unbiased [--game G] [--random N] [--search M] [--actions]
     .venv/bin/python benchmarks/luck_variance.py fewer [--game G] [--pairs P] [--sets S]
+
+    (any of them: [--allegra-value allegra-area@N] [--seed-base B])
     .venv/bin/python benchmarks/luck_variance.py cost [--game G] [--matches K]
+    .venv/bin/python benchmarks/luck_variance.py cost-sandboxed [--game G] [--matches K]
 
 * ``unbiased``: N matches of random bots (2 players) and M of greedy
   against search (builtin ismcts with a small fixed iteration budget, seats
   alternating): each seat's mean luck with its 95% interval, and the mean
-  difference greedy - search plain and adjusted, each with its interval.
+  difference greedy - search plain and adjusted, each with its interval;
+  with ``--actions``, M more of greedy against weak greedy with the weak
+  greedy's action luck (AIVAT's action term, its policy being known).
 * ``fewer``: for close pairs (greedy against greedy playing a random move
   a tenth of the time; search at two iteration budgets), S duplicate sets
   (one deal, both seatings): the per-game variance of the difference
   between the two bots, plain and adjusted, single games and sets, and the
   games needed for the same interval, plain single games against each
-  (with a bootstrap 95% interval of the ratio).
+  (with a bootstrap 95% interval of the ratio); for the weak greedy's
+  pair, also with its action luck taken out.
 * ``cost``: CPU of the luck computation against the CPU of playing the
   match (built-in bots in this process), per match.
+* ``cost-sandboxed``: the same against a match as a ladder worker plays
+  it, the built-in greedy bots as programs in the sandbox.
 
 Matches run in this process through the ordinary runner with the built-in
 bots in-process (no sandbox). Seeds come from ``derive(SEED_BASE, ...)``;
@@ -35,7 +43,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bots import builtin_chooser  # noqa: E402
+from bots import builtin_chooser, builtin_program  # noqa: E402
 from cardroom.luck import luck_of  # noqa: E402
 from cardroom.luck.allegra import AllegraAdapter, FittedAllegraValue, OutcomeAllegraValue  # noqa: E402
 from cardroom.luck.estimator import luck_with  # noqa: E402
@@ -259,9 +267,44 @@ def cost(game: str, matches: int) -> None:
         )
 
 
+def cost_sandboxed(game: str, matches: int) -> None:
+    """As a ladder worker plays: the built-in bots as protocol programs in
+    the sandbox (``get_launcher()``, which refuses to run unsandboxed). The
+    worker's CPU is this process's (the runner, the engine, the pipes);
+    the bots' own CPU, in their sandboxes, is given beside it (the
+    children's, as far as the kernel counts them once they are reaped)."""
+    import resource
+
+    from cardroom.sandbox import get_launcher
+
+    launcher = get_launcher()
+    for names in (["greedy", "greedy"], ["greedy", "greedy", "greedy", "greedy"]):
+        worker = bots = luck = 0.0
+        for i in range(matches):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.process_time()
+            record = run_match(
+                game, [str(builtin_program(n, game)) for n in names], seed=derive(SEED_BASE, game, "sandboxed", len(names), i),
+                launcher=launcher,
+            )  # fmt: skip
+            t1 = time.process_time()
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            luck_of(record.replay)
+            luck += time.process_time() - t1
+            worker += t1 - t0
+            bots += (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+        print(
+            f"{game} {'+'.join(names)} sandboxed: worker CPU {1000 * worker / matches:.0f} ms, bots' CPU "
+            f"{1000 * bots / matches:.0f} ms, luck CPU {1000 * luck / matches:.0f} ms "
+            f"({100 * luck / worker:.0f}% of the worker's, {100 * luck / (worker + bots):.0f}% of all)",
+            flush=True,
+        )
+
+
 def main() -> int:
+    global ALLEGRA_VALUE, SEED_BASE
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["unbiased", "fewer", "cost"])
+    parser.add_argument("what", choices=["unbiased", "fewer", "cost", "cost-sandboxed"])
     parser.add_argument("--game", action="append", help="allegory and/or allegra (default both)")
     parser.add_argument("--random", type=int, default=2000)
     parser.add_argument("--search", type=int, default=500)
@@ -269,10 +312,13 @@ def main() -> int:
     parser.add_argument("--pairs", default="greedy,search", help="greedy and/or search")
     parser.add_argument("--matches", type=int, default=20)
     parser.add_argument("--allegra-value", choices=sorted(ALLEGRA_VALUES), help="default: the one of record")
+    parser.add_argument(
+        "--seed-base", type=int, default=SEED_BASE, help="another seed range (36500: where value functions are chosen)"
+    )
     parser.add_argument("--actions", action="store_true", help="unbiased: also greedy v weak greedy, action luck")
     args = parser.parse_args()
+    SEED_BASE = args.seed_base
     if args.allegra_value:
-        global ALLEGRA_VALUE
         ALLEGRA_VALUE = ALLEGRA_VALUES[args.allegra_value]()
         print(f"allegra value function: {ALLEGRA_VALUE.label}", flush=True)
     for game in args.game or ["allegory", "allegra"]:
@@ -291,6 +337,8 @@ def main() -> int:
                         (f"ismcts-{SEARCH_ITERATIONS['strong']}", f"ismcts-{SEARCH_ITERATIONS['weak']}"),
                         args.sets,
                     )
+        elif args.what == "cost-sandboxed":
+            cost_sandboxed(game, args.matches)
         else:
             cost(game, args.matches)
         print(f"{game}: {time.monotonic() - started:.0f} s", flush=True)
