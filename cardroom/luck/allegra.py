@@ -269,7 +269,9 @@ class OutcomeAllegraValue(FittedAllegraValue):
     (``outcome_bucket``) by maximum likelihood against who actually won the
     match (benchmarks/luck_fit.py, seeds no measurement plays), rather than
     an assumed normal spread of the round score; rank points as the mean
-    over the other seats."""
+    over the other seats. In place of the fitted drawn-card slopes, the
+    round's estimate counts the card each seat may use next
+    (``card_term``)."""
 
     version = 3
 
