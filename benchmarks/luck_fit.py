@@ -2,6 +2,7 @@
 (docs/luck.md, decision 184), once, on matches no measurement uses.
 
     .venv/bin/python benchmarks/luck_fit.py allegra [--matches 300]
+    .venv/bin/python benchmarks/luck_fit.py allegra-outcome [--matches 600]
 
 Allegra (``allegra-area@2``): plays built-in greedy against itself and
 against greedy with a random move a tenth of the time, on seeds
@@ -17,6 +18,15 @@ the card it drew, or the discard's top at its turn): the slope of the
 least-squares line of that difference on the card's value, per progress. Third pass, with those tables: ``spread``, the variance per progress of a seat's round score
 around the value function's estimate, and ``round_var``, a whole round's
 score variance per seat. Written to cardroom/luck/allegra-area-2.json.
+
+Allegra (``allegra-area@3``): ``allegra-area@2``'s tables, unchanged, and
+per round and progress (``outcome_bucket``) the two weights of a logistic
+model of who finishes above whom, on the differences of score so far and
+of the round's expected score, fitted by maximum likelihood (Newton's
+method: two parameters a bucket; no array library is installed here) on
+every state of matches of greedy against greedy and against weak greedy,
+seeds ``derive(FIT_BASE, 'allegra-outcome', i)``. Written to
+cardroom/luck/allegra-area-3.json.
 """
 
 from __future__ import annotations
@@ -33,13 +43,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from luck_variance import make  # noqa: E402
 
-from cardroom.luck.allegra import MIN_COUNT, FittedAllegraValue, holding_key, progress  # noqa: E402
+from cardroom.luck.allegra import (  # noqa: E402
+    MIN_COUNT,
+    FittedAllegraValue,
+    OutcomeAllegraValue,
+    holding_key,
+    outcome_bucket,
+    outcome_features,
+    progress,
+)
+from cardroom.luck.estimator import rank_points  # noqa: E402
 from cardroom.runner import run_match  # noqa: E402
 from cardroom.tournament.seeds import derive  # noqa: E402
 from engine.replay import iter_states  # noqa: E402
 
 FIT_BASE = 36_000  # never played by a measurement
 OUT = Path(__file__).resolve().parents[1] / "cardroom" / "luck" / "allegra-area-2.json"
+OUT_OUTCOME = OUT.with_name("allegra-area-3.json")
+RIDGE = 1e-3  # keeps Newton's steps finite where a bucket's rows barely vary
 
 
 def rounds_of(replay: dict):
@@ -118,12 +139,80 @@ def fit_allegra(matches: int) -> dict:
     }
 
 
+def logistic_fit(rows: list[tuple[float, float, float]], iterations: int = 30) -> tuple[float, float]:
+    """Maximum-likelihood ``(a, b)`` of ``P(y) = σ(a·x1 + b·x2)`` (no
+    intercept: the model is symmetric between the seats) over rows
+    ``(x1, x2, y)``, y in [0, 1] (a tie is 0.5), by Newton's method."""
+    import math
+
+    a = b = 0.0
+    for _ in range(iterations):
+        g1 = g2 = 0.0
+        h11, h12, h22 = RIDGE, 0.0, RIDGE
+        for x1, x2, y in rows:
+            z = a * x1 + b * x2
+            p = 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+            r = y - p
+            w = p * (1.0 - p)
+            g1 += r * x1
+            g2 += r * x2
+            h11 += w * x1 * x1
+            h12 += w * x1 * x2
+            h22 += w * x2 * x2
+        g1 -= RIDGE * a
+        g2 -= RIDGE * b
+        det = h11 * h22 - h12 * h12
+        da = (h22 * g1 - h12 * g2) / det
+        db = (h11 * g2 - h12 * g1) / det
+        a += da
+        b += db
+        if abs(da) + abs(db) < 1e-9:
+            break
+    return a, b
+
+
+def fit_allegra_outcome(matches: int) -> dict:
+    table = json.loads(OUT.read_text(encoding="utf-8"))
+    value = OutcomeAllegraValue({**table, "outcome": {}})  # its features; the weights are what is fitted
+    rows: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
+    for i in range(matches):
+        names = ["greedy", "greedy"] if i % 2 == 0 else ["greedy", "weak-greedy"]
+        replay = run_match(
+            "allegra", [make(n, "allegra") for n in names], seed=derive(FIT_BASE, "allegra-outcome", i)
+        ).replay
+        points = rank_points(replay["result"]["ranks"])
+        for _index, _event, state in iter_states(replay):
+            if state.is_terminal():
+                continue
+            banked, est = outcome_features(value, state)
+            key = outcome_bucket(state)
+            for s in range(state.n):
+                for o in range(s + 1, state.n):
+                    y = 1.0 if points[s] > points[o] else 0.0 if points[s] < points[o] else 0.5
+                    rows[key].append((banked[o] - banked[s], est[o] - est[s], y))
+    outcome = {key: logistic_fit(xs) for key, xs in sorted(rows.items()) if len(xs) >= MIN_COUNT}
+    return {
+        **table,
+        "fitted_on": table["fitted_on"]
+        + f"; outcome: {matches} matches, greedy vs greedy and vs weak-greedy, seeds derive({FIT_BASE}, 'allegra-outcome', i)",
+        "outcome": {key: [round(a, 6), round(b, 6)] for key, (a, b) in outcome.items()},
+        "outcome_rows": {key: len(xs) for key, xs in sorted(rows.items())},
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("game", choices=["allegra"])
-    parser.add_argument("--matches", type=int, default=300)
+    parser.add_argument("game", choices=["allegra", "allegra-outcome"])
+    parser.add_argument("--matches", type=int)
     args = parser.parse_args()
-    table = fit_allegra(args.matches)
+    if args.game == "allegra-outcome":
+        table = fit_allegra_outcome(args.matches or 600)
+        OUT_OUTCOME.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+        print(f"wrote {OUT_OUTCOME}: {len(table['outcome'])} buckets")
+        for key, (a, b) in sorted(table["outcome"].items()):
+            print(f"  {key}: a {a:.4f} b {b:.4f} ({table['outcome_rows'][key]} rows)")
+        return 0
+    table = fit_allegra(args.matches or 300)
     OUT.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
     print(f"wrote {OUT}: {len(table['final'])} cells, round variance {table['round_var']:.1f}")
     return 0

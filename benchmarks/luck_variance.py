@@ -1,21 +1,29 @@
 """Issue 37's measurements of the luck estimator (docs/luck.md, decision 186).
 
-    .venv/bin/python benchmarks/luck_variance.py unbiased [--game G] [--random N] [--search M]
+    .venv/bin/python benchmarks/luck_variance.py unbiased [--game G] [--random N] [--search M] [--actions]
     .venv/bin/python benchmarks/luck_variance.py fewer [--game G] [--pairs P] [--sets S]
+
+    (any of them: [--allegra-value allegra-area@N] [--seed-base B])
     .venv/bin/python benchmarks/luck_variance.py cost [--game G] [--matches K]
+    .venv/bin/python benchmarks/luck_variance.py cost-sandboxed [--game G] [--matches K]
 
 * ``unbiased``: N matches of random bots (2 players) and M of greedy
   against search (builtin ismcts with a small fixed iteration budget, seats
   alternating): each seat's mean luck with its 95% interval, and the mean
-  difference greedy - search plain and adjusted, each with its interval.
+  difference greedy - search plain and adjusted, each with its interval;
+  with ``--actions``, M more of greedy against weak greedy with the weak
+  greedy's action luck (AIVAT's action term, its policy being known).
 * ``fewer``: for close pairs (greedy against greedy playing a random move
   a tenth of the time; search at two iteration budgets), S duplicate sets
   (one deal, both seatings): the per-game variance of the difference
   between the two bots, plain and adjusted, single games and sets, and the
   games needed for the same interval, plain single games against each
-  (with a bootstrap 95% interval of the ratio).
+  (with a bootstrap 95% interval of the ratio); for the weak greedy's
+  pair, also with its action luck taken out.
 * ``cost``: CPU of the luck computation against the CPU of playing the
   match (built-in bots in this process), per match.
+* ``cost-sandboxed``: the same against a match as a ladder worker plays
+  it, the built-in greedy bots as programs in the sandbox.
 
 Matches run in this process through the ordinary runner with the built-in
 bots in-process (no sandbox). Seeds come from ``derive(SEED_BASE, ...)``;
@@ -35,8 +43,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bots import builtin_chooser  # noqa: E402
+from bots import builtin_chooser, builtin_program  # noqa: E402
 from cardroom.luck import luck_of  # noqa: E402
+from cardroom.luck.allegra import AllegraAdapter, FittedAllegraValue, OutcomeAllegraValue  # noqa: E402
+from cardroom.luck.estimator import luck_with  # noqa: E402
 from cardroom.players import InProcessPlayer, Player  # noqa: E402
 from cardroom.runner import run_match  # noqa: E402
 from cardroom.tournament.seeds import KeyedChance, derive  # noqa: E402
@@ -45,6 +55,8 @@ SEED_BASE = 37_000  # evaluation seeds; nothing is fitted on them
 Z = 1.96
 SEARCH_ITERATIONS = {"strong": 40, "weak": 20, "vs-greedy": 20}
 WEAK_GREEDY_EPSILON = 0.1
+ALLEGRA_VALUES = {"allegra-area@2": FittedAllegraValue, "allegra-area@3": OutcomeAllegraValue}
+ALLEGRA_VALUE = None  # --allegra-value: another value function than the one of record
 
 
 class WeakGreedy(Player):
@@ -65,6 +77,35 @@ class WeakGreedy(Player):
             return state.random_action(seat, self._rng)
         return self._greedy(state.observation(seat), state.legal_actions(seat), self._rng)
 
+    @staticmethod
+    def policy(game: str, epsilon: float = WEAK_GREEDY_EPSILON):
+        """The weak greedy's policy, exactly: ``epsilon`` uniform over the
+        legal actions (``random_action`` is uniform), the rest the greedy
+        bot's choice (uniform over the list it passes to ``rng.choice``,
+        where it draws one: the built-in greedy bots draw at most once)."""
+        greedy = builtin_chooser("greedy", game)
+
+        class Recorder:
+            def __init__(self):
+                self.drawn_from = None
+
+            def choice(self, seq):
+                self.drawn_from = list(seq)
+                return seq[0]
+
+        def pi(state, seat):
+            legal = state.legal_actions(seat)
+            rec = Recorder()
+            chosen = greedy(state.observation(seat), legal, rec)
+            greedy_pi = [chosen] if rec.drawn_from is None else rec.drawn_from
+            out = []
+            for a in legal:
+                p = epsilon / len(legal) + (1 - epsilon) * greedy_pi.count(a) / len(greedy_pi)
+                out.append((p, a))
+            return out
+
+        return pi
+
 
 def make(name: str, game: str) -> Player:
     if name == "random":
@@ -81,14 +122,25 @@ def make(name: str, game: str) -> Player:
     raise ValueError(name)
 
 
+def known_policies(game: str, names: list[str]) -> dict:
+    """The seats whose policy the action correction may use: the weak greedy's."""
+    return {s: WeakGreedy.policy(game) for s, n in enumerate(names) if n == "weak-greedy"}
+
+
 def play(
-    game: str, names: list[str], seed: int, duplicate: bool = False
+    game: str, names: list[str], seed: int, duplicate: bool = False, actions: bool = False
 ) -> tuple[list[float], list[float], float, float]:
-    """(payoffs, adjusted payoffs, match CPU s, luck CPU s) by seat."""
+    """(payoffs, adjusted payoffs, match CPU s, luck CPU s) by seat; with
+    ``actions``, the adjustment includes the action luck of the seats whose
+    policy is known."""
     t0 = time.process_time()
     record = run_match(game, [make(n, game) for n in names], seed=seed, chance=KeyedChance(seed) if duplicate else None)
     t1 = time.process_time()
-    report = luck_of(record.replay)
+    policies = known_policies(game, names) if actions else None
+    if game == "allegra" and ALLEGRA_VALUE is not None:
+        report = luck_with(record.replay, lambda _g: AllegraAdapter(ALLEGRA_VALUE), policies)
+    else:
+        report = luck_of(record.replay, policies)
     t2 = time.process_time()
     return [s.payoff for s in report.seats], [s.adjusted for s in report.seats], t1 - t0, t2 - t1
 
@@ -103,6 +155,27 @@ def fmt(xs: list[float]) -> str:
     return f"{m:+.4f} ± {h:.4f}" + ("" if abs(m) <= h else " (0 outside)")
 
 
+def versus(game: str, other: str, matches: int, label: str, actions: bool = False) -> None:
+    """Greedy against ``other``, seats alternating: each seat's mean luck,
+    and the mean difference greedy - other plain and adjusted (with
+    ``actions``, the action luck of the seats whose policy is known added)."""
+    luck = [[], []]
+    plain, adjusted = [], []
+    for i in range(matches):
+        names = ["greedy", other] if i % 2 == 0 else [other, "greedy"]
+        g = names.index("greedy")
+        pay, adj, _c, _l = play(game, names, derive(SEED_BASE, game, label, i), actions=actions)
+        for s in range(2):
+            luck[s].append(pay[s] - adj[s])
+        plain.append(pay[g] - pay[1 - g])
+        adjusted.append(adj[g] - adj[1 - g])
+    print(
+        f"{game} greedy vs {other} x{matches}{', with action luck' if actions else ''}: mean luck seat 0 "
+        f"{fmt(luck[0])}, seat 1 {fmt(luck[1])}; greedy - {other} plain {fmt(plain)}, adjusted {fmt(adjusted)}",
+        flush=True,
+    )
+
+
 def unbiased(game: str, n_random: int, n_search: int) -> None:
     luck = [[], []]
     for i in range(n_random):
@@ -110,24 +183,8 @@ def unbiased(game: str, n_random: int, n_search: int) -> None:
         for s in range(2):
             luck[s].append(pay[s] - adj[s])
     print(f"{game} random x{n_random}: mean luck seat 0 {fmt(luck[0])}, seat 1 {fmt(luck[1])}", flush=True)
-    if not n_search:
-        return
-    luck = [[], []]
-    plain, adjusted = [], []
-    search = f"ismcts-{SEARCH_ITERATIONS['vs-greedy']}"
-    for i in range(n_search):
-        names = ["greedy", search] if i % 2 == 0 else [search, "greedy"]
-        g = names.index("greedy")
-        pay, adj, _c, _l = play(game, names, derive(SEED_BASE, game, "search", i))
-        for s in range(2):
-            luck[s].append(pay[s] - adj[s])
-        plain.append(pay[g] - pay[1 - g])
-        adjusted.append(adj[g] - adj[1 - g])
-    print(
-        f"{game} greedy vs {search} x{n_search}: mean luck seat 0 {fmt(luck[0])}, seat 1 {fmt(luck[1])}; "
-        f"greedy - search plain {fmt(plain)}, adjusted {fmt(adjusted)}",
-        flush=True,
-    )
+    if n_search:
+        versus(game, f"ismcts-{SEARCH_ITERATIONS['vs-greedy']}", n_search, "search")
 
 
 def ratio_interval(
@@ -151,20 +208,27 @@ def ratio_interval(
 
 def fewer(game: str, pair: tuple[str, str], sets: int) -> None:
     a_name, b_name = pair
-    single_plain, single_adj, set_plain, set_adj = [], [], [], []
+    actions = bool(known_policies(game, list(pair)))
+    single_plain, single_adj, set_plain, set_adj, single_act, set_act = [], [], [], [], [], []
     for i in range(sets):
         seed = derive(SEED_BASE, game, "close", a_name, b_name, i)
-        dp, da = [], []
+        dp, da, dx = [], [], []
         for names in ([a_name, b_name], [b_name, a_name]):
             pay, adj, _c, _l = play(game, names, seed, duplicate=True)
             a = names.index(a_name)
             dp.append(pay[a] - pay[1 - a])
             da.append(adj[a] - adj[1 - a])
+            if actions:  # the same match (seed and seating), its luck with the action correction added
+                _p, adx, _c, _l = play(game, names, seed, duplicate=True, actions=True)
+                dx.append(adx[a] - adx[1 - a])
         # single games: the first seating of each set (independent deals)
         single_plain.append(dp[i % 2])
         single_adj.append(da[i % 2])
         set_plain.append(sum(dp) / 2)
         set_adj.append(sum(da) / 2)
+        if actions:
+            single_act.append(dx[i % 2])
+            set_act.append(sum(dx) / 2)
     m, h = interval(single_plain)
     print(
         f"{game} {a_name} vs {b_name}, {sets} sets: difference plain {m:+.4f} ± {h:.4f}, adjusted {fmt(single_adj)}; "
@@ -172,10 +236,13 @@ def fewer(game: str, pair: tuple[str, str], sets: int) -> None:
         flush=True,
     )
     # single_plain[i] and the set i come from the same deal: pair by index
+    if actions:
+        print(f"  with the action correction: adjusted {fmt(single_act)}, sets adjusted {fmt(set_act)}", flush=True)
     for label, other, per in (
         ("adjusted", single_adj, 1),
         ("duplicate plain", set_plain, 2),
         ("duplicate adjusted", set_adj, 2),
+        *((("adjusted with actions", single_act, 1), ("duplicate adjusted with actions", set_act, 2)) if actions else ()),
     ):
         ratio, lo, hi = ratio_interval(single_plain, other, 1, per)
         print(f"  games needed, plain / {label}: {ratio:.2f} (95% {lo:.2f}-{hi:.2f})", flush=True)
@@ -200,20 +267,66 @@ def cost(game: str, matches: int) -> None:
         )
 
 
+def cost_sandboxed(game: str, matches: int) -> None:
+    """As a ladder worker plays: the built-in bots as protocol programs in
+    the sandbox (``get_launcher()``, which refuses to run unsandboxed). The
+    worker's CPU is this process's (the runner, the engine, the pipes);
+    the bots' own CPU, in their sandboxes, is given beside it (the
+    children's, as far as the kernel counts them once they are reaped)."""
+    import resource
+
+    from cardroom.sandbox import get_launcher
+
+    launcher = get_launcher()
+    for names in (["greedy", "greedy"], ["greedy", "greedy", "greedy", "greedy"]):
+        worker = bots = luck = 0.0
+        for i in range(matches):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.process_time()
+            record = run_match(
+                game, [str(builtin_program(n, game)) for n in names], seed=derive(SEED_BASE, game, "sandboxed", len(names), i),
+                launcher=launcher,
+            )  # fmt: skip
+            t1 = time.process_time()
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            luck_of(record.replay)
+            luck += time.process_time() - t1
+            worker += t1 - t0
+            bots += (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+        print(
+            f"{game} {'+'.join(names)} sandboxed: worker CPU {1000 * worker / matches:.0f} ms, bots' CPU "
+            f"{1000 * bots / matches:.0f} ms, luck CPU {1000 * luck / matches:.0f} ms "
+            f"({100 * luck / worker:.0f}% of the worker's, {100 * luck / (worker + bots):.0f}% of all)",
+            flush=True,
+        )
+
+
 def main() -> int:
+    global ALLEGRA_VALUE, SEED_BASE
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["unbiased", "fewer", "cost"])
+    parser.add_argument("what", choices=["unbiased", "fewer", "cost", "cost-sandboxed"])
     parser.add_argument("--game", action="append", help="allegory and/or allegra (default both)")
     parser.add_argument("--random", type=int, default=2000)
     parser.add_argument("--search", type=int, default=500)
     parser.add_argument("--sets", type=int, default=300)
     parser.add_argument("--pairs", default="greedy,search", help="greedy and/or search")
     parser.add_argument("--matches", type=int, default=20)
+    parser.add_argument("--allegra-value", choices=sorted(ALLEGRA_VALUES), help="default: the one of record")
+    parser.add_argument(
+        "--seed-base", type=int, default=SEED_BASE, help="another seed range (36500: where value functions are chosen)"
+    )
+    parser.add_argument("--actions", action="store_true", help="unbiased: also greedy v weak greedy, action luck")
     args = parser.parse_args()
+    SEED_BASE = args.seed_base
+    if args.allegra_value:
+        ALLEGRA_VALUE = ALLEGRA_VALUES[args.allegra_value]()
+        print(f"allegra value function: {ALLEGRA_VALUE.label}", flush=True)
     for game in args.game or ["allegory", "allegra"]:
         started = time.monotonic()
         if args.what == "unbiased":
             unbiased(game, args.random, args.search)
+            if args.actions:
+                versus(game, "weak-greedy", args.search, "actions", actions=True)
         elif args.what == "fewer":
             for pair in args.pairs.split(","):
                 if pair == "greedy":
@@ -224,6 +337,8 @@ def main() -> int:
                         (f"ismcts-{SEARCH_ITERATIONS['strong']}", f"ismcts-{SEARCH_ITERATIONS['weak']}"),
                         args.sets,
                     )
+        elif args.what == "cost-sandboxed":
+            cost_sandboxed(game, args.matches)
         else:
             cost(game, args.matches)
         print(f"{game}: {time.monotonic() - started:.0f} s", flush=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from cardroom.luck.estimator import Adapter, Context, Step, ValueFunction, terminal_points
-from engine.allegra.game import CARD_COUNTS, CARDS, CELLS, COLS, ROUNDS, AllegraState
+from engine.allegra.game import CARD_COUNTS, CARDS, CELLS, COLS, DRAWN, ROUNDS, TURN, AllegraState
 from engine.core import CHANCE
 
 ALL_SUM = sum(CARDS)
@@ -199,17 +199,28 @@ class FittedAllegraValue(ValueFunction):
                     v = upv[i]
                     est += fd_value if v is None else row[v - low]
             out.append(est)
-        # the card the active seat may use now: the drawn one, or the
-        # discard pile's top at the start of its turn (fitted: what it
-        # changes in the seat's round score, on average)
-        if state.phase >= 4 and state.drawn is not None:
-            out[state.active] += self.drawn.get(prog, 0.0) * (state.drawn - _MEAN)
-        elif state.phase == 3 and state.discard:
-            out[state.active] += self.top.get(prog, 0.0) * (state.discard[-1] - _MEAN)
+        for s in range(n):
+            out[s] += self.card_term(state, s, prog, row, fd_value, unseen, left)
         e = state.ender
         if e is not None and out[e] > 0 and any(out[s] < out[e] for s in range(n) if s != e):
             out[e] *= 2  # the ender is doubled unless strictly lowest (or at most 0)
         return out
+
+    def card_term(
+        self, state: AllegraState, seat: int, prog: int, row: list[float], fd_value: float, unseen: list[int],
+        left: int,
+    ) -> float:
+        """What the card the active seat may use now changes in its round
+        score: the drawn one, or the discard pile's top at the start of its
+        turn (fitted: a slope per progress times the card's distance from
+        the mean card); 0 for the other seats."""
+        if seat != state.active:
+            return 0.0
+        if state.phase >= 4 and state.drawn is not None:
+            return self.drawn.get(prog, 0.0) * (state.drawn - _MEAN)
+        if state.phase == 3 and state.discard:
+            return self.top.get(prog, 0.0) * (state.discard[-1] - _MEAN)
+        return 0.0
 
     def __call__(self, state: AllegraState, forfeited: frozenset[int]) -> list[float]:
         if state.is_terminal():
@@ -224,8 +235,117 @@ class FittedAllegraValue(ValueFunction):
         return _points(totals, [later] * n, forfeited, lower_is_better=True)
 
 
-def _points(totals: list[float], var: list[float], forfeited: frozenset[int], lower_is_better: bool) -> list[float]:
-    n = len(totals)
+# -- allegra-area@3: the same estimates, weighed against the match's outcome --
+_OUTCOME_PATH = Path(__file__).with_name("allegra-area-3.json")
+
+
+def _sigmoid(z: float) -> float:
+    if z >= 0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)
+
+
+def outcome_bucket(state: AllegraState) -> str:
+    """The fitted weights' key: the round, and how far it has gone (``b``
+    between rounds, when the next deal is due)."""
+    return f"{state.round}:b" if state.phase <= 1 else f"{state.round}:{progress(state)}"
+
+
+def outcome_features(value: FittedAllegraValue, state: AllegraState) -> tuple[list[float], list[float]]:
+    """Each seat's score so far and its expected score for the round under
+    way (0 between rounds): what the outcome weights multiply."""
+    banked = [float(t) for t in state.totals]
+    if state.phase <= 1:
+        return banked, [0.0] * state.n
+    return banked, value.round_estimate(state)
+
+
+class OutcomeAllegraValue(FittedAllegraValue):
+    """``allegra-area@3``: ``allegra-area@2``'s estimates (score so far, the
+    round's expected score from the slot table), but seat ``s`` beats ``o``
+    with the logistic probability ``σ(a·(banked_o − banked_s) + b·(round_o −
+    round_s))``, the weights ``a``, ``b`` fitted per round and progress
+    (``outcome_bucket``) by maximum likelihood against who actually won the
+    match (benchmarks/luck_fit.py, seeds no measurement plays), rather than
+    an assumed normal spread of the round score; rank points as the mean
+    over the other seats. In place of the fitted drawn-card slopes, the
+    round's estimate counts the card each seat may use next
+    (``card_term``)."""
+
+    version = 3
+
+    def __init__(self, table: dict[str, Any] | None = None) -> None:
+        if table is None:
+            table = json.loads(_OUTCOME_PATH.read_text(encoding="utf-8"))
+        super().__init__(table)
+        self.outcome = {k: (float(a), float(b)) for k, (a, b) in table.get("outcome", {}).items()}
+
+    def card_term(
+        self, state: AllegraState, seat: int, prog: int, row: list[float], fd_value: float, unseen: list[int],
+        left: int,
+    ) -> float:
+        """The card a seat may use next, placed where it lowers the seat's
+        expected round score most, by the slot table (one ply of the seat's
+        own choice, from what it sees: a face-down slot counts
+        ``fd_value``): the active seat with a drawn card, that or discarding
+        it (0); the active seat at the start of its turn, the better of
+        taking the discard's top and drawing (the mean over the unseen cards
+        of the best use of each); a seat whose turn is still to come in
+        this cycle of turns, drawing. A seat that has had its turn in the
+        cycle counts none: every seat then has counted the same number of
+        turns, so the estimates' difference does not swing with whose turn
+        it is (the slot table, by progress alone, does not know how many
+        turns each seat has left)."""
+        if state.phase < TURN:
+            return 0.0
+        low = VALUES[0]
+        slots = []
+        for i in state.lay.area[seat]:
+            if state.val[i] is not None:
+                v = state.upv[i]
+                slots.append(fd_value if v is None else row[v - low])
+        if not slots:
+            return 0.0
+        worst = max(slots)  # the most a placed card can take away
+
+        def use(card: int, may_discard: bool) -> float:
+            best = worst - row[card - low]
+            return -max(best, 0.0) if may_discard else -best
+
+        draw = sum(c * use(low + k, True) for k, c in enumerate(unseen) if c) / left if left else 0.0
+        if seat != state.active:
+            # a turn still to come in this cycle of turns (the round's first
+            # seat, ``(round - 1) mod n``, starts each cycle)
+            first = (state.round - 1) % state.n
+            return draw if (seat - first) % state.n > (state.active - first) % state.n else 0.0
+        if state.phase == DRAWN and state.drawn is not None:
+            return use(state.drawn, True)
+        if state.phase == TURN and state.discard:
+            return min(use(state.discard[-1], False), draw)
+        return draw
+
+    def pairwise(self, state: AllegraState) -> list[list[float]]:
+        """``p[s][o]``: the probability that seat ``s`` finishes above ``o``."""
+        banked, est = outcome_features(self, state)
+        a, b = self.outcome.get(outcome_bucket(state), (0.0, 0.0))
+        n = state.n
+        return [
+            [_sigmoid(a * (banked[o] - banked[s]) + b * (est[o] - est[s])) if o != s else 0.0 for o in range(n)]
+            for s in range(n)
+        ]
+
+    def __call__(self, state: AllegraState, forfeited: frozenset[int]) -> list[float]:
+        if state.is_terminal():
+            return terminal_points(state, forfeited)
+        p = self.pairwise(state)
+        return _mean_over_others(state.n, forfeited, lambda s, o: p[s][o])
+
+
+def _mean_over_others(n: int, forfeited: frozenset[int], beats) -> list[float]:
+    """Rank points: per seat ``s``, the mean over the other seats ``o`` of
+    ``beats(s, o)`` (the probability ``s`` finishes above ``o``), a forfeit
+    losing to every seat that has not forfeited."""
     out = []
     for s in range(n):
         p = 0.0
@@ -234,12 +354,19 @@ def _points(totals: list[float], var: list[float], forfeited: frozenset[int], lo
                 continue
             if s in forfeited or o in forfeited:
                 p += 0.5 if (s in forfeited) == (o in forfeited) else (0.0 if s in forfeited else 1.0)
-                continue
-            d = totals[o] - totals[s] if lower_is_better else totals[s] - totals[o]
-            sd = math.sqrt(var[s] + var[o])
-            p += _phi(d / sd) if sd > 0 else (1.0 if d > 0 else 0.5 if d == 0 else 0.0)
+            else:
+                p += beats(s, o)
         out.append(p / (n - 1))
     return out
+
+
+def _points(totals: list[float], var: list[float], forfeited: frozenset[int], lower_is_better: bool) -> list[float]:
+    def beats(s: int, o: int) -> float:
+        d = totals[o] - totals[s] if lower_is_better else totals[s] - totals[o]
+        sd = math.sqrt(var[s] + var[o])
+        return _phi(d / sd) if sd > 0 else (1.0 if d > 0 else 0.5 if d == 0 else 0.0)
+
+    return _mean_over_others(len(totals), forfeited, beats)
 
 
 # -- locations of cards in an engine state ---------------------------------
@@ -316,8 +443,10 @@ def _same(state: AllegraState) -> AllegraState:
 
 
 class AllegraAdapter(Adapter):
-    def __init__(self) -> None:
-        self.value = FittedAllegraValue()
+    def __init__(self, value: ValueFunction | None = None) -> None:
+        # allegra-area@2 stays the value function of record: @3, fitted to
+        # the outcome, measured no better (decision 186)
+        self.value = FittedAllegraValue() if value is None else value
 
     def step(
         self, pre: AllegraState, event: dict[str, Any], post: AllegraState, index: int, ctx: Context
@@ -374,4 +503,4 @@ def _slot(slot: list[int]) -> tuple[str, int]:
     return ("s", s * CELLS + r * COLS + c)
 
 
-__all__ = ["AllegraAdapter", "AllegraValue"]
+__all__ = ["AllegraAdapter", "AllegraValue", "FittedAllegraValue", "OutcomeAllegraValue"]

@@ -159,11 +159,53 @@ def iter_steps(doc: dict[str, Any], adapter: Adapter, forfeit_events: dict[int, 
         pre = post.clone()
 
 
-def luck_with(doc: dict[str, Any], adapter_for: Callable[[str], Adapter]) -> LuckReport:
+# A seat's known policy: (probability, action) for every action it may take
+# in a state (the probabilities adding up to 1).
+Policy = Callable[[State, int], list[tuple[float, dict[str, Any]]]]
+
+
+def action_luck(
+    doc: dict[str, Any], value: ValueFunction, policies: dict[int, Policy], forfeit_events: dict[int, int]
+) -> list[float]:
+    """AIVAT's action correction (Burch et al. 2018, section 4) for the
+    seats whose policy is known: at each of their decisions,
+    ``V(state after the action taken) - Σ_a π(a) V(state after a)``. Each
+    term has expectation 0 given the full state before it (the policy reads
+    only the seat's observation, so the action is drawn from ``π`` whatever
+    the hidden cards), so adding these to the chance luck keeps the
+    adjusted payoff unbiased; it removes what the seat's own random choices
+    did to every seat's result."""
+    n = doc["num_players"]
+    luck = [0.0] * n
+    pre: State | None = None
+    for index, event, post in iter_states(doc):
+        if pre is None:
+            pre = get_game_class(doc["game"])(n, doc["options"]).new_initial_state()
+        seat = event["by"]
+        if seat != CHANCE and seat in policies:
+            forfeited = frozenset(s for s, e in forfeit_events.items() if e <= index)
+            actual = value(post, forfeited)
+            for p, action in policies[seat](pre, seat):
+                alt = pre.clone()
+                alt.apply(seat, action)
+                v = value(alt, forfeited)
+                for s in range(n):
+                    actual[s] -= p * v[s]
+            for s in range(n):
+                luck[s] += actual[s]
+        pre = post.clone()
+    return luck
+
+
+def luck_with(
+    doc: dict[str, Any], adapter_for: Callable[[str], Adapter], policies: dict[int, Policy] | None = None
+) -> LuckReport:
     """The luck of every seat in a replay document (verified first: a replay
     that does not check out raises ReplayError), with the chance model and
     value function ``adapter_for(game)`` gives (cardroom.luck.games: the
-    games' adapters build on this module, so it does not import them)."""
+    games' adapters build on this module, so it does not import them);
+    with ``policies``, also the action luck of the seats whose policy is
+    known (``action_luck``)."""
     checked = verify(doc)
     adapter = adapter_for(checked.game)
     value = adapter.value
@@ -177,6 +219,9 @@ def luck_with(doc: dict[str, Any], adapter_for: Callable[[str], Adapter]) -> Luc
         for s in range(n):
             luck[s] += actual[s] - expected[s]
         steps += 1
+    if policies:
+        for s, x in enumerate(action_luck(doc, value, policies, forfeit_events)):
+            luck[s] += x
     payoff = rank_points(checked.result.ranks)
     return LuckReport(
         checked.game,
@@ -186,4 +231,7 @@ def luck_with(doc: dict[str, Any], adapter_for: Callable[[str], Adapter]) -> Luc
     )
 
 
-__all__ = ["CHANCE", "Adapter", "Context", "LuckReport", "SeatLuck", "Step", "ValueFunction", "luck_with"]
+__all__ = [
+    "CHANCE", "Adapter", "Context", "LuckReport", "Policy", "SeatLuck", "Step", "ValueFunction", "action_luck",
+    "luck_with",
+]  # fmt: skip

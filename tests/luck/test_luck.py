@@ -156,3 +156,56 @@ def test_mean_luck_of_random_matches_is_0_within_its_interval(game):
         se = statistics.stdev(xs) / math.sqrt(len(xs))
         assert abs(statistics.mean(xs)) < 3 * se, (seat, statistics.mean(xs), se)
         assert statistics.stdev(xs) > 0.01  # the luck is not trivially 0
+
+
+def _uniform(state, seat):
+    """The built-in random bot's policy in Allegra: uniform over the legal
+    actions (``random_action`` is; Allegory's legal list holds templates,
+    not whole actions, so its random policy is not this list's)."""
+    legal = state.legal_actions(seat)
+    return [(1 / len(legal), a) for a in legal]
+
+
+def test_action_luck_of_a_known_random_policy_averages_to_0():
+    """AIVAT's action correction with the random bots' true policy: the
+    action luck is not 0 in a match, adds up to 0 over the seats, and its
+    mean over 60 matches is within 3 standard errors of 0."""
+    from cardroom.luck.estimator import action_luck
+
+    per_match = []
+    for i in range(60):
+        record = run_match(
+            "allegra", [InProcessPlayer("random", None), InProcessPlayer("random", None)], seed=950_000 + i
+        )
+        x = action_luck(record.replay, adapter_for("allegra").value, {0: _uniform, 1: _uniform}, {})
+        assert sum(x) == pytest.approx(0, abs=1e-9)
+        per_match.append(x[0])
+        with_actions = luck_of(record.replay, {0: _uniform, 1: _uniform}).seats[0].luck
+        assert with_actions == pytest.approx(luck_of(record.replay).seats[0].luck + x[0], abs=1e-12)
+    se = statistics.stdev(per_match) / math.sqrt(len(per_match))
+    assert se > 0.001
+    assert abs(statistics.mean(per_match)) < 3 * se
+
+
+def test_allegra_area_3_is_a_distribution_over_ranks_at_every_step():
+    """The outcome-fitted ``allegra-area@3``: each seat's value is a
+    probability-like rank-points figure and the seats' values add up to the
+    same total at every chance step's alternatives, so its luck adds up to 0."""
+    from cardroom.luck.allegra import AllegraAdapter, OutcomeAllegraValue
+    from cardroom.luck.estimator import luck_with
+
+    value = OutcomeAllegraValue()
+    assert value.label == "allegra-area@3"
+    adapter = AllegraAdapter(value)
+    for path in [p for p in OWN if load(p)["game"] == "allegra"]:
+        doc = load(path)
+        n = doc["num_players"]
+        for step, forfeited in iter_steps(doc, adapter, {}):
+            for _, alt in step.exact or []:
+                v = value(alt, forfeited)
+                assert all(0 <= x <= 1 for x in v)
+                assert sum(v) == pytest.approx(n / 2, abs=1e-9)
+        report = luck_with(doc, lambda _g: adapter)
+        assert report.value_function == "allegra-area@3"
+        assert sum(s.luck for s in report.seats) == pytest.approx(0, abs=1e-9)
+        assert any(abs(s.luck) > 1e-6 for s in report.seats)
