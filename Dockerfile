@@ -49,10 +49,11 @@ RUN python3 -m venv /opt/build \
  && /opt/build/bin/pip install --quiet "mypy>=1.10" setuptools \
  && /opt/build/bin/python /src/scripts/build_engine.py
 # ONNX Runtime for python bots (decision 220), by the same script as make
-# setup, with this stage's pip (the wheel for Debian's python3), into Debian's
+# setup, with the build venv's pip (the wheel for Debian's python3; the app's
+# venv lost its pip above), into Debian's
 # /usr/local/lib/python3.11/dist-packages, copied as it is below.
 COPY scripts/install-bot-packages.sh /src/scripts/install-bot-packages.sh
-RUN sh /src/scripts/install-bot-packages.sh pip
+RUN sh /src/scripts/install-bot-packages.sh /opt/build/bin/pip
 # bot-exec, the sandbox's start helper (cardroom/sandbox/bot_exec.c, decision
 # 164), built here beside its source: the final image has no compiler.
 RUN cd /src && python3 -c 'from cardroom.sandbox.botexec import build_prebuilt; print(build_prebuilt())'
