@@ -118,7 +118,16 @@ def runtime_files() -> dict[str, tuple[str, ...]]:
             f"/usr/local/lib/python{version}/dist-packages/onnxruntime",
             f"/usr/local/lib/python{version}/dist-packages/onnxruntime-*.dist-info",
         ),
-        "node": (bot_node(),),
+        # Debian's own nodejs (the container image's) loads a few builtins
+        # from /usr/share/nodejs at start (--shared-builtin-*: without them it
+        # aborts, "Cannot load externalized builtin"); other builds have none.
+        "node": (
+            bot_node(),
+            "/usr/share/nodejs/cjs-module-lexer",
+            "/usr/share/nodejs/undici",
+            "/usr/share/nodejs/acorn",
+            "/usr/share/nodejs/acorn-walk",
+        ),
         # ldd (a bash script) names what a native bot lacks: runtimes.missing_libraries.
         "native": ("/usr/bin/ldd", "/usr/bin/bash", *(f"{LIBRARIES}/{name}" for name in NATIVE_LIBRARIES)),
     }
