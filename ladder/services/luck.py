@@ -22,6 +22,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from cardroom.luck import luck_of
+from ladder import caching
 from ladder.models import Match, MatchLuck
 
 log = logging.getLogger("cardroom.luck")
@@ -61,6 +62,7 @@ def _store(match_id: int, fields: dict[str, Any], ms: int) -> MatchLuck | None:
     except Exception:
         log.exception("luck not stored", extra={"match_id": match_id})
         return None
+    caching.bump(caching.MATCHES)  # the match's pages and lists show it now
     log.info("luck kept", extra={"match_id": match_id, "ms": ms})
     return row
 

@@ -338,6 +338,7 @@ def match_detail(request: HttpRequest, pk: int) -> HttpResponse:
         p.mu_delta = (p.mu_after - p.mu_before) if p.mu_after is not None and p.mu_before is not None else None
         p.ordinal_before = (p.mu_before - 3 * p.sigma_before) if p.mu_before is not None else None
         p.ordinal_after = (p.mu_after - 3 * p.sigma_after) if p.mu_after is not None else None
+    luck = page_selectors.match_luck(match, seats)
     has_replay = bool(match.replay)
     person = play_selectors.person_seat(match)
     rows = [*seats, person] if person is not None else seats
@@ -357,6 +358,7 @@ def match_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "views": [("full", "Full view (every card)")] + sorted(views, key=lambda v: int(v[0][5:])),
             "person": person,
             "mine_to_play": person is not None and person.user_id == user_id,
+            "luck": luck,
         },
     )
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import json
 import logging
+import re
 
 import pytest
 from django.core.files.base import ContentFile
@@ -50,6 +51,11 @@ def test_a_ladder_match_played_by_the_worker_keeps_each_seats_luck_from_its_repl
     for p, s in zip(seats["participants"], expected.seats):
         assert (p["payoff"], p["luck"], p["adjusted"]) == (s.payoff, s.luck, s.payoff - s.luck)
         assert p["payoff"] == (1.0 if p["rank"] == 1 else 0.0 if p["rank"] == 2 else 0.5)
+    page = f.client().get(f"/matches/{match.pk}/").content.decode()
+    cells = re.findall(r'data-testid="luck">(.*?)</td>', page)
+    assert len(cells) == 2
+    for s in expected.seats:
+        assert f"{s.payoff:.2f} − {s.luck:.3f} = {s.payoff - s.luck:.3f}" in cells
 
 
 def test_a_match_whose_luck_fails_stays_rated_plainly_and_the_failure_is_logged(settings, monkeypatch, caplog):
@@ -83,12 +89,18 @@ def test_the_backfill_keeps_the_luck_of_older_matches_once_and_marks_an_unreadab
     damaged.replay.save(damaged.replay.name.rsplit("/", 1)[-1], ContentFile(b"not a replay"), save=True)
 
     assert sorted(luck_services.missing(ladder.pk)) == sorted(p.pk for p in played)
+    anyone = f.client()
+    before = anyone.get(f"/api/matches/{played[0].pk}/").json()  # cached now, without luck
+    assert before["luck_value_function"] is None
     first = luck_services.backfill(chunk=2)
     assert first == {"computed": 4, "failed": 1}
     rows = {r.match_id: (r.value_function, r.luck, r.error) for r in MatchLuck.objects.all()}
     assert "the replay cannot be read" in rows[damaged.pk][2] and rows[damaged.pk][1] is None
     for p in played[:-1]:
         assert rows[p.pk][1] == [s.luck for s in luck_of(stored_replay(p)).seats]
+
+    after = anyone.get(f"/api/matches/{played[0].pk}/").json()  # the cached page is refreshed
+    assert [p["luck"] for p in after["participants"]] == rows[played[0].pk][1]
 
     assert luck_services.backfill(chunk=2) == {"computed": 0, "failed": 0}  # idempotent
     assert {r.match_id: (r.value_function, r.luck, r.error) for r in MatchLuck.objects.all()} == rows
