@@ -165,3 +165,24 @@ def test_a_version_just_validated_is_shown_not_settled_with_the_matches_it_needs
     standings = f.client().get(f"/api/ladders/{ladder.pk}/standings/").json()["results"]
     row = next(r for r in standings if r["bot"] == bot.pk)
     assert row["adjusted"]["settled"] is False and row["adjusted"]["version"] == version.pk
+
+
+def test_the_standings_with_adjusted_figures_are_the_cached_page_until_a_refresh(
+    played_ladder, django_assert_num_queries
+):
+    ladder, greedy, rand, _mine = played_ladder
+    anyone = f.client()
+    url = f"/api/ladders/{ladder.pk}/standings/"
+    first = anyone.get(url)
+    with django_assert_num_queries(0):  # an unknown parameter is the same page, from the cache
+        junk = anyone.get(f"{url}?r=12345&adjusted=1")
+    assert junk.status_code == 200 and junk.content == first.content
+    assert anyone.get(f"{url}?page=x").status_code == 400  # bad input: a 400, not a 500
+
+    play(ladder, [greedy, rand], seed=901, specs=["builtin:greedy", "builtin:random"])
+    assert anyone.get(url).json()["adjusted_ranking"]["matches"] == 24  # cached again; not yet refreshed
+    adjusted.refresh(ladder)  # the refresh replaces the cached page
+    after = anyone.get(f"{url}?r=6789").json()
+    assert after["adjusted_ranking"]["matches"] == 25
+    row = next(r for r in after["results"] if r["bot"] == greedy.bot_id)
+    assert row["adjusted"]["matches"] == AdjustedRating.objects.get(ladder=ladder, version=greedy).matches
