@@ -87,28 +87,6 @@ CACHE = ROOT / "var" / "ladder_convergence" / "matches.jsonl"
 # -- the bots ------------------------------------------------------------------
 
 
-class EpsilonGreedy(Player):
-    """The built-in greedy bot playing a uniformly random legal move a share
-    ``epsilon`` of the time (the luck benchmark's weak greedy, any rate)."""
-
-    def __init__(self, game: str, epsilon: float, name: str):
-        from bots import builtin_chooser
-
-        self.name = name
-        self.spec = f"builtin:{name}"
-        self._greedy = builtin_chooser("greedy", game)
-        self._epsilon = epsilon
-        self._rng = random.Random()
-
-    def start(self, info) -> None:
-        self._rng.seed(f"{info.seed}:{info.seat}:{self.name}")
-
-    def act(self, state, seat):
-        if self._rng.random() < self._epsilon:
-            return state.random_action(seat, self._rng)
-        return self._greedy(state.observation(seat), state.legal_actions(seat), self._rng)
-
-
 def make_player(name: str, game: str) -> Player:
     from bots import builtin_chooser
 
@@ -117,7 +95,13 @@ def make_player(name: str, game: str) -> Player:
     if name == "greedy":
         return InProcessPlayer("greedy", builtin_chooser("greedy", game))
     if name.startswith("greedy-e"):
-        return EpsilonGreedy(game, float(name[len("greedy-e") :]), name)
+        # the luck benchmark's weak greedy at another rate, under its own name
+        # (which seeds its random moves)
+        from luck_variance import WeakGreedy
+
+        player = WeakGreedy(game, float(name[len("greedy-e") :]))
+        player.name, player.spec = name, f"builtin:{name}"
+        return player
     if name.startswith("ismcts-"):
         from bots.ismcts_bot import make_choose
 
@@ -341,7 +325,15 @@ def field_bots(game: str, names: list[str]):
 
 
 def ladder_run(
-    store: MatchStore, game: str, k: int, names: list[str], true_order: list[str], mode: str, horizon: float, seed: int
+    store: MatchStore,
+    game: str,
+    k: int,
+    names: list[str],
+    true_order: list[str],
+    mode: str,
+    horizon: float,
+    seed: int,
+    step: float = 1.0,
 ) -> Run:
     """Today's scheduler and Elo from nothing, inside a transaction rolled
     back at the end (every run starts from the same empty ladder); each
@@ -380,8 +372,15 @@ def ladder_run(
         match.save(update_fields=["status", "finished"])
         apply_match_ratings(match, participants)
 
+    next_checkpoint = [step]
+
     def checkpoint() -> None:
-        """The orders and settled counts now, after every match (a set)."""
+        """The orders and settled counts, each time the matches per bot
+        pass a multiple of ``step``."""
+        if seats_played / len(names) < next_checkpoint[0]:
+            return
+        while next_checkpoint[0] <= seats_played / len(names):
+            next_checkpoint[0] += step
         run.checkpoints.append(seats_played / len(names))
         elo_ids = (
             Rating.objects.filter(ladder=ladder, bot__in=list(bots.values()))
@@ -508,14 +507,16 @@ def measure(
     repeats: int,
     horizon: float,
     progress=print,
+    modes: tuple[str, ...] = ("single", "sets"),
+    step: float = 1.0,
 ) -> dict[str, Any]:
     started = time.monotonic()
     truth_doc = truth(store, game, k, names, truth_deals)
     progress(f"{game} {k}p truth: {truth_doc['order']} ({truth_doc['matches']} matches)")
     runs = []
     for rep in range(repeats):
-        for mode in ("single", "sets"):
-            runs.append(ladder_run(store, game, k, names, truth_doc["order"], mode, horizon, rep))
+        for mode in modes:
+            runs.append(ladder_run(store, game, k, names, truth_doc["order"], mode, horizon, rep, step))
             progress(f"{game} {k}p run {rep} {mode}: {runs[-1].checkpoints[-1]:.0f} matches per bot")
     return {
         "game": game,
@@ -524,6 +525,8 @@ def measure(
         "truth": truth_doc,
         "repeats": repeats,
         "horizon_matches_per_bot": horizon,
+        "checkpoint_every_matches_per_bot": step,
+        "modes": list(modes),
         "summary": summarise(runs, truth_doc["order"]),
         "seconds": time.monotonic() - started,
     }
@@ -544,6 +547,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--truth-deals", default="2:20,4:3", help="deals of the round robin, per player count")
     parser.add_argument("--repeats", type=int, default=8)
     parser.add_argument("--horizon", default="2:120,4:60", help="matches per bot a run lasts, per player count")
+    parser.add_argument("--step", default="2:1,4:2", help="matches per bot between checkpoints, per player count")
+    parser.add_argument("--sets-games", default="allegory,allegra", help="games whose runs include duplicate sets")
+    parser.add_argument("--truth-only", action="store_true", help="the round robins only (to choose a field)")
+    parser.add_argument("--field", default="", help="GAME=BOT,BOT,...;GAME=... in place of FIELDS")
     parser.add_argument("--quick", action="store_true", help="four cheap bots, a small round robin, two short runs")
     parser.add_argument("--cache", default=str(CACHE), help="the matches played ('' for none)")
     parser.add_argument("--out", default=str(ROOT / "var" / "ladder_convergence" / "report.json"))
@@ -568,10 +575,18 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_all(args, truth_deals: dict[int, int], horizon: dict[int, float]) -> dict[str, Any]:
     store = MatchStore(Path(args.cache) if args.cache else None)
+    fields = dict(FIELDS)
+    for part in filter(None, getattr(args, "field", "").split(";")):
+        game, bots = part.split("=")
+        fields[game] = bots.split(",")
     results = []
     for game in args.games.split(","):
-        names = QUICK_FIELD if args.quick else FIELDS[game]
+        names = QUICK_FIELD if args.quick else fields[game]
         for k in (int(p) for p in args.players.split(",")):
+            if getattr(args, "truth_only", False):
+                doc = truth(store, game, k, names, truth_deals[k])
+                results.append({"game": game, "players": k, "field": names, "truth": doc})
+                continue
             results.append(
                 measure(
                     store,
@@ -581,6 +596,10 @@ def run_all(args, truth_deals: dict[int, int], horizon: dict[int, float]) -> dic
                     truth_deals[k],
                     args.repeats,
                     horizon[k],
+                    modes=("single", "sets")
+                    if game in getattr(args, "sets_games", "allegory,allegra").split(",")
+                    else ("single",),
+                    step=_per_players(getattr(args, "step", "2:1,4:2"), float)[k],
                     progress=lambda s: print(s, flush=True),
                 )
             )
@@ -607,6 +626,10 @@ def print_report(report: dict[str, Any]) -> None:
         print(f"\n{res['game']} {res['players']} players: truth {res['truth']['order']}")
         for n in res["truth"]["neighbours"]:
             print(f"  {n['a']} - {n['b']}: {_fmt(n['ci95'], 3)}{'' if n['significant'] else ' (not separated)'}")
+        for row in res["truth"]["standings"]:
+            print(f"  {row['place']}. {row['bot']}: {_fmt(row['ci95'], 3)}")
+        if "summary" not in res:
+            continue
         for label, row in res["summary"]["rankings"].items():
             runs = row["runs"]
             parts = [
