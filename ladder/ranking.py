@@ -25,16 +25,20 @@ concave
 Newton's method. The interval is the cluster-robust ("sandwich") one,
 clustered by outcome: cov = J^-1 B J^-1 with J = -Hessian of L and B the sum
 over outcomes of the outer product of each outcome's score vector (times
-G/(G-1), G outcomes), plus the virtual match's binomial variance. Being
-built on the residuals, it narrows as the payoffs' variance falls, which is
-what luck-adjusted payoffs and duplicate sets are for.
+G/(G-1), G outcomes), plus the virtual match's binomial variance, taken
+relative to the field's mean; its quantile is Student's t with (the
+version's outcomes - 1) degrees of freedom, as the sandwich is too narrow on
+few outcomes. Being built on the residuals, it narrows as the payoffs'
+variance falls, which is what luck-adjusted payoffs and duplicate sets are
+for.
 
 The scale is Elo's: ``rating = 1500 + theta * 400 / ln 10``, so a gap of 400
 is odds of 10 to 1 in expected points.
 
 Settled (the place is within one of the true place): every version placed
 two or more places away is separated from it, the 95% interval of the two
-ratings' difference (from the joint covariance) excluding 0. Then the only
+ratings' difference (from the joint covariance, t with the smaller outcome
+count) excluding 0. Then the only
 versions that may be in the wrong order relative to it are its two
 neighbours, so its true place is its place, one above or one below.
 """
@@ -45,11 +49,14 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from cardroom.tournament.stats import t_quantile
+
 MODEL = "bradley-terry-points@1"
 
 RATING_CENTRE = 1500.0
 RATING_PER_LOGIT = 400.0 / math.log(10.0)  # Elo's scale
-Z95 = 1.959963984540054  # two-sided 95%
+LEVEL = 0.95  # the intervals' coverage
+Z95 = 1.959963984540054  # the normal's two-sided 95% quantile
 PRIOR_MATCHES = 1.0  # virtual drawn matches of every version against strength 0
 MORE_MATCHES_CAP = 10_000  # "about this many or more": no end in sight
 
@@ -84,6 +91,7 @@ class Fit:
     theta: tuple[float, ...]
     covariance: tuple[tuple[float, ...], ...]
     matches: tuple[int, ...]
+    counts: tuple[int, ...]  # outcomes each version took part in (the sandwich's clusters)
     outcomes: int
 
     @property
@@ -217,7 +225,7 @@ def fit(outcomes: Iterable[Outcome], *, prior_matches: float = PRIOR_MATCHES) ->
     problem = _Problem(outcomes, prior_matches)
     n = len(problem.versions)
     if n == 0:
-        return Fit((), (), (), (), 0)
+        return Fit((), (), (), (), (), 0)
     theta = [0.0] * n
     value = problem.objective(theta)
     for _ in range(100):
@@ -261,7 +269,11 @@ def fit(outcomes: Iterable[Outcome], *, prior_matches: float = PRIOR_MATCHES) ->
     row_mean = [sum(row) / n for row in full]
     grand = sum(row_mean) / n
     covariance = tuple(tuple(full[r][c] - row_mean[r] - row_mean[c] + grand for c in range(n)) for r in range(n))
-    return Fit(problem.versions, tuple(t - mean for t in theta), covariance, tuple(problem.matches), g)
+    counts = [0] * n
+    for seats, _payoffs, _w in problem.rows:
+        for a in seats:
+            counts[a] += 1
+    return Fit(problem.versions, tuple(t - mean for t in theta), covariance, tuple(problem.matches), tuple(counts), g)
 
 
 def _matmul(a: list[list[float]], b: list[list[float]]) -> list[list[float]]:
@@ -270,7 +282,16 @@ def _matmul(a: list[list[float]], b: list[list[float]]) -> list[list[float]]:
     return [[sum(x * y for x, y in zip(row, col)) for col in b] for row in a]
 
 
-def rank(outcomes: Iterable[Outcome], *, prior_matches: float = PRIOR_MATCHES, z: float = Z95) -> list[Rank]:
+def quantile(outcomes: int, level: float = LEVEL) -> float:
+    """The two-sided ``level`` quantile for an interval resting on
+    ``outcomes`` outcomes: Student's t with outcomes - 1 degrees of freedom
+    (at least 1), as for a mean of that many, since the sandwich estimates
+    a version's variance from its own outcomes' residuals and is too
+    narrow on few of them."""
+    return t_quantile(max(outcomes - 1, 1), 0.5 + level / 2)
+
+
+def rank(outcomes: Iterable[Outcome], *, prior_matches: float = PRIOR_MATCHES, level: float = LEVEL) -> list[Rank]:
     """Every version that played, best first (ties in rating by version id);
     deterministic."""
     model = fit(outcomes, prior_matches=prior_matches)
@@ -284,7 +305,7 @@ def rank(outcomes: Iterable[Outcome], *, prior_matches: float = PRIOR_MATCHES, z
             if abs(other0 - place0) < 2:
                 continue
             gap = abs(model.theta[i] - model.theta[j])
-            needed = z * model.difference_sd(i, j)
+            needed = quantile(min(model.counts[i], model.counts[j]), level) * model.difference_sd(i, j)
             if gap <= needed:
                 settled = False
                 worst = max(worst, (needed / gap) ** 2 if gap > 0 else math.inf)
@@ -295,14 +316,14 @@ def rank(outcomes: Iterable[Outcome], *, prior_matches: float = PRIOR_MATCHES, z
             have = max(model.matches[i], 1)
             more = MORE_MATCHES_CAP if worst == math.inf else min(math.ceil(have * (worst - 1)), MORE_MATCHES_CAP)
             more = max(more, 1)
-        sd = math.sqrt(max(model.covariance[i][i], 0.0))
+        half = quantile(model.counts[i], level) * math.sqrt(max(model.covariance[i][i], 0.0)) * RATING_PER_LOGIT
         rating = model.rating(i)
         out.append(
             Rank(
                 version=model.versions[i],
                 rating=rating,
-                low=rating - z * sd * RATING_PER_LOGIT,
-                high=rating + z * sd * RATING_PER_LOGIT,
+                low=rating - half,
+                high=rating + half,
                 matches=model.matches[i],
                 place=place0 + 1,
                 settled=settled,
