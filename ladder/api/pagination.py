@@ -63,7 +63,7 @@ class StandingsPagination(Pagination):
         out["properties"]["adjusted_ranking"] = {
             "type": "object",
             "nullable": True,
-            "description": "the luck-adjusted ranking's model and inputs (docs/ladder.md, \"The adjusted rating\"); "
+            "description": "the luck-adjusted ranking's model and inputs (docs/ladder.md, \"The adjusted rating on the ladder\"); "
             "null before its first computation",
             "properties": {
                 "model": {"type": "string"},
