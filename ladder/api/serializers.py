@@ -90,6 +90,7 @@ class AdjustedOutput(serializers.Serializer):
 
 class LadderAdjustedOutput(AdjustedOutput):
     ladder = serializers.IntegerField()
+    ladder_name = serializers.CharField()
 
 
 def adjusted_ranking(ranking: dict | None) -> dict | None:

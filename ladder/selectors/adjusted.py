@@ -69,23 +69,23 @@ def for_bots(ladder_id: int, bot_ids: list[int], settle_matches: int | None) -> 
 
 
 def for_version(version: BotVersion) -> dict[int, dict[str, Any]]:
-    """{ladder id: the version's adjusted figures there} on every active
-    ladder of its game (unranked ones included: a version just validated
-    is not settled, and needs about the ladder's ``settle_matches``). Two
-    queries."""
+    """{ladder id: the version's adjusted figures there, with the ladder's
+    ``ladder_name``} on every active ladder of its game (unranked ones
+    included: a version just validated is not settled, and needs about the
+    ladder's ``settle_matches``). Three queries."""
     snapshots = {
         s.ladder_id: s
         for s in AdjustedRanking.objects.filter(ladder__game=version.bot.game, ladder__active=True).order_by()
     }
     rows = {r.ladder_id: r for r in AdjustedRating.objects.filter(version=version, ladder__active=True)}
+    ladders = Ladder.objects.filter(game=version.bot.game, active=True).order_by("pk").values_list("pk", "name")
     out = {}
-    for ladder_id in (
-        Ladder.objects.filter(game=version.bot.game, active=True).order_by("pk").values_list("pk", flat=True)
-    ):
+    for ladder_id, name in ladders:
         r = rows.get(ladder_id)
         if r is not None:
             out[ladder_id] = _row(r, version.number)
         else:
             snapshot = snapshots.get(ladder_id)
             out[ladder_id] = unranked(version, snapshot.settle_matches if snapshot else None)
+        out[ladder_id]["ladder_name"] = name
     return out

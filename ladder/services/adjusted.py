@@ -1,5 +1,5 @@
 """Each ladder's luck-adjusted ranking (docs/ladder.md, "The adjusted
-rating"): ``ladder.ranking.rank`` over the ladder's rated matches, each seat
+rating on the ladder"): ``ladder.ranking.rank`` over the ladder's rated matches, each seat
 counting its rank points less its luck where the luck is known
 (ladder.services.luck), its plain rank points where it is not.
 

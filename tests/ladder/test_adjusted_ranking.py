@@ -155,6 +155,7 @@ def test_a_version_just_validated_is_shown_not_settled_with_the_matches_it_needs
     shown = me.get(f"/api/bots/{bot.pk}/versions/{version.number}/").json()["adjusted"]
     here = next(a for a in shown if a["ladder"] == ladder.pk)
     assert here["version"] == version.pk and here["matches"] == 0 and here["rating"] is None
+    assert here["ladder_name"] == ladder.name
     assert here["settled"] is False and here["more_matches"] == snapshot.settle_matches
 
     page = me.get(f"/bots/{bot.pk}/?ladder={ladder.pk}").content.decode()
