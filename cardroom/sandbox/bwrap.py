@@ -56,8 +56,9 @@ from .uids import UidLease, lease_uid
 # Where Debian's python3-numpy lives (the only package of dist-packages a bot sees).
 NUMPY_DIR = Path("/usr/lib/python3/dist-packages/numpy")
 NO_CGROUP_ADDRESS_FACTOR = 8
-# Where a node or native bot's sandbox shows bot-exec, which hands it its
-# stdin and stdout (decision 166); beside a Python bot's shim.
+# Where every bot's sandbox shows bot-exec, which installs the start-up
+# gate's filter (decision 237) and hands a node or native bot its stdin and
+# stdout (decision 166); beside a Python bot's shim.
 BOT_EXEC_IN_SANDBOX = f"/{IMAGE_PLATFORM}/bot-exec"
 
 
