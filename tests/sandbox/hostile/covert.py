@@ -13,7 +13,8 @@ one read request each, counted in /proc/diskstats, or one page each, in
 /proc/meminfo's Cached, a page in /proc/vmstat's pgpgin, a BLOCK softirq
 in /proc/softirqs; clock ticks it keeps the CPU busy, in /proc/stat's cpu
 row; milliseconds it waits before it moves, which the receiver sees on its
-own clock). At each move the receiver reads the counter
+own clock; pipes, memfds, new /proc entries or shared mappings of /dev/zero
+it makes, each taking an inode number of a host-wide counter). At each move the receiver reads the counter
 and decodes the change since its previous move into a symbol: "received K
 VALUE" on stderr (K its move). A channel it cannot use is logged as
 "CHANNEL refused: ERRNO" (sender) or "CHANNEL unreadable: ERRNO"
