@@ -13,6 +13,7 @@ import shutil
 import pytest
 
 from cardroom.runner import TimeControl, run_match
+from cardroom.sandbox.startup_gate import REFUSALS_ANSWERED
 
 from .conftest import HOSTILE, assert_host_clean
 from .native import compile_c, native_package, node_package
@@ -58,3 +59,16 @@ def test_new_files_are_made_at_start_and_refused_once_the_match_plays(clean_host
         assert outcomes.get(("before", kind)) == "ok", (kind, log[-2000:])
         assert outcomes.get(("after", kind)) == "EPERM", (kind, log[-2000:])
     assert not record.replay["result"]["forfeits"], (record.replay["result"]["forfeits"], log[-2000:])
+
+
+def test_a_bot_that_keeps_trying_costs_the_worker_a_bounded_effort(clean_host, tmp_path):
+    """Each refusal is the worker's CPU: after REFUSALS_ANSWERED the gate
+    lets go of the listener, and the kernel refuses the rest (ENOSYS)."""
+    record = run_match(
+        "allegra", [str(gate_bot("python", tmp_path)), "builtin:random"], seed=7, time=TIME, launcher=clean_host
+    )
+    log = record.logs[0]
+    # the first move's round took one refusal of each kind, the loop the rest
+    expected = f"pipe refused {REFUSALS_ANSWERED - len(KINDS['python'])} times, then ENOSYS"
+    assert expected in log, log[-2000:]
+    assert not record.replay["result"]["forfeits"], log[-2000:]

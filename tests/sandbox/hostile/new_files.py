@@ -68,6 +68,17 @@ for line in sys.stdin:
         moves += 1
         if moves == 1:
             try_all("after")
+        elif moves == 2:  # until the refusal changes (the gate stops answering: decision 237)
+            refused, last = 0, None
+            while refused <= 20_000:
+                try:
+                    os.pipe()
+                except OSError as exc:
+                    last = errno.errorcode.get(exc.errno)
+                    if exc.errno != errno.EPERM:
+                        break
+                    refused += 1
+            print(f"pipe refused {refused} times, then {last}", file=sys.stderr, flush=True)
         reply({"type": "action", "action": message["legal"][0]})
     else:
         break
