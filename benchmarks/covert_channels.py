@@ -47,6 +47,12 @@ move. The counters:
   move to CPU 0, the sender makes and closes pipes;
 * memfdino: the same for a new memfd's inode number (the kernel's internal
   shmem mount, which also holds SysV shared memory, numbers them all);
+  both refused once a bot has answered ready (the start-up gate, decision
+  237): expect nothing decoded;
+* procino: get_next_ino() again, read and bumped with no new file: a new
+  procfs inode (lstat of /proc/self/fd/N for a descriptor just opened);
+* zeroino: the shmem counter again, through a shared mapping of /dev/zero
+  (a new shmem file; /proc/self/maps shows its number) (decision 238);
 * thinktime: the receiver's own clock between its moves, moved by the
   milliseconds the sender waits before it moves (a step of SCALE ms): the
   timing channel through the shared CPU and clock that no sandbox removes,
@@ -117,6 +123,8 @@ WIDTHS = {
     "cpubusy": [(2, 1), (2, 2), (4, 2)],
     "pipeino": [(2, 1), (4, 1), (6, 1), (8, 1)],
     "memfdino": [(4, 1), (8, 1)],
+    "procino": [(4, 1), (8, 1)],
+    "zeroino": [(4, 1), (8, 1)],
     "thinktime": [(2, 2), (4, 2), (4, 5), (6, 5), (4, 20)],
 }
 TIME = TimeControl(startup_ms=20_000, per_move_ms=3_000, overage_ms=10_000, total_ms=600_000, end_grace_ms=1_000)

@@ -111,6 +111,11 @@ class BotProcess(abc.ABC):
         """Thaw what ``pause`` froze (we are about to send a message the bot
         must answer)."""
 
+    def close_startup(self) -> None:  # noqa: B027 - optional: only the sandbox gates calls
+        """The bot answered ``ready``: the calls only a runtime's start needs
+        (new pipes, sockets, memfds ...: decision 237) are refused from now
+        on. The plain launcher does nothing."""
+
     def memory_report(self) -> tuple[int | None, int] | None:
         """Of the bot and everything it started: the most memory held at once
         (bytes; None if the kernel does not say) and how many processes the

@@ -508,6 +508,7 @@ class ProtocolPlayer(Player):
         )
         left_ms = (deadline - time.monotonic()) * 1000
         self._parse(self._read_line(max(left_ms, 0), "ready reply", f"{info.time.startup_ms} ms (the start-up limit)"), "ready")
+        self._proc.close_startup()  # before anything of the match reaches it
         self._proc.pause()  # frozen until its first move: no thinking on the others' time
         self._cpu_mark, self._cpu_read_at = self._proc.cpu_ns(), time.monotonic()
         self._cpu_allowed_ms = CPU_START_SLACK_MS

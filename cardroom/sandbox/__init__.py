@@ -55,6 +55,14 @@ its stdout or stdin would never look closed), and the wait is what holds the
 bot's code back until the cgroups are set (for a non-Python program,
 bwrap's ``--block-fd`` does that instead).
 
+Every bot's first program inside the sandbox is bot-exec again
+(``--stdio-socket``): it installs the start-up gate's seccomp filter and
+sends its listener to the worker over that socket before the bot runs; the
+worker (``startup_gate``) lets new pipes, sockets, memfds, shared memory
+and pidfds be made until the bot answers ``ready``, and refuses them with
+EPERM after (decision 237). Then it hands a node or native bot its stdin
+and stdout itself, or executes a Python bot's interpreter at once.
+
 Clean-up (``BwrapProcess.kill``): SIGKILL the bot, pid 1 of its namespace,
 first (the kernel then kills every process of the namespace, daemons
 included), then the outer bwrap; reap both (the runner is made a child
@@ -75,7 +83,7 @@ The modules, by concern: ``config`` (settings, errors, the state folder),
 freezer), ``tmpfs`` (the bot's inode-limited /tmp and /dev/shm), ``devdir``
 (the bots' prepared, read-only /dev), ``image`` (each runtime's files, in
 memory, the bot's root), ``procview`` (the host's /proc files covered),
-``reaping`` (killing
+``startup_gate`` (the calls allowed only before ``ready``), ``reaping`` (killing
 and reaping a bot's processes, sweeping stale leftovers), ``shim`` (the
 stdin/stdout hand-over), ``bwrap`` (the bwrap command line and the
 running bot), ``probe`` (the probe report and ``get_launcher``). Everything

@@ -2,7 +2,7 @@
  * bot-exec: the first program of every sandboxed bot's start (decision 164).
  *
  *   bot-exec [--netns-fd=FD] --uid=UID --gid=GID [--RESOURCE=SOFT:HARD ...] -- PROGRAM [ARG ...]
- *   bot-exec --stdio-socket=FD -- PROGRAM [ARG ...]
+ *   bot-exec --stdio-socket=FD [--listener-only] -- PROGRAM [ARG ...]
  *
  * The worker starts it as root with a vfork (nothing of the worker's memory
  * is copied). In this order it joins the network namespace FD (an empty one
@@ -17,13 +17,27 @@
  * worker started with SIGINT ignored (any `&` launch from a shell) would
  * otherwise hand that on to every bot (decision 207).
  *
- * With --stdio-socket it is the first program inside a node or native bot's
- * sandbox (decision 166), as the bot's uid: it waits on the Unix socket FD
- * for two descriptors (SCM_RIGHTS), the bot's stdin and stdout, puts them on
- * 0 and 1, closes FD and executes the bot. The worker sends them once the
- * sandbox is in its cgroups, so nothing of the bot runs before; and only the
- * bot holds its pipes (not the outer bwrap, which started with stand-ins),
- * so a bot that closes its stdout is seen at once.
+ * With --stdio-socket it is the first program inside every bot's sandbox
+ * (decisions 166 and 237), as the bot's uid. First it installs the start-up
+ * filter (below) and sends its listener to the worker over the Unix socket
+ * FD. Then, for a node or native bot, it waits on FD for two descriptors
+ * (SCM_RIGHTS), the bot's stdin and stdout, puts them on 0 and 1, closes FD
+ * and executes the bot. The worker sends them once the sandbox is in its
+ * cgroups, so nothing of the bot runs before; and only the bot holds its
+ * pipes (not the outer bwrap, which started with stand-ins), so a bot that
+ * closes its stdout is seen at once. With --listener-only (a Python bot) it
+ * executes the program at once and leaves FD open: the interpreter's shim
+ * receives stdin and stdout on it itself.
+ *
+ * The start-up filter (decision 237): a second seccomp filter whose calls
+ * are answered by the worker through the listener (SECCOMP_RET_USER_NOTIF):
+ * the calls that make a new pipe, socket, memfd, pidfd or shared memory
+ * object (each takes an inode number of a host-wide counter, which any seat
+ * reads by making one). The worker lets them run until the bot has answered
+ * `ready` and refuses them with EPERM from then on. It fails closed: once
+ * the worker's end of the listener is gone they fail with ENOSYS. The bot
+ * never holds the listener (close-on-exec, and closed here before the
+ * exec), so it cannot answer for itself.
  *
  * It fails closed: an unknown option, a malformed number, a uid or gid of 0,
  * no uid or gid, or any system call failing, and it writes one line to
@@ -54,11 +68,19 @@ typedef unsigned long u64;
 #define SYS_setresgid 119
 #define SYS_prlimit64 302
 #define SYS_setns 308
+#define SYS_sendmsg 46
+#define SYS_prctl 157
+#define SYS_seccomp 317
+#define PR_SET_NO_NEW_PRIVS 38
+#define EBUSY 16
+#define SECCOMP_SET_MODE_FILTER 1
+#define SECCOMP_FILTER_FLAG_NEW_LISTENER (1UL << 3)
 #define CLONE_NEWNET 0x40000000
 #define SOL_SOCKET 1
 #define SCM_RIGHTS 1
 #define MSG_CMSG_CLOEXEC 0x40000000
 #define MSG_CTRUNC 0x8
+#define MSG_NOSIGNAL 0x4000
 #define RLIM_INFINITY (~0UL)
 #define EXIT_REFUSED 126
 #define SIG_SETMASK 2
@@ -70,9 +92,10 @@ static long syscall4(long number, long a, long b, long c, long d)
 {
     long result;
     register long r10 __asm__("r10") = d;
+    register long r8 __asm__("r8") = 0; /* a fifth argument of 0 (prctl checks it) */
     __asm__ volatile("syscall"
                      : "=a"(result)
-                     : "a"(number), "D"(a), "S"(b), "d"(c), "r"(r10)
+                     : "a"(number), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8)
                      : "rcx", "r11", "memory");
     return result;
 }
@@ -176,6 +199,95 @@ struct msghdr {
     int flags;
 };
 
+/* -- the start-up filter (decision 237) -------------------------------- */
+
+struct sock_filter {
+    unsigned short code;
+    unsigned char jt, jf;
+    unsigned int k;
+};
+
+struct sock_fprog {
+    unsigned short len;
+    const struct sock_filter *filter;
+};
+
+#define BPF_LD_W_ABS 0x20    /* BPF_LD | BPF_W | BPF_ABS */
+#define BPF_JEQ_K 0x15       /* BPF_JMP | BPF_JEQ | BPF_K */
+#define BPF_JGE_K 0x35       /* BPF_JMP | BPF_JGE | BPF_K */
+#define BPF_JSET_K 0x45      /* BPF_JMP | BPF_JSET | BPF_K */
+#define BPF_AND_K 0x54       /* BPF_ALU | BPF_AND | BPF_K */
+#define BPF_RET_K 0x06       /* BPF_RET | BPF_K */
+#define AUDIT_ARCH_X86_64 0xc000003eU
+#define SECCOMP_RET_ALLOW 0x7fff0000U
+#define SECCOMP_RET_USER_NOTIF 0x7fc00000U
+#define X32_SYSCALL_BIT 0x40000000U
+/* struct seccomp_data: nr at 0, arch at 4, args[i] at 16 + 8 i (low half first) */
+#define DATA_NR 0
+#define DATA_ARCH 4
+#define DATA_ARG_LOW(i) (16 + 8 * (i))
+#define CLONE_PIDFD 0x1000U
+#define MAP_SHARED_ANONYMOUS 0x21U /* MAP_SHARED (or MAP_SHARED_VALIDATE) | MAP_ANONYMOUS */
+
+#define STMT(code, k) {code, 0, 0, k}
+#define JUMP(code, k, jt, jf) {code, jt, jf, k}
+
+/* Another ABI (x32, int 0x80) is refused as a whole by the main filter:
+   allowed here, the strictest answer of the two stands. */
+static const struct sock_filter STARTUP_FILTER[] = {
+    /*  0 */ STMT(BPF_LD_W_ABS, DATA_ARCH),
+    /*  1 */ JUMP(BPF_JEQ_K, AUDIT_ARCH_X86_64, 0, 19),
+    /*  2 */ STMT(BPF_LD_W_ABS, DATA_NR),
+    /*  3 */ JUMP(BPF_JGE_K, X32_SYSCALL_BIT, 17, 0),
+    /*  4 */ JUMP(BPF_JEQ_K, 22, 17, 0),  /* pipe */
+    /*  5 */ JUMP(BPF_JEQ_K, 293, 16, 0), /* pipe2 */
+    /*  6 */ JUMP(BPF_JEQ_K, 41, 15, 0),  /* socket */
+    /*  7 */ JUMP(BPF_JEQ_K, 53, 14, 0),  /* socketpair */
+    /*  8 */ JUMP(BPF_JEQ_K, 43, 13, 0),  /* accept: a new socket of a listening one */
+    /*  9 */ JUMP(BPF_JEQ_K, 288, 12, 0), /* accept4 */
+    /* 10 */ JUMP(BPF_JEQ_K, 319, 11, 0), /* memfd_create */
+    /* 11 */ JUMP(BPF_JEQ_K, 434, 10, 0), /* pidfd_open */
+    /* 12 */ JUMP(BPF_JEQ_K, 29, 9, 0),   /* shmget */
+    /* 13 */ JUMP(BPF_JEQ_K, 56, 2, 0),   /* clone: with CLONE_PIDFD */
+    /* 14 */ JUMP(BPF_JEQ_K, 9, 3, 0),    /* mmap: shared and anonymous */
+    /* 15 */ STMT(BPF_RET_K, SECCOMP_RET_ALLOW),
+    /* 16 */ STMT(BPF_LD_W_ABS, DATA_ARG_LOW(0)),
+    /* 17 */ JUMP(BPF_JSET_K, CLONE_PIDFD, 4, 3),
+    /* 18 */ STMT(BPF_LD_W_ABS, DATA_ARG_LOW(3)),
+    /* 19 */ STMT(BPF_AND_K, MAP_SHARED_ANONYMOUS),
+    /* 20 */ JUMP(BPF_JEQ_K, MAP_SHARED_ANONYMOUS, 1, 0),
+    /* 21 */ STMT(BPF_RET_K, SECCOMP_RET_ALLOW),
+    /* 22 */ STMT(BPF_RET_K, SECCOMP_RET_USER_NOTIF),
+};
+#define STARTUP_FILTER_LENGTH (sizeof STARTUP_FILTER / sizeof STARTUP_FILTER[0])
+
+/* Install the start-up filter and send its listener to the worker on
+   socket_fd (one byte and the descriptor), then close the listener. */
+static void install_startup_filter(long socket_fd)
+{
+    struct sock_fprog program = {STARTUP_FILTER_LENGTH, STARTUP_FILTER};
+    if (syscall4(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0) < 0)
+        refuse("cannot set no_new_privs", 0);
+    long listener = syscall4(SYS_seccomp, SECCOMP_SET_MODE_FILTER, (long)SECCOMP_FILTER_FLAG_NEW_LISTENER, (long)&program, 0);
+    if (listener == -EBUSY)
+        return; /* a filter of this process has a listener already: a bot ran
+                   bot-exec in its sandbox, where the worker's gate binds it */
+    if (listener < 0)
+        refuse("cannot install the start-up filter", 0);
+    char byte = 'L';
+    struct iovec iov = {&byte, 1};
+    u64 control[3] = {0}; /* a cmsghdr (16 bytes) and one int, padded */
+    control[0] = 20;      /* cmsg_len: CMSG_LEN(sizeof(int)) */
+    ((int *)control)[2] = SOL_SOCKET;
+    ((int *)control)[3] = SCM_RIGHTS;
+    ((int *)control)[4] = (int)listener;
+    struct msghdr message = {0, 0, &iov, 1, control, sizeof control, 0};
+    if (syscall4(SYS_sendmsg, socket_fd, (long)&message, MSG_NOSIGNAL, 0) != 1)
+        refuse("cannot send the start-up filter's listener", 0);
+    if (syscall4(SYS_close, listener, 0, 0, 0) < 0)
+        refuse("cannot close the start-up filter's listener", 0);
+}
+
 /* --stdio-socket=FD -- PROGRAM ...: receive stdin and stdout, then become PROGRAM. */
 static void __attribute__((noreturn)) hand_over_stdio(long socket_fd, char **program, char **envp)
 {
@@ -235,11 +347,18 @@ int run(long argc, char **argv, char **envp)
         u64 fd;
         if (!parse_number(value, 0, &fd, &rest) || fd > 0x7fffffff)
             refuse("not a descriptor", argv[1]);
-        if (argc < 4)
+        int listener_only = argc >= 3 && value_of(argv[2], "--listener-only") && argv[2][15] == 0;
+        long rest_at = listener_only ? 3 : 2;
+        if (argc < rest_at + 2)
             refuse("no program after --", 0);
-        if (!(argv[2][0] == '-' && argv[2][1] == '-' && argv[2][2] == 0))
-            refuse("--stdio-socket takes no other option", argv[2]);
-        hand_over_stdio((long)fd, argv + 3, envp);
+        if (!(argv[rest_at][0] == '-' && argv[rest_at][1] == '-' && argv[rest_at][2] == 0))
+            refuse("--stdio-socket takes no other option but --listener-only", argv[rest_at]);
+        install_startup_filter((long)fd);
+        if (listener_only) {
+            syscall4(SYS_execve, (long)argv[rest_at + 1], (long)(argv + rest_at + 1), (long)envp, 0);
+            refuse("cannot execute", argv[rest_at + 1]);
+        }
+        hand_over_stdio((long)fd, argv + rest_at + 1, envp);
     }
     for (i = 1; i < argc; i++) {
         const char *arg = argv[i];

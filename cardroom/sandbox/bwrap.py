@@ -49,14 +49,16 @@ from .reaping import (
 )
 from .seccomp import SeccompFilter, filter_fd
 from .shim import SHIM_DIR, SHIM_ENV, _install_shim
+from .startup_gate import StartupGate
 from .tmpfs import check_tmpfs_mounts, mount_bot_tmpfs
 from .uids import UidLease, lease_uid
 
 # Where Debian's python3-numpy lives (the only package of dist-packages a bot sees).
 NUMPY_DIR = Path("/usr/lib/python3/dist-packages/numpy")
 NO_CGROUP_ADDRESS_FACTOR = 8
-# Where a node or native bot's sandbox shows bot-exec, which hands it its
-# stdin and stdout (decision 166); beside a Python bot's shim.
+# Where every bot's sandbox shows bot-exec, which installs the start-up
+# gate's filter (decision 237) and hands a node or native bot its stdin and
+# stdout (decision 166); beside a Python bot's shim.
 BOT_EXEC_IN_SANDBOX = f"/{IMAGE_PLATFORM}/bot-exec"
 
 
@@ -85,8 +87,10 @@ class BwrapProcess(BotProcess):
         mounts: list[Path] | None = None,
         freezer_file: tuple[int, bytes, bytes] | None = None,
         netns: tuple[NetnsPool, int] | None = None,
+        gate: StartupGate | None = None,
     ):
         self._popen = popen
+        self._gate = gate  # answers the start-up filter's calls (decision 237)
         self._netns = netns  # the pooled network namespace it was lent
         assert popen.stderr is not None
         self.stdin = os.fdopen(stdin_fd, "wb")
@@ -112,6 +116,10 @@ class BwrapProcess(BotProcess):
 
     def pause(self) -> None:
         self._write_freezer(self._freeze_value, "freeze")
+
+    def close_startup(self) -> None:
+        if self._gate is not None:
+            self._gate.close_startup()
 
     def resume(self) -> None:
         self._write_freezer(self._thaw_value, "thaw")
@@ -203,6 +211,8 @@ class BwrapProcess(BotProcess):
                 return
             self._killed = True
         gone = False
+        if self._gate is not None:
+            self._gate.stop()
         try:
             gone = _cleanup(self._popen, self._inner_pidfd, self._pidns, self._cgroups, self.run_dir, self.mounts)
         finally:
@@ -371,9 +381,11 @@ class BwrapLauncher(Launcher):
         made by ``mount_bot_tmpfs``, else bwrap makes size-limited ones;
         ``seccomp_fd``: the filter program (``filter_fd``); ``netns_joined``:
         bwrap starts in an empty network namespace of the pool (bot-exec
-        joined it), else it makes a new one; ``stdio_socket``: a node or
-        native bot's stdin and stdout come over this socket, to bot-exec
-        run in the sandbox before the bot (decision 166); ``proc_subset``:
+        joined it), else it makes a new one; ``stdio_socket``: bot-exec runs
+        in the sandbox before the bot and sends the start-up filter's
+        listener over this socket (decision 237), and a bot's stdin and
+        stdout come over it, to bot-exec for a node or native bot (decision
+        166), to the shim for a Python bot; ``proc_subset``:
         the launcher will remount its procfs with subset=pid before the bot
         runs (only what a runtime reads is bound over it then; decision
         177)."""
@@ -403,9 +415,13 @@ class BwrapLauncher(Launcher):
             str(self.image.tree(runtime_of(inner_argv[0]))),
             "/",
         ]
-        if not _is_python(inner_argv[0]) and stdio_socket is not None:
+        if stdio_socket is not None:
+            # bot-exec first (decision 237): it installs the start-up filter
+            # and sends its listener; then it hands a node or native bot its
+            # stdin and stdout, and leaves that to a Python bot's shim.
             assert self.bot_exec is not None
-            inner_argv = [BOT_EXEC_IN_SANDBOX, f"--stdio-socket={stdio_socket}", "--", *inner_argv]
+            only = ["--listener-only"] if _is_python(inner_argv[0]) else []
+            inner_argv = [BOT_EXEC_IN_SANDBOX, f"--stdio-socket={stdio_socket}", *only, "--", *inner_argv]
         args += [
             "--proc",
             "/proc",
@@ -486,6 +502,7 @@ class BwrapLauncher(Launcher):
         socks: list[socket.socket] = []
         forking = False
         netns_fd: int | None = None
+        gate: StartupGate | None = None
         try:
             # A run folder left behind means a worker died without cleaning
             # up after this uid (what still ran of it, in its cgroups, is
@@ -569,7 +586,7 @@ class BwrapLauncher(Launcher):
                 tmpfs,
                 seccomp_fd,
                 netns_joined=netns_fd is not None,
-                stdio_socket=child_fd if exec_handover else None,
+                stdio_socket=child_fd if self.bot_exec is not None and handover else None,
                 proc_subset=proc_subset,
             )
             memory_cgroup = any(controller.name == "memory" for controller, _ in cgroups)
@@ -636,6 +653,8 @@ class BwrapLauncher(Launcher):
                     if popen.poll() is not None:
                         raise SandboxError(f"bwrap failed to start the sandbox: {_bwrap_error(popen)}") from None
                     raise SandboxError(f"cannot hide the host's /proc from the bot: {exc}") from None
+            if handover and self.bot_exec is not None:
+                gate = StartupGate(_receive_listener(parent_sock, popen))
             if handover:
                 # Now the bot's code may run: hand it its stdin and stdout.
                 try:
@@ -663,11 +682,15 @@ class BwrapLauncher(Launcher):
                 mounts,
                 freezer_file,
                 None if netns_fd is None else (self.netns, netns_fd),  # type: ignore[arg-type]
+                gate,
             )
+            gate = None  # the process's now
             fds = []
             netns_fd = None  # the process's now
             return process
         except BaseException:
+            if gate is not None:
+                gate.stop()
             for fd in fds:
                 try:
                     os.close(fd)
@@ -753,6 +776,31 @@ def _rlimit_options(limits: BotLimits, memory_cgroup: bool = True) -> list[str]:
         ("msgqueue", 0, 0),
     ]
     return [f"--{option}={soft}:{hard}" for option, soft, hard in rlimits]
+
+
+def _receive_listener(sock: socket.socket, popen: subprocess.Popen) -> int:
+    """The start-up filter's listener, sent by bot-exec in the sandbox
+    before the bot's program runs (decision 237)."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while not fd_ready(sock.fileno(), deadline - time.monotonic()):
+        if time.monotonic() >= deadline:
+            raise SandboxError(f"bot-exec did not send the start-up filter's listener within {START_TIMEOUT_S:.0f} s")
+    try:
+        # close-on-exec at once: no other child of the worker may hold it
+        message, ancillary, _, _ = sock.recvmsg(1, socket.CMSG_SPACE(2 * 4), socket.MSG_CMSG_CLOEXEC)
+    except OSError as exc:
+        raise SandboxError(f"cannot receive the start-up filter's listener: {exc}") from None
+    fds = [
+        int.from_bytes(data[i : i + 4], sys.byteorder, signed=True)
+        for level, kind, data in ancillary
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS
+        for i in range(0, len(data) - 3, 4)
+    ]
+    if message != b"L" or len(fds) != 1:
+        for fd in fds:
+            os.close(fd)
+        raise SandboxError(f"the bot's sandbox did not start: {_bwrap_error(popen)}")
+    return fds[0]
 
 
 def _read_child_pid(fd: int, popen: subprocess.Popen) -> int:

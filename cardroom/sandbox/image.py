@@ -16,8 +16,8 @@ Each tree is the bot's whole root, bound read-only as ``/`` (one mount
 where there were a dozen): ``usr``, the few ``etc`` files, the root links
 (``lib64`` -> ``usr/lib64`` ...), the mount points the launcher fills
 (``proc``, ``dev``, ``tmp``, ``bot``) and the platform's own files (a Python
-bot's SDK at ``/cardroom-sdk`` and its shim in ``/cardroom``; a node or
-native bot's ``/cardroom/bot-exec``).
+bot's SDK at ``/cardroom-sdk`` and its shim in ``/cardroom``; every bot's
+``/cardroom/bot-exec``).
 
 What goes in: ``runtime_files()``, a few host paths per runtime (a folder
 brings all of it, a glob every match), plus every shared library that
@@ -496,7 +496,7 @@ def _build(root: Path, name: str, shim: Path | None, bot_exec: str | None, proc_
                 for package, folder in sdk_packages().items():
                     shutil.copytree(folder, tree / IMAGE_SDK / package, ignore=shutil.ignore_patterns("__pycache__"))
                 _compile(tree / IMAGE_SDK)
-            elif bot_exec is not None:
+            if bot_exec is not None:  # every bot's first program (decisions 166 and 237)
                 builder.put(runtime, f"{IMAGE_PLATFORM}/bot-exec", Path(bot_exec), 0o755)
         (root / EMPTY).mkdir(mode=0o555)
         view = root / PROC_VIEW

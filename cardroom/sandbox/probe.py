@@ -310,6 +310,10 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
         proc_note = f"every host file covered by a bind (the remount failed: {error})"
         error = _trial_run(launcher, report)
     report.notes.append(f"/proc: {proc_note}")
+    if launcher.bot_exec is not None:
+        report.notes.append("start-up gate: new pipes, sockets, memfds, shared memory and pidfds refused once a bot is ready")
+    else:
+        report.notes.append("start-up gate: none (it needs bot-exec): a bot may make pipes and sockets all match long")
     if error and launcher.dev is not None:
         # Never refuse for want of the prepared /dev: one built per bot instead.
         launcher.dev = None

@@ -36,6 +36,11 @@ memory, out of its reach); and the ``io_*`` calls, the answer of a kernel
 built without AIO, which every user of them handles (glibc's POSIX aio uses
 threads, not these calls).
 
+A second filter, installed by bot-exec inside the sandbox, refuses new
+pipes, sockets, memfds, shared memory and pidfds once the bot has answered
+``ready`` (the start-up gate: ``startup_gate``, decision 237); this one
+cannot, since the runtimes need some of them to start.
+
 The filter is for the native architecture only; a system call made through
 another ABI (``int 0x80`` on x86-64, the x32 ABI) fails with EPERM as a
 whole, so no call escapes the rules by a different number.

@@ -36,15 +36,22 @@ def standings(ladder: Ladder) -> QuerySet:
     every bot cost 10-15 ms a request; a correlated EXISTS is estimated so
     dear that PostgreSQL JIT-compiles the COUNT: 20 ms more). Rows, not
     models: models and DRF's fields were most of a page's time."""
-    waiting = Rating.objects.filter(
+    return listed(ladder).order_by("-elo", "-ordinal", "bot_id").values(*_STANDING_FIELDS)
+
+
+def listed(ladder: Ladder) -> QuerySet[Rating]:
+    """The ratings a leaderboard lists, on the web and the API alike: bots
+    that have played here, or whose current version is active; withdrawn
+    bots never. Written so that PostgreSQL filters the ratings alone (the few
+    never-played active bots are one hashed subquery), and can walk the
+    (ladder, -elo) index for the Elo order."""
+    never_played_active = Rating.objects.filter(
         ladder=ladder, games=0, bot__current_version__status=BotVersion.Status.ACTIVE
     ).values("bot_id")
     return (
         Rating.objects.filter(ladder=ladder)
-        .filter(Q(games__gt=0) | Q(bot_id__in=waiting))
+        .filter(Q(games__gt=0) | Q(bot_id__in=never_played_active))
         .exclude(bot_id__in=withdrawn_bots(ladder.game))
-        .order_by("-elo", "-ordinal", "bot_id")
-        .values(*_STANDING_FIELDS)
     )
 
 
@@ -62,7 +69,9 @@ def with_bot_names(rows: list[dict]) -> list[dict]:
     if ids:
         names = {
             pk: (name, owner)
-            for pk, name, owner in Bot.objects.filter(pk__in=ids).order_by().values_list("id", "name", "owner__username")
+            for pk, name, owner in Bot.objects.filter(pk__in=ids)
+            .order_by()
+            .values_list("id", "name", "owner__username")
         }
     for row in rows:
         row["bot_name"], row["owner_name"] = names[row["bot"]]
@@ -92,12 +101,36 @@ def versions(bot: Bot) -> QuerySet[BotVersion]:
 # prefetch_related) and serializing them with DRF's fields cost ~90 ms of
 # Python in bench_api.
 _MATCH_FIELDS = (
-    "id", "ladder", "kind", "game", "options", "num_players", "seed", "status", "attempts", "num_events",
-    "created", "started", "finished", "rating_sequence",
+    "id",
+    "ladder",
+    "kind",
+    "game",
+    "options",
+    "num_players",
+    "seed",
+    "status",
+    "attempts",
+    "num_events",
+    "created",
+    "started",
+    "finished",
+    "rating_sequence",
 )
 _PARTICIPANT_FIELDS = (
-    "match", "seat", "bot", "version", "score", "rank", "forfeit_reason", "forfeit_event",
-    "elo_before", "elo_after", "mu_before", "mu_after", "sigma_before", "sigma_after",
+    "match",
+    "seat",
+    "bot",
+    "version",
+    "score",
+    "rank",
+    "forfeit_reason",
+    "forfeit_event",
+    "elo_before",
+    "elo_after",
+    "mu_before",
+    "mu_after",
+    "sigma_before",
+    "sigma_after",
 )
 
 
@@ -106,7 +139,11 @@ def matches(ladder: int | None = None, bot: int | None = None, status: str | Non
     is the ladder's id) and ``ladder_name``. A page of them gets its seats
     from with_participants(). Casual matches are in no list (decision 130):
     each is reached by its id."""
-    qs = Match.objects.exclude(kind=Match.Kind.CASUAL).order_by("-id").values(*_MATCH_FIELDS, ladder_name=F("ladder__name"))
+    qs = (
+        Match.objects.exclude(kind=Match.Kind.CASUAL)
+        .order_by("-id")
+        .values(*_MATCH_FIELDS, ladder_name=F("ladder__name"))
+    )
     if ladder is not None:
         qs = qs.filter(ladder_id=ladder)
     if bot is not None:
@@ -229,7 +266,9 @@ def casual_players(seat: CasualSeat) -> list[dict]:
     """Who sits where in a casual match: the person's seat and each bot's."""
     players = [{"seat": seat.seat, "name": seat.user.username, "bot": None, "version": None, "human": True}]
     for p in seat.match.participants.select_related("bot", "version").order_by("seat"):
-        players.append({"seat": p.seat, "name": p.bot.name, "bot": p.bot_id, "version": p.version.number, "human": False})
+        players.append(
+            {"seat": p.seat, "name": p.bot.name, "bot": p.bot_id, "version": p.version.number, "human": False}
+        )
     return sorted(players, key=lambda row: row["seat"])
 
 
@@ -240,7 +279,9 @@ def casual_matches_of(user) -> QuerySet[Match]:
 
 def open_casual_matches(user) -> QuerySet[Match]:
     """The user's casual matches still queued or running, newest first."""
-    return Match.objects.filter(casual_seat__user=user, status__in=[Match.Status.QUEUED, Match.Status.RUNNING]).order_by("-id")
+    return Match.objects.filter(
+        casual_seat__user=user, status__in=[Match.Status.QUEUED, Match.Status.RUNNING]
+    ).order_by("-id")
 
 
 def replay_gz(match: Match) -> bytes | None:
@@ -278,7 +319,9 @@ def validation_progress(version: BotVersion) -> dict:
     one per player count, played in order)."""
     progress = {"queue_position": None, "validation_step": None, "validation_steps": None, "validation_match": None}
     if version.status == BotVersion.Status.PENDING:
-        ahead = BotVersion.objects.filter(status=BotVersion.Status.PENDING, bot__builtin=False, pk__lt=version.pk).count()
+        ahead = BotVersion.objects.filter(
+            status=BotVersion.Status.PENDING, bot__builtin=False, pk__lt=version.pk
+        ).count()
         progress["queue_position"] = ahead + 1
         progress["waiting"] = validation_wait_text(version, ahead + 1)
     elif version.status == BotVersion.Status.VALIDATING:
@@ -357,7 +400,11 @@ def validation_wait_text(version: BotVersion, place: int) -> str:
         text += (
             f" Lately a version waited about {_duration(wait)} for a worker and its validation took about {_duration(play)}"
             f" (the last {RECENT_VALIDATIONS} uploads at most): "
-            + (f"this one should start within about {_duration(estimate)}." if estimate >= 1 else "this one should start any moment.")
+            + (
+                f"this one should start within about {_duration(estimate)}."
+                if estimate >= 1
+                else "this one should start any moment."
+            )
         )
     return text
 
@@ -402,7 +449,9 @@ def event_seed_published(t) -> bool:
         return True
     if t.status != Tournament.Status.CANCELLED:
         return False
-    return not Match.objects.filter(tournament_slot__tournament=t, status__in=(Match.Status.QUEUED, Match.Status.RUNNING)).exists()
+    return not Match.objects.filter(
+        tournament_slot__tournament=t, status__in=(Match.Status.QUEUED, Match.Status.RUNNING)
+    ).exists()
 
 
 def tournament_progress(t) -> dict:
@@ -413,7 +462,10 @@ def tournament_progress(t) -> dict:
     from ladder.models import Match
 
     counts = dict(
-        Match.objects.filter(tournament_slot__tournament=t).values_list("status").annotate(n=Count("id")).values_list("status", "n")
+        Match.objects.filter(tournament_slot__tournament=t)
+        .values_list("status")
+        .annotate(n=Count("id"))
+        .values_list("status", "n")
     )
     played = counts.get(Match.Status.FINISHED, 0)
     return {
@@ -464,8 +516,12 @@ def entry_choices(t, user) -> dict:
     rows = []
     for e in mine:
         current = e.bot.current_version
-        newer = current if current and current.status == BotVersion.Status.ACTIVE and current.pk != e.version_id else None
-        rows.append({"bot": e.bot_id, "name": e.bot.name, "version_number": e.version.number, "newer": newer and newer.number})
+        newer = (
+            current if current and current.status == BotVersion.Status.ACTIVE and current.pk != e.version_id else None
+        )
+        rows.append(
+            {"bot": e.bot_id, "name": e.bot.name, "version_number": e.version.number, "newer": newer and newer.number}
+        )
     eligible = [
         b for b in Bot.objects.filter(owner=user, game=t.game, withdrawn__isnull=True, current_version__status=BotVersion.Status.ACTIVE)
         .select_related("current_version").order_by("name")
@@ -488,7 +544,13 @@ def tournament_standings(t) -> dict:
 
     stored = TournamentStandings.objects.filter(tournament=t).values("document", "results", "computed").first()
     if stored is None:  # (never for an event created since they are stored; the sweep fills one in)
-        return {"standings": [], "crosstable": {"entries": [], "cells": None}, "matches_played": 0, "results_counted": 0, "computed": None}
+        return {
+            "standings": [],
+            "crosstable": {"entries": [], "cells": None},
+            "matches_played": 0,
+            "results_counted": 0,
+            "computed": None,
+        }
     return {**stored["document"], "results_counted": stored["results"], "computed": stored["computed"]}
 
 
@@ -505,7 +567,9 @@ def standings_pages(doc: dict) -> list[bytes]:
 
     renderer = JSONRenderer()
     pages = max(1, crosstable_page(doc, 1, CROSSTABLE_ROWS)["pages"])
-    return [renderer.render({**doc, "crosstable": crosstable_page(doc, n, CROSSTABLE_ROWS)}) for n in range(1, pages + 1)]
+    return [
+        renderer.render({**doc, "crosstable": crosstable_page(doc, n, CROSSTABLE_ROWS)}) for n in range(1, pages + 1)
+    ]
 
 
 def tournament_standings_page(t, page: int) -> tuple[bytes | None, int]:
@@ -532,7 +596,14 @@ def crosstable_page(doc: dict, page: int, rows_per_page: int) -> dict:
     cells = cross.get("cells")
     order = [row["entry"] for row in doc.get("standings", [])]
     if cells is None:
-        return {"entries": cross.get("entries", []), "rows": [], "cells": None, "page": 1, "pages": 0, "rows_per_page": rows_per_page}
+        return {
+            "entries": cross.get("entries", []),
+            "rows": [],
+            "cells": None,
+            "page": 1,
+            "pages": 0,
+            "rows_per_page": rows_per_page,
+        }
     pages = max(1, -(-len(order) // rows_per_page))
     rows = order[(page - 1) * rows_per_page : page * rows_per_page]
     return {
@@ -548,7 +619,14 @@ def tournament_matches(t) -> QuerySet:
         Match.objects.filter(tournament_slot__tournament=t)
         .order_by("tournament_slot__number")
         .values(
-            "id", "status", "tournament_slot__number", "tournament_slot__round", "tournament_slot__table",
-            "tournament_slot__deal", "tournament_slot__rotation", "tournament_slot__seats", "finished",
+            "id",
+            "status",
+            "tournament_slot__number",
+            "tournament_slot__round",
+            "tournament_slot__table",
+            "tournament_slot__deal",
+            "tournament_slot__rotation",
+            "tournament_slot__seats",
+            "finished",
         )  # fmt: skip
     )

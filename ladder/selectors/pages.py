@@ -12,7 +12,7 @@ from typing import Any
 
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import F, FloatField, Prefetch, Q, QuerySet
+from django.db.models import F, FloatField, Prefetch, QuerySet
 from django.db.models.functions import Cast, Lower, NullIf
 from django.utils import timezone
 
@@ -68,7 +68,18 @@ _SEATS = Prefetch(
     .only("id", "match_id", "seat", "bot_id", "score", "rank", "forfeit_reason", "bot__id", "bot__name")
     .order_by("seat"),
 )
-_LIST_FIELDS = ("id", "ladder_id", "status", "kind", "game", "num_players", "created", "finished", "ladder__id", "ladder__name")
+_LIST_FIELDS = (
+    "id",
+    "ladder_id",
+    "status",
+    "kind",
+    "game",
+    "num_players",
+    "created",
+    "finished",
+    "ladder__id",
+    "ladder__name",
+)
 
 
 def latest_matches(limit: int = 10, ladder: Ladder | None = None) -> list[Match]:
@@ -106,25 +117,10 @@ def _reverse(order: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(o[1:] if o.startswith("-") else f"-{o}" for o in order)
 
 
-def listed(ladder: Ladder) -> QuerySet[Rating]:
-    """The ratings a leaderboard lists: bots that have played here, or whose
-    current version is active. Written so that PostgreSQL filters the
-    ratings alone (the few never-played active bots are one hashed
-    subquery), and can walk the (ladder, -elo) index for the Elo order."""
-    never_played_active = Rating.objects.filter(
-        ladder=ladder, games=0, bot__current_version__status=BotVersion.Status.ACTIVE
-    ).values("bot_id")
-    return (
-        Rating.objects.filter(ladder=ladder)
-        .filter(Q(games__gt=0) | Q(bot_id__in=never_played_active))
-        .exclude(bot_id__in=core_selectors.withdrawn_bots(ladder.game))
-    )
-
-
 def ranked(ladder: Ladder) -> QuerySet[Rating]:
     """The ladder's standings, best Elo first (ties: OpenSkill ordinal, then
     the older bot)."""
-    return listed(ladder).select_related("bot", "bot__owner").order_by("-elo", "-ordinal", "bot_id")
+    return core_selectors.listed(ladder).select_related("bot", "bot__owner").order_by("-elo", "-ordinal", "bot_id")
 
 
 def listed_count(ladder: Ladder) -> int:
@@ -133,7 +129,7 @@ def listed_count(ladder: Ladder) -> int:
     key = caching.listed_count_key(ladder.pk)
     count = cache.get(key)
     if count is None:
-        count = listed(ladder).count()
+        count = core_selectors.listed(ladder).count()
         cache.set(key, count, 30)
     return count
 
@@ -149,7 +145,7 @@ def elo_positions(ladder: Ladder) -> dict[int, int]:
     key = caching.elo_positions_key(ladder.pk)
     positions = cache.get(key)
     if positions is None:
-        ids = listed(ladder).order_by("-elo", "-ordinal", "bot_id").values_list("id", flat=True)
+        ids = core_selectors.listed(ladder).order_by("-elo", "-ordinal", "bot_id").values_list("id", flat=True)
         positions = {pk: i + 1 for i, pk in enumerate(ids)}
         cache.set(key, positions, POSITIONS_SECONDS)
     return positions
@@ -182,7 +178,7 @@ def standings_page(ladder: Ladder, sort: str = "rank", page: int = 1, descending
     pages = max(1, -(-total // PAGE_SIZE))
     page = min(max(1, page), pages)
     order = SORTS[sort] if descending else _reverse(SORTS[sort])
-    narrow = listed(ladder)
+    narrow = core_selectors.listed(ladder)
     if sort == "winrate":
         narrow = narrow.annotate(win_rate=Cast(F("wins"), FloatField()) / NullIf(F("games"), 0))
     elif sort == "bot":
@@ -255,9 +251,13 @@ def bot_detail(bot_id: int) -> Bot | None:
 
 def bot_ratings(bot: Bot) -> list[Rating]:
     """The bot's rating on every ladder of its game, with its position there."""
-    ratings = list(Rating.objects.filter(bot=bot).select_related("ladder").order_by("ladder__players_per_match", "ladder_id"))
+    ratings = list(
+        Rating.objects.filter(bot=bot).select_related("ladder").order_by("ladder__players_per_match", "ladder_id")
+    )
     for r in ratings:
-        shown = r.games > 0 or (bot.current_version is not None and bot.current_version.status == BotVersion.Status.ACTIVE)
+        shown = r.games > 0 or (
+            bot.current_version is not None and bot.current_version.status == BotVersion.Status.ACTIVE
+        )
         r.position = position_of(r) if shown else None
         r.win_rate = (r.wins / r.games) if r.games else None
     return ratings
@@ -271,7 +271,16 @@ def rating_history(rating: Rating, limit: int = CHART_CHANGES, points: int = CHA
     """The last ``limit`` rating changes of a rating, downsampled to at most
     ``points`` points (each point is the last change of its bucket; version
     changes are kept exactly)."""
-    fields = ("match_id", "version_id", "elo_before", "elo_after", "mu_before", "sigma_before", "mu_after", "sigma_after")
+    fields = (
+        "match_id",
+        "version_id",
+        "elo_before",
+        "elo_after",
+        "mu_before",
+        "sigma_before",
+        "mu_after",
+        "sigma_after",
+    )
     rows = [
         dict(zip(fields, row))
         for row in RatingChange.objects.filter(rating=rating)
@@ -403,7 +412,12 @@ def match_detail(match_id: int) -> Match | None:
         "participants",
         queryset=Participant.objects.select_related("bot", "bot__owner", "version").order_by("seat"),
     )
-    return Match.objects.select_related("ladder", "validation_of", "validation_of__bot").prefetch_related(seats).filter(pk=match_id).first()
+    return (
+        Match.objects.select_related("ladder", "validation_of", "validation_of__bot")
+        .prefetch_related(seats)
+        .filter(pk=match_id)
+        .first()
+    )
 
 
 def match_luck(match: Match, seats: list[Participant]) -> MatchLuck | None:
@@ -418,7 +432,9 @@ def match_luck(match: Match, seats: list[Participant]) -> MatchLuck | None:
     return kept
 
 
-def matches_page(before: int | None = None, ladder: int | None = None, bot: int | None = None, limit: int = 30) -> list[Match]:
+def matches_page(
+    before: int | None = None, ladder: int | None = None, bot: int | None = None, limit: int = 30
+) -> list[Match]:
     """Finished and running matches, newest first, keyset-paginated by id."""
     qs = Match.objects.filter(kind=Match.Kind.LADDER).exclude(status=Match.Status.CANCELLED)
     if ladder is not None:
@@ -469,7 +485,9 @@ def bot_events(bot, limit: int = 20) -> list[dict]:
     (from the stored standings; none before an event starts)."""
     rows = []
     for e in (
-        TournamentEntry.objects.filter(bot=bot).select_related("tournament__stored_standings", "version").order_by("-tournament_id")[:limit]
+        TournamentEntry.objects.filter(bot=bot)
+        .select_related("tournament__stored_standings", "version")
+        .order_by("-tournament_id")[:limit]
     ):
         t = e.tournament
         stored = getattr(t, "stored_standings", None)

@@ -31,7 +31,9 @@ OPPONENT_BOTS = 200
 def builtin_opponents(game: str) -> list[dict[str, str]]:
     """The built-in bots installed for ``game`` that can play, as the API
     names them (builtin:NAME)."""
-    bots = Bot.objects.filter(game=game, builtin=True, current_version__status=BotVersion.Status.ACTIVE).order_by("name")
+    bots = Bot.objects.filter(game=game, builtin=True, current_version__status=BotVersion.Status.ACTIVE).order_by(
+        "name"
+    )
     return [
         {"value": f"builtin:{b.name}", "label": f"{b.name} (built-in: {DESCRIPTIONS.get(b.name, b.description)})"}
         for b in bots
@@ -82,7 +84,11 @@ def person_seat(match: Match) -> CasualSeat | None:
 def seat_players(seat: CasualSeat) -> list[dict[str, Any]]:
     """Per seat, the name the table shows: the person's, or the bot's with its version."""
     return [
-        {"seat": p["seat"], "name": f"{p['name']} (you)" if p["human"] else f"{p['name']} v{p['version']}", "you": p["human"]}
+        {
+            "seat": p["seat"],
+            "name": f"{p['name']} (you)" if p["human"] else f"{p['name']} v{p['version']}",
+            "you": p["human"],
+        }
         for p in core_selectors.casual_players(seat)
     ]
 

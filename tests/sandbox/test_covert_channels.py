@@ -112,18 +112,29 @@ def test_host_wide_counters_carry_nothing_between_seats(clean_host, tmp_path, ch
     assert_counter_at_chance(crossing, 4, 90, f"{channel} unreadable")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: new pipes', sockets' and memfds' inode numbers come from host-wide counters (get_next_ino, "
-    "the kernel's internal shmem mount) that no sandbox view hides; 7.3-7.9 bits a move crossed before and "
-    "after issue 35's changes",
-)
 @pytest.mark.parametrize("channel", ["pipeino", "memfdino"])
 def test_inode_numbers_carry_nothing_between_seats(clean_host, tmp_path, channel):
-    """Found while measuring the budget: both seats move to CPU 0 (the
-    kernel hands each counter out to each CPU in batches of 1024); the
-    sender makes and closes pipes (or memfds) at its moves, the receiver
-    makes one at its own and reads its inode number (fstat). 4 bits a move,
-    16 levels."""
+    """Both seats move to CPU 0 (the kernel hands each counter out to each
+    CPU in batches of 1024); the sender makes and closes pipes (or memfds)
+    at its moves, the receiver makes one at its own and reads its inode
+    number (fstat). 4 bits a move, 16 levels. The start-up gate refuses
+    both after ``ready`` (decision 237): 7.3-7.9 bits a move crossed
+    before."""
+    crossing = covert_match(clean_host, tmp_path, channel, 4, TIME)
+    assert_counter_at_chance(crossing, 4, 90, f"{channel} unreadable")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open (decision 238): procfs numbers its inodes for /proc/PID entries with the host-wide "
+    "get_next_ino(), and a shared mapping of /dev/zero is a file of the kernel's shmem mount, whose "
+    "number /proc/self/maps shows; no system call filter tells these apart from what every runtime does",
+)
+@pytest.mark.parametrize("channel", ["procino", "zeroino"])
+def test_inode_numbers_read_without_new_files_carry_nothing(clean_host, tmp_path, channel):
+    """The same counters with nothing the start-up gate refuses: the
+    sender opens a descriptor and looks up /proc/self/fd/N (a new procfs
+    inode), or maps /dev/zero shared, SYMBOL times at its move; the
+    receiver does it once and reads the number (lstat, /proc/self/maps)."""
     crossing = covert_match(clean_host, tmp_path, channel, 4, TIME)
     assert_counter_at_chance(crossing, 4, 90, f"{channel} unreadable")

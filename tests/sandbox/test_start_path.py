@@ -46,7 +46,9 @@ def bot_exec(bwrap_launcher) -> str:
         (["--uid=7", "--gid=7", "--netns-fd=999"], "cannot join the network namespace"),
         (["--uid=7", "--gid=7", "--"], "no program after --"),
         (["--stdio-socket=5", "--"], "no program after --"),
-        (["--stdio-socket=5", "--uid=7"], "--stdio-socket takes no other option: --uid=7"),
+        (["--stdio-socket=5", "--uid=7"], "--stdio-socket takes no other option but --listener-only: --uid=7"),
+        (["--stdio-socket=5", "--listener-only", "--uid=7"], "--stdio-socket takes no other option but --listener-only: --uid=7"),
+        (["--stdio-socket=999", "--listener-only"], "cannot send the start-up filter's listener"),
     ],
 )
 def test_bot_exec_refuses_and_runs_nothing(bot_exec, tmp_path, args, said):
@@ -219,6 +221,9 @@ def test_bot_exec_hands_over_only_two_descriptors(bot_exec, tmp_path, sent, said
             text=True,
         )
         child.close()
+        # first, as the worker does, the start-up filter's listener (decision 237)
+        _, [listener], _, _ = socket.recv_fds(parent, 1, 1)
+        os.close(listener)
         if sent is not None:
             null = os.open(os.devnull, os.O_RDONLY)
             socket.send_fds(parent, [b"\0"], [null] * sent)

@@ -13,7 +13,8 @@ one read request each, counted in /proc/diskstats, or one page each, in
 /proc/meminfo's Cached, a page in /proc/vmstat's pgpgin, a BLOCK softirq
 in /proc/softirqs; clock ticks it keeps the CPU busy, in /proc/stat's cpu
 row; milliseconds it waits before it moves, which the receiver sees on its
-own clock). At each move the receiver reads the counter
+own clock; pipes, memfds, new /proc entries or shared mappings of /dev/zero
+it makes, each taking an inode number of a host-wide counter). At each move the receiver reads the counter
 and decodes the change since its previous move into a symbol: "received K
 VALUE" on stderr (K its move). A channel it cannot use is logged as
 "CHANNEL refused: ERRNO" (sender) or "CHANNEL unreadable: ERRNO"
@@ -21,6 +22,7 @@ VALUE" on stderr (K its move). A channel it cannot use is logged as
 import ctypes
 import errno
 import json
+import mmap
 import os
 import random
 import signal
@@ -155,6 +157,56 @@ def read_memfd_inode():
 read_memfd_inode.mine = 0
 
 
+def fresh_proc_inode():
+    """A new procfs inode: /proc/self/fd/N of a descriptor just opened (the
+    entry of the one closed before is gone: its lookup failed), numbered by
+    get_next_ino() like a pipe's, with no pipe."""
+    fd = os.open("/dev/null", os.O_RDONLY)
+    inode = os.lstat(f"/proc/self/fd/{fd}").st_ino
+    os.close(fd)
+    try:
+        os.lstat(f"/proc/self/fd/{fd}")  # a lookup that fails drops the stale entry
+    except FileNotFoundError:
+        pass
+    return inode
+
+
+def read_proc_inode():
+    """get_next_ino() read through procfs (open, lstat, close: nothing the
+    start-up gate refuses). Less this reader's own."""
+    inode = fresh_proc_inode()
+    read_proc_inode.mine += 1
+    return inode - read_proc_inode.mine
+
+
+read_proc_inode.mine = 0
+
+
+def zero_mapping_inode():
+    """A shared mapping of /dev/zero is a new file of the kernel's internal
+    shmem mount, the memfds' counter; /proc/self/maps shows its number."""
+    with open("/dev/zero", "r+b") as zero:
+        mapping = mmap.mmap(zero.fileno(), PAGE, flags=mmap.MAP_SHARED)
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                fields = line.split()
+                if fields[1].endswith("s") and line.rstrip().endswith(("/dev/zero", "/dev/zero (deleted)")):
+                    return int(fields[4])  # the only shared mapping of /dev/zero: this one
+    finally:
+        mapping.close()
+    raise OSError(errno.ENOENT, "the mapping is not in /proc/self/maps")
+
+
+def read_zero_inode():
+    inode = zero_mapping_inode()
+    read_zero_inode.mine += 1
+    return inode - read_zero_inode.mine
+
+
+read_zero_inode.mine = 0
+
+
 def read_clock_ms():  # the receiver's own clock: how long the other seat took to move
     return time.monotonic_ns() // 1_000_000
 
@@ -175,6 +227,8 @@ READERS = {
     "sysinfo": (read_sysinfo_procs, 1),
     "pipeino": (read_pipe_inode, 1),
     "memfdino": (read_memfd_inode, 1),
+    "procino": (read_proc_inode, 1),
+    "zeroino": (read_zero_inode, 1),
     "thinktime": (read_clock_ms, 1),
 }
 
@@ -301,6 +355,22 @@ class Memfds:
             os.close(os.memfd_create("bump"))
 
 
+class ProcInodes:
+    """Makes SYMBOL new procfs inodes (each takes an inode number)."""
+
+    def add(self, symbol):
+        for _ in range(symbol):
+            fresh_proc_inode()
+
+
+class ZeroMappings:
+    """Maps /dev/zero shared SYMBOL times (each takes a shmem inode number)."""
+
+    def add(self, symbol):
+        for _ in range(symbol):
+            zero_mapping_inode()
+
+
 class Spin:
     """Keeps the CPU busy for SYMBOL clock ticks (10 ms each) before it moves."""
 
@@ -333,9 +403,11 @@ SENDERS = {
     "cpubusy": Spin,
     "pipeino": Pipes,
     "memfdino": Memfds,
+    "procino": ProcInodes,
+    "zeroino": ZeroMappings,
     "thinktime": Think,
 }
-COUNTERS = (Forks, Think, Spin, DiskReads, Pipes, Memfds)  # bumped by each symbol; the others hold a level
+COUNTERS = (Forks, Think, Spin, DiskReads, Pipes, Memfds, ProcInodes, ZeroMappings)  # bumped by each symbol; the others hold a level
 
 
 def main():
@@ -353,7 +425,7 @@ def main():
     else:
         sender = kind()
     read, unit = READERS[channel]
-    if channel in ("pipeino", "memfdino"):  # one CPU's batch of the counter: both seats on CPU 0
+    if channel in ("pipeino", "memfdino", "procino", "zeroino"):  # one CPU's batch of the counter: both seats on CPU 0
         os.sched_setaffinity(0, {0})
     state = {"level": 0, "previous": None, "working": True}
 

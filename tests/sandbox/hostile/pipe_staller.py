@@ -56,13 +56,15 @@ def main():
     except FileNotFoundError:
         mode = "peek"
     read_start_line()
+    # its own pipe before it answers ready: after, the sandbox refuses new
+    # pipes (decision 237)
+    copy_r, copy_w = os.pipe()
     fcntl.fcntl(0, F_SETPIPE_SZ, 4096)
     sys.stderr.write(f"stdin pipe shrunk to {fcntl.fcntl(0, fcntl.F_GETPIPE_SZ)} bytes\n")
     reply({"type": "ready"})
     if mode == "never_read":
         time.sleep(600)
         return
-    copy_r, copy_w = os.pipe()
     fcntl.fcntl(copy_w, F_SETPIPE_SZ, 1 << 16)
     answered = 0
     while True:

@@ -31,10 +31,14 @@ def hold_ptys(report):
     os.write(report, f"{len(masters)} {error}\n".encode())
 
 
+# Its report pipes made as it starts: once it has answered ready the sandbox
+# refuses new pipes (decision 237).
+PIPES = [os.pipe() for _ in range(PROCESSES)]
+
+
 def hog():
     reads = []
-    for _ in range(PROCESSES):
-        r, w = os.pipe()
+    for r, w in PIPES:
         pid = os.fork()
         if pid == 0:
             os.close(r)
