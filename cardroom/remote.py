@@ -499,6 +499,25 @@ def cmd_submit(args) -> int:
     return follow_validation(api, bot, version, args.wait_timeout)
 
 
+def settled_lines(adjusted: Any) -> list[str]:
+    """What an active version's ``adjusted`` says, a line per ladder: whether
+    its place there is settled and, if not, about how many more matches it
+    needs (docs/ladder.md); entries not of that shape are passed over."""
+    lines = []
+    for entry in adjusted if isinstance(adjusted, list) else []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("settled"), bool):
+            continue
+        where = printable(entry.get("ladder_name") or entry.get("ladder"), one_line=True)
+        more = entry.get("more_matches")
+        if entry["settled"]:
+            lines.append(f"  {where}: its place is settled")
+        elif isinstance(more, int) and not isinstance(more, bool):
+            lines.append(f"  {where}: its place is not settled yet: about {more} more matches")
+        else:
+            lines.append(f"  {where}: its place is not settled yet")
+    return lines
+
+
 def poll_seconds() -> float:
     try:
         return max(0.1, float(os.environ.get("CARDROOM_SUBMIT_POLL_SECONDS", POLL_SECONDS)))
@@ -520,6 +539,8 @@ def follow_validation(api: Api, bot: dict, version: dict, timeout: float = WAIT_
             shown = line
         if status == "active":
             say(f"active: version {version['number']} of {bot['name']} plays on the {bot['game']} ladders: {api.server}/bots/{bot['id']}/")
+            for line in settled_lines(version.get("adjusted")):
+                say(line)
             return EXIT_ACTIVE
         if status in ("failed", "retired"):
             log = absolute_paths(str(version.get("validation_log") or "(no validation log)"), api.server)

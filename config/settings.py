@@ -380,6 +380,7 @@ CELERY_TASK_ROUTES = {
     "ladder.tasks.top_up_queues": {"queue": CARDROOM_QUEUES["scheduler"]},
     "ladder.tasks.reap_expired_leases": {"queue": CARDROOM_QUEUES["scheduler"]},
     "ladder.tasks.start_due_events": {"queue": CARDROOM_QUEUES["scheduler"]},
+    "ladder.tasks.refresh_adjusted_rankings": {"queue": CARDROOM_QUEUES["scheduler"]},
     "ladder.tasks.send_password_reset": {"queue": CARDROOM_QUEUES["mail"]},
     "ladder.tasks.send_email_verification": {"queue": CARDROOM_QUEUES["mail"]},
 }
@@ -391,6 +392,9 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 MATCHMAKING_INTERVAL = env.int("MATCHMAKING_INTERVAL", default=5)
 REAPER_INTERVAL = env.int("REAPER_INTERVAL", default=15)
 EVENT_START_INTERVAL = env.int("EVENT_START_INTERVAL", default=5)
+# The ladders' adjusted rankings are recomputed at most this often, when
+# they have new results (ladder.services.adjusted, decision 250).
+ADJUSTED_RANKING_INTERVAL = env.int("ADJUSTED_RANKING_INTERVAL", default=60)
 CELERY_BEAT_SCHEDULE = {
     name: {"task": f"ladder.tasks.{task}", "schedule": timedelta(seconds=period), "options": {"expires": period}}
     for name, task, period in (
@@ -398,6 +402,7 @@ CELERY_BEAT_SCHEDULE = {
         ("reap-expired-leases", "reap_expired_leases", REAPER_INTERVAL),
         # open events start at their start time (the reaper's sweep starts them too)
         ("start-due-events", "start_due_events", EVENT_START_INTERVAL),
+        ("refresh-adjusted-rankings", "refresh_adjusted_rankings", ADJUSTED_RANKING_INTERVAL),
     )
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")

@@ -292,6 +292,65 @@ class RatingChange(models.Model):
         indexes = [models.Index(fields=["rating", "id"], name="ratingchange_rating")]
 
 
+class MatchLuck(models.Model):
+    """The luck chance gave each seat of a rated ladder match, from its
+    replay (cardroom.luck, docs/luck.md), kept beside the plain result:
+    ``adjusted = payoff - luck`` per seat, the payoff being the seat's rank
+    points. Written after the result is committed (ladder.services.luck);
+    a match without a row, or with ``error`` set, counts plainly."""
+
+    match = models.OneToOneField(Match, primary_key=True, on_delete=models.CASCADE, related_name="luck")
+    # The value function's NAME@VERSION: an adjusted figure is comparable
+    # only with figures of the same one (decision 184).
+    value_function = models.CharField(max_length=40, blank=True)
+    # Each seat's luck, in seat order; null when it could not be computed.
+    luck = models.JSONField(null=True, blank=True)
+    # Why it could not be computed (the match stays rated plainly).
+    error = models.CharField(max_length=500, blank=True)
+    computed = models.DateTimeField(auto_now_add=True)
+    compute_ms = models.PositiveIntegerField(default=0)
+
+
+class AdjustedRanking(models.Model):
+    """A ladder's luck-adjusted ranking as last computed
+    (ladder.services.adjusted): ``ladder.ranking.rank`` over the ladder's
+    rated matches, the adjusted payoffs where the luck is known. Recomputed
+    periodically when new results or luck came in, never on a request."""
+
+    ladder = models.OneToOneField(Ladder, primary_key=True, on_delete=models.CASCADE, related_name="adjusted_ranking")
+    model = models.CharField(max_length=40)  # ladder.ranking.MODEL, NAME@N
+    # The value functions of the luck counted in (NAME@VERSION each).
+    value_functions = models.JSONField(default=list)
+    matches = models.PositiveIntegerField(default=0)  # the rated matches counted
+    adjusted_matches = models.PositiveIntegerField(default=0)  # of which with their luck taken out
+    # How many rated matches and luck rows the ladder had when it was
+    # computed: a change in either means the ranking is behind.
+    rated_matches = models.PositiveIntegerField(default=0)
+    luck_rows = models.PositiveIntegerField(default=0)
+    # The median matches of the versions whose place is settled (null while
+    # none is): about what a version new to the ladder needs.
+    settle_matches = models.PositiveIntegerField(null=True, blank=True)
+    computed = models.DateTimeField(null=True, blank=True)
+    compute_ms = models.PositiveIntegerField(default=0)
+
+
+class AdjustedRating(models.Model):
+    """One version's place in its ladder's AdjustedRanking (ladder.ranking.Rank)."""
+
+    ladder = models.ForeignKey(Ladder, on_delete=models.CASCADE, related_name="adjusted_ratings")
+    version = models.ForeignKey(BotVersion, on_delete=models.CASCADE, related_name="adjusted_ratings")
+    rating = models.FloatField()
+    low = models.FloatField()
+    high = models.FloatField()
+    matches = models.PositiveIntegerField()
+    place = models.PositiveIntegerField()
+    settled = models.BooleanField()
+    more_matches = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["ladder", "version"], name="one_adjusted_rating_per_ladder_and_version")]
+
+
 class WorkerHeartbeat(models.Model):
     """Each worker process says it is alive (and what it is playing) here,
     for the operator's status page."""

@@ -20,6 +20,7 @@ from celery import shared_task
 
 from ladder.services import (
     account_email,
+    adjusted,
     casual,
     matches,
     matchmaking,
@@ -131,6 +132,14 @@ def reap_expired_leases() -> dict:
         "events_started": tournaments.start_due(),
         "casual_abandoned": casual.cancel_abandoned(),
     }
+
+
+@shared_task(ignore_result=True)
+def refresh_adjusted_rankings() -> list[int]:
+    """Beat sends it every ADJUSTED_RANKING_INTERVAL seconds: each active
+    ladder with new results or new luck since its last adjusted ranking gets
+    it recomputed (ladder.services.adjusted; decision 250)."""
+    return adjusted.refresh_all()
 
 
 # E-mails: retried while the SMTP server is away (a message may then go out

@@ -494,3 +494,22 @@ def test_the_help_steers_away_from_token_on_the_command_line(capsys):
     help_text = " ".join(capsys.readouterr().out.split())
     assert "--token KEY the API token; avoid it: others see it in `ps`" in help_text
     assert "cardroom login" in help_text and "CARDROOM_TOKEN" in help_text
+
+
+def test_an_active_versions_settled_lines_say_each_ladder_and_pass_over_what_is_not_of_their_shape():
+    settled_lines = remote.settled_lines
+    adjusted = [
+        {"ladder": 1, "ladder_name": "Allegra 2p", "settled": False, "more_matches": 16},
+        {"ladder": 2, "ladder_name": "Allegra 4p", "settled": True, "more_matches": None},
+        {"ladder": 3, "ladder_name": "Allegra\x1b[2J 6p", "settled": False, "more_matches": None},
+        {"ladder": 4, "settled": False, "more_matches": True},  # a boolean is no count
+        {"ladder": 5, "settled": "yes"},
+        "not an entry",
+    ]
+    assert settled_lines(adjusted) == [
+        "  Allegra 2p: its place is not settled yet: about 16 more matches",
+        "  Allegra 4p: its place is settled",
+        "  Allegra\\x1b[2J 6p: its place is not settled yet",  # no terminal control reaches the screen
+        "  4: its place is not settled yet",
+    ]
+    assert settled_lines(None) == settled_lines({"settled": True}) == []

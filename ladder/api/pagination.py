@@ -54,6 +54,29 @@ class Pagination(StrictPageSize, PageNumberPagination):
         return parameters
 
 
+class StandingsPagination(Pagination):
+    """A ladder's standings: the page, and beside it ``adjusted_ranking``
+    (the view puts it in the answer; its schema is here)."""
+
+    def get_paginated_response_schema(self, schema):
+        out = super().get_paginated_response_schema(schema)
+        out["properties"]["adjusted_ranking"] = {
+            "type": "object",
+            "nullable": True,
+            "description": "the luck-adjusted ranking's model and inputs (docs/ladder.md, \"The adjusted rating on the ladder\"); "
+            "null before its first computation",
+            "properties": {
+                "model": {"type": "string"},
+                "value_functions": {"type": "array", "items": {"type": "string"}},
+                "matches": {"type": "integer"},
+                "adjusted_matches": {"type": "integer"},
+                "settle_matches": {"type": "integer", "nullable": True},
+                "computed": {"type": "string", "format": "date-time"},
+            },
+        }
+        return out
+
+
 class MatchCursorPagination(StrictPageSize, CursorPagination):
     """Matches page by cursor: no COUNT over millions of rows, stable while
     new matches arrive."""

@@ -11,6 +11,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ladder.models import GAME_CHOICES, Bot, BotVersion, Ladder, Match, Participant, Rating
+from ladder.selectors import adjusted as adjusted_selectors
 from ladder.selectors import event_seed_published, progress_text, validation_progress
 
 # The representations the output serializers below build directly (their
@@ -75,6 +76,30 @@ class LadderOutput(serializers.ModelSerializer):
         fields = ["id", "name", "game", "players_per_match", "options", "startup_ms", "per_move_ms", "overage_ms", "total_ms", "active"]
 
 
+class AdjustedOutput(serializers.Serializer):
+    version = serializers.IntegerField(help_text="the id of the version the bot plays now (what the figures are of)")
+    version_number = serializers.IntegerField()
+    rating = serializers.FloatField(allow_null=True, help_text="the luck-adjusted rating (docs/ladder.md); null before its first rated match")
+    low = serializers.FloatField(allow_null=True, help_text="its 95% interval")
+    high = serializers.FloatField(allow_null=True)
+    place = serializers.IntegerField(allow_null=True, help_text="1 = best, among every version rated on the ladder")
+    matches = serializers.IntegerField(help_text="its rated matches the ranking counts")
+    settled = serializers.BooleanField(help_text="its place is settled: within one of its true place (docs/ladder.md)")
+    more_matches = serializers.IntegerField(allow_null=True, help_text="about how many more matches until settled; null once settled")
+
+
+class LadderAdjustedOutput(AdjustedOutput):
+    ladder = serializers.IntegerField()
+    ladder_name = serializers.CharField()
+
+
+def adjusted_ranking(ranking: dict | None) -> dict | None:
+    """The standings' ``adjusted_ranking`` (its schema: ladder.api.pagination.StandingsPagination)."""
+    if ranking is None:
+        return None
+    return {**ranking, "computed": _datetime_field().to_representation(ranking["computed"])}
+
+
 class StandingOutput(serializers.ModelSerializer):
     rank = serializers.IntegerField(help_text="1-based position by Elo")
     bot = serializers.IntegerField(source="bot_id")
@@ -83,10 +108,11 @@ class StandingOutput(serializers.ModelSerializer):
     elo = serializers.DecimalField(max_digits=9, decimal_places=2)
     openskill_ordinal = serializers.FloatField(source="ordinal")
     win_rate = serializers.FloatField(allow_null=True)
+    adjusted = AdjustedOutput(allow_null=True, help_text="the luck-adjusted rating of the version it plays now (null: no version)")
 
     class Meta:
         model = Rating
-        fields = ["rank", "bot", "bot_name", "owner", "elo", "openskill_ordinal", "mu", "sigma", "games", "wins", "win_rate", "forfeits", "provisional"]
+        fields = ["rank", "bot", "bot_name", "owner", "elo", "openskill_ordinal", "mu", "sigma", "games", "wins", "win_rate", "forfeits", "provisional", "adjusted"]
 
     def to_representation(self, row: dict) -> dict:
         # Built directly from a row of ladder.selectors.standings() (with
@@ -107,6 +133,7 @@ class StandingOutput(serializers.ModelSerializer):
             "win_rate": _float(row["win_rate"]),
             "forfeits": row["forfeits"],
             "provisional": row["provisional"],
+            "adjusted": row["adjusted"],
         }
 
 
@@ -182,12 +209,16 @@ class VersionOutput(serializers.ModelSerializer):
     validation_steps = serializers.SerializerMethodField()
     validation_match = serializers.SerializerMethodField()
     progress = serializers.SerializerMethodField(help_text="the validation progress in words (empty once it is over)")
+    adjusted = serializers.SerializerMethodField(
+        help_text="active: its luck-adjusted rating on each active ladder of its game, whether its place there is "
+        "settled and, if not, about how many more matches it needs (docs/ladder.md); [] otherwise"
+    )
 
     class Meta:
         model = BotVersion
         fields = [
             "id", "number", "status", "filename", "sha256", "size", "runtime", "created", "activated", "validation_log",
-            "queue_position", "validation_step", "validation_steps", "validation_match", "progress",
+            "queue_position", "validation_step", "validation_steps", "validation_match", "progress", "adjusted",
         ]  # fmt: skip
 
     def get_validation_log(self, version: BotVersion) -> str | None:
@@ -221,6 +252,12 @@ class VersionOutput(serializers.ModelSerializer):
 
     def get_progress(self, version: BotVersion) -> str:
         return progress_text(version, self._progress(version))
+
+    @extend_schema_field(LadderAdjustedOutput(many=True))
+    def get_adjusted(self, version: BotVersion) -> list[dict]:
+        if version.status != BotVersion.Status.ACTIVE:
+            return []  # (no query: a bot has one active version)
+        return [{"ladder": ladder_id, **figures} for ladder_id, figures in adjusted_selectors.for_version(version).items()]
 
 
 class BotWithPackageInput(BotInput):
@@ -273,10 +310,14 @@ class ParticipantOutput(serializers.ModelSerializer):
     version = serializers.IntegerField(source="version.number")
     forfeit = serializers.SerializerMethodField()
     elo_change = serializers.SerializerMethodField()
+    version_id = serializers.IntegerField(help_text="the version's id (the adjusted ranking's key)")
+    payoff = serializers.FloatField(allow_null=True, help_text="rank points (k - p)/(k - 1), ties sharing; null until ranked")
+    luck = serializers.FloatField(allow_null=True, help_text="the part of the payoff chance gave the seat (docs/luck.md); null when not known")
+    adjusted = serializers.FloatField(allow_null=True, help_text="payoff - luck; null when the luck is not known")
 
     class Meta:
         model = Participant
-        fields = ["seat", "bot", "bot_name", "owner", "version", "score", "rank", "forfeit", "elo_before", "elo_after", "elo_change", "mu_before", "mu_after", "sigma_before", "sigma_after"]
+        fields = ["seat", "bot", "bot_name", "owner", "version", "score", "rank", "forfeit", "elo_before", "elo_after", "elo_change", "mu_before", "mu_after", "sigma_before", "sigma_after", "version_id", "payoff", "luck", "adjusted"]
 
     def get_forfeit(self, p: dict) -> dict | None:
         return _forfeit(p)
@@ -305,6 +346,10 @@ def _participant(p: dict) -> dict:
         "mu_after": _float(p["mu_after"]),
         "sigma_before": _float(p["sigma_before"]),
         "sigma_after": _float(p["sigma_after"]),
+        "version_id": p["version"],
+        "payoff": p["payoff"],
+        "luck": p["luck"],
+        "adjusted": p["adjusted"],
     }
 
 
@@ -314,10 +359,13 @@ class MatchOutput(serializers.ModelSerializer):
     ladder_name = serializers.CharField(source="ladder.name", allow_null=True, default=None)
     seed = serializers.SerializerMethodField(help_text="the chance seed, once the match is finished (null before)")
     participants = ParticipantOutput(many=True)
+    luck_value_function = serializers.CharField(
+        allow_null=True, help_text="the value function (NAME@VERSION) of the seats' luck; null when it is not known"
+    )
 
     class Meta:
         model = Match
-        fields = ["id", "ladder", "ladder_name", "kind", "game", "options", "num_players", "seed", "status", "attempts", "num_events", "created", "started", "finished", "rating_sequence", "participants"]
+        fields = ["id", "ladder", "ladder_name", "kind", "game", "options", "num_players", "seed", "status", "attempts", "num_events", "created", "started", "finished", "rating_sequence", "participants", "luck_value_function"]
         extra_kwargs = {
             "rating_sequence": {
                 "help_text": "the order in which the ratings of rated matches were applied: replaying the matches of a ladder "
@@ -350,6 +398,7 @@ class MatchOutput(serializers.ModelSerializer):
             "finished": None if match["finished"] is None else to_datetime(match["finished"]),
             "rating_sequence": match["rating_sequence"],
             "participants": [_participant(p) for p in match["participants"]],
+            "luck_value_function": match["luck_value_function"],
         }
 
 

@@ -24,12 +24,13 @@ from engine import game_ids, get_game_class
 from ladder import caching, limits, selectors
 from ladder.api import serializers as s
 from ladder.api.errors import ERRORS, FilterError, error_response, errors
-from ladder.api.pagination import MatchCursorPagination, Pagination
+from ladder.api.pagination import MatchCursorPagination, Pagination, StandingsPagination
 from ladder.api.parsers import LimitedJSONParser
 from ladder.client_address import client_address
 from ladder.converters import MAX_ID  # the ids are 64-bit: a larger number is no id (and overflows the database)
 from ladder.limits import ScopedThrottle
 from ladder.models import Bot, Ladder, Match
+from ladder.selectors import adjusted as adjusted_selectors
 from ladder.services import accounts, bot_management, casual
 from ladder.services import bots as bot_services
 from ladder.services import tournaments as tournament_services
@@ -108,6 +109,7 @@ class LadderDetail(generics.RetrieveAPIView):
 @extend_schema_view(get=extend_schema(responses={200: s.StandingOutput(many=True), **errors(400, 401, 404)}))
 class StandingsView(generics.ListAPIView):
     serializer_class = s.StandingOutput
+    pagination_class = StandingsPagination
 
     def get_queryset(self):
         ladder = generics.get_object_or_404(Ladder, pk=self.kwargs["pk"])
@@ -116,10 +118,20 @@ class StandingsView(generics.ListAPIView):
     def paginate_queryset(self, queryset):
         page = selectors.with_bot_names(super().paginate_queryset(queryset))
         offset = (self.paginator.page.number - 1) * self.paginator.get_page_size(self.request)
+        self.adjusted_ranking = adjusted_selectors.ranking(self.kwargs["pk"])
+        settle = self.adjusted_ranking["settle_matches"] if self.adjusted_ranking else None
+        adjusted = adjusted_selectors.for_bots(self.kwargs["pk"], [row["bot"] for row in page], settle)
         for i, row in enumerate(page, start=1):
             row["rank"] = offset + i
             row["win_rate"] = round(row["wins"] / row["games"], 4) if row["games"] else None
+            row["adjusted"] = adjusted.get(row["bot"])
         return page
+
+    def get_paginated_response(self, data):
+        response = super().get_paginated_response(data)
+        # Beside the page: the adjusted ranking's model and inputs (null before its first computation).
+        response.data["adjusted_ranking"] = s.adjusted_ranking(self.adjusted_ranking)
+        return response
 
 
 class BotList(generics.ListCreateAPIView):

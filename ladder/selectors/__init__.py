@@ -12,7 +12,8 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from ladder.models import Bot, BotVersion, CasualSeat, Ladder, Match, Participant, Rating
+from cardroom.tournament.standings import rank_points
+from ladder.models import Bot, BotVersion, CasualSeat, Ladder, Match, MatchLuck, Participant, Rating
 
 
 def ladders() -> QuerySet[Ladder]:
@@ -119,6 +120,7 @@ _PARTICIPANT_FIELDS = (
     "match",
     "seat",
     "bot",
+    "version",
     "score",
     "rank",
     "forfeit_reason",
@@ -212,7 +214,38 @@ def with_participants(rows: list[dict]) -> list[dict]:
         for values in cursor.fetchall():
             p = dict(zip(names, values))
             by_id[p.pop("match")]["participants"].append(p)
+    _with_luck(by_id)
     return rows
+
+
+def seat_payoffs(ranks: list[int]) -> list[float]:
+    """Each seat's payoff, the rank points ``(k - p)/(k - 1)`` of its place
+    ``p`` at a table of ``k``, ties sharing (what luck adjusts, decision 184)."""
+    return [float(x) for x in rank_points(ranks)]
+
+
+def _with_luck(by_id: dict[int, dict]) -> None:
+    """Each match row gets ``luck_value_function`` (None when its luck is not
+    known) and each of its seats ``payoff`` (rank points, once every seat is
+    ranked), ``luck`` and ``adjusted`` (None when the luck is not known):
+    one query for the page."""
+    known = {
+        match_id: (value_function, values)
+        for match_id, value_function, values in MatchLuck.objects.filter(match_id__in=list(by_id), error="")
+        .exclude(luck=None)
+        .values_list("match_id", "value_function", "luck")
+    }
+    for match_id, row in by_id.items():
+        seats = row["participants"]
+        ranks = [p["rank"] for p in seats]
+        payoffs: list = seat_payoffs(ranks) if seats and None not in ranks else [None] * len(seats)
+        value_function, luck = known.get(match_id, (None, None))
+        if luck is None or len(luck) != len(seats) or None in payoffs:
+            value_function, luck = None, [None] * len(seats)
+        row["luck_value_function"] = value_function
+        for p, payoff, x in zip(seats, payoffs, luck):
+            p["payoff"], p["luck"] = payoff, x
+            p["adjusted"] = None if x is None else payoff - x
 
 
 def match(match_id: int) -> Match | None:

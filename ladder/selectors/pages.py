@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from ladder import caching
 from ladder import selectors as core_selectors
-from ladder.models import Bot, BotVersion, Ladder, Match, Participant, Rating, RatingChange, TournamentEntry
+from ladder.models import Bot, BotVersion, Ladder, Match, MatchLuck, Participant, Rating, RatingChange, TournamentEntry
 
 PAGE_SIZE = 50
 TREND_GAMES = 10
@@ -418,6 +418,18 @@ def match_detail(match_id: int) -> Match | None:
         .filter(pk=match_id)
         .first()
     )
+
+
+def match_luck(match: Match, seats: list[Participant]) -> MatchLuck | None:
+    """The match's kept luck (None when not known); each seat gets
+    ``payoff``, ``luck`` and ``adjusted`` from it."""
+    kept = MatchLuck.objects.filter(match=match, error="").exclude(luck=None).first()
+    if kept is None or len(kept.luck) != len(seats) or any(p.rank is None for p in seats):
+        return None
+    by_seat = sorted(seats, key=lambda p: p.seat)
+    for p, payoff, luck in zip(by_seat, core_selectors.seat_payoffs([p.rank for p in by_seat]), kept.luck):
+        p.payoff, p.luck, p.adjusted = payoff, luck, payoff - luck
+    return kept
 
 
 def matches_page(

@@ -59,6 +59,8 @@ class MatchPolicy:
     made_by_matchmaking = False
     # The reaper's sweep re-sends a stale message (an event sends its own).
     resent_by_sweep = True
+    # Its luck is kept once the result is recorded (ladder.services.luck): a rated match's.
+    keeps_luck = False
 
     def time_control(self, match: Match) -> TimeControl:
         return strictest_time_control(match)
@@ -102,6 +104,7 @@ class MatchPolicy:
 class LadderPolicy(MatchPolicy):
     kind = Match.Kind.LADDER
     made_by_matchmaking = True
+    keeps_luck = True
 
     def time_control(self, match: Match) -> TimeControl:
         """The ladder's limits."""

@@ -58,6 +58,7 @@ from ladder.services import match_kinds, ops
 from ladder.services.connections import DB_ERRORS, close_connection, database_away, retry_while_database_away
 from ladder.services.fairshare import seat_charges
 from ladder.services.leases import Claim, LeaseKeeper, LeaseLost, claim_match
+from ladder.services.luck import keep_luck
 from ladder.services.match_kinds import policy_for
 
 log = logging.getLogger("cardroom.matches")
@@ -319,7 +320,24 @@ def run_queued_match(
 def _run_claimed(match_id: int, claim: Claim, other_seats: OtherSeats | None, lease_keeper: Callable[[Claim], Any]) -> RunOutcome:
     keeper = lease_keeper(claim)
     keeper.start()
+    try:
+        outcome, kind, record = _play_and_record(match_id, claim, other_seats, keeper)
+    finally:
+        keeper.finish()
+    if record is not None and policy_for(kind).keeps_luck:
+        # After the commit, from the replay in memory: never delays or
+        # loses the result, and a failure leaves it rated plainly (decision 250).
+        keep_luck(match_id, record.replay)
+    return outcome
+
+
+def _play_and_record(
+    match_id: int, claim: Claim, other_seats: OtherSeats | None, keeper: Any
+) -> tuple[RunOutcome, str, MatchRecord | None]:
+    """Play the claimed match and record its result: what happened, the
+    match's kind and, when it finished, its record."""
     listener = None
+    match_kind = ""
 
     def check_lease(index, event):
         if keeper.lost:
@@ -328,39 +346,37 @@ def _run_claimed(match_id: int, claim: Claim, other_seats: OtherSeats | None, le
             listener(index, event)
 
     try:
-        try:
-            match = Match.objects.select_related("ladder").get(pk=match_id)
-            participants = list(match.participants.select_related("version__bot").order_by("seat"))
-            keeper.deadline = time_module.monotonic() + max_duration_seconds(match)
-            others: dict[int, Player] = {}
-            if other_seats is not None:
-                others, listener = other_seats(match, lambda: keeper.lost)
-            record = play(match, participants, on_event=check_lease, others=others)
-        except LeaseLost:
-            log.warning("match abandoned: lease lost", extra={"match_id": match_id})
-            return RunOutcome.LEASE_LOST
-        except PlatformError as exc:
-            log.warning("platform failure", extra={"match_id": match_id, "error_kind": exc.kind, "error": str(exc)[:500]})
-            _fail_quietly(claim, str(exc), exc.kind)
-            return RunOutcome.PLATFORM_FAILURE
-        except Exception as exc:
-            kind = Match.ErrorKind.DATABASE if database_away(exc) else Match.ErrorKind.INTERNAL
-            log.exception("match crashed", extra={"match_id": match_id, "error_kind": kind})
-            if database_away(exc):
-                close_connection()
-            _fail_quietly(claim, f"{type(exc).__name__}: {exc}", kind)
-            return RunOutcome.PLATFORM_FAILURE
-        try:
-            recorded = record_result_retrying(claim, record)
-        except Exception as exc:
-            if database_away(exc):
-                raise  # the database is gone for good: the lease lapses and the reaper re-queues
-            log.exception("recording the result failed", extra={"match_id": match_id, "error_kind": Match.ErrorKind.INTERNAL})
-            _fail_quietly(claim, f"recording the result failed: {type(exc).__name__}: {exc}", Match.ErrorKind.INTERNAL)
-            return RunOutcome.PLATFORM_FAILURE
-        return RunOutcome.FINISHED if recorded else RunOutcome.LEASE_LOST
-    finally:
-        keeper.finish()
+        match = Match.objects.select_related("ladder").get(pk=match_id)
+        match_kind = match.kind
+        participants = list(match.participants.select_related("version__bot").order_by("seat"))
+        keeper.deadline = time_module.monotonic() + max_duration_seconds(match)
+        others: dict[int, Player] = {}
+        if other_seats is not None:
+            others, listener = other_seats(match, lambda: keeper.lost)
+        record = play(match, participants, on_event=check_lease, others=others)
+    except LeaseLost:
+        log.warning("match abandoned: lease lost", extra={"match_id": match_id})
+        return RunOutcome.LEASE_LOST, match_kind, None
+    except PlatformError as exc:
+        log.warning("platform failure", extra={"match_id": match_id, "error_kind": exc.kind, "error": str(exc)[:500]})
+        _fail_quietly(claim, str(exc), exc.kind)
+        return RunOutcome.PLATFORM_FAILURE, match_kind, None
+    except Exception as exc:
+        kind = Match.ErrorKind.DATABASE if database_away(exc) else Match.ErrorKind.INTERNAL
+        log.exception("match crashed", extra={"match_id": match_id, "error_kind": kind})
+        if database_away(exc):
+            close_connection()
+        _fail_quietly(claim, f"{type(exc).__name__}: {exc}", kind)
+        return RunOutcome.PLATFORM_FAILURE, match_kind, None
+    try:
+        recorded = record_result_retrying(claim, record)
+    except Exception as exc:
+        if database_away(exc):
+            raise  # the database is gone for good: the lease lapses and the reaper re-queues
+        log.exception("recording the result failed", extra={"match_id": match_id, "error_kind": Match.ErrorKind.INTERNAL})
+        _fail_quietly(claim, f"recording the result failed: {type(exc).__name__}: {exc}", Match.ErrorKind.INTERNAL)
+        return RunOutcome.PLATFORM_FAILURE, match_kind, None
+    return (RunOutcome.FINISHED, match_kind, record) if recorded else (RunOutcome.LEASE_LOST, match_kind, None)
 
 
 def _fail_quietly(claim: Claim, error: str, kind: Match.ErrorKind = Match.ErrorKind.INTERNAL, attempts: int = 6, first_delay: float = 0.5) -> None:

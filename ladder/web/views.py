@@ -31,6 +31,7 @@ from ladder import caching, limits
 from ladder import selectors as core_selectors
 from ladder.converters import MAX_ID
 from ladder.models import Bot, BotVersion, Ladder, Match, Participant
+from ladder.selectors import adjusted as adjusted_selectors
 from ladder.selectors import pages as page_selectors
 from ladder.selectors import play as play_selectors
 from ladder.services.accounts import api_token, create_account, rotate_token
@@ -135,7 +136,10 @@ def ladder_detail(request: HttpRequest, pk: int) -> HttpResponse:
     descending = request.GET.get("dir", "desc") != "asc"
     page = page_selectors.standings_page(ladder, sort, _int(request.GET.get("page"), 1) or 1, descending)
     bot_url = reverse("web-bot", args=[0])[: -len("0/")]
+    ranking = adjusted_selectors.ranking(ladder.pk)
+    adjusted = adjusted_selectors.for_bots(ladder.pk, [r.bot_id for r in page.rows], ranking and ranking["settle_matches"])
     for r in page.rows:
+        r.adjusted = adjusted.get(r.bot_id)
         r.html = _standing_row(r, bot_url)
     columns = []
     for key, label in SORT_LABELS:
@@ -155,6 +159,7 @@ def ladder_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "sort_query": f"sort={page.sort}&dir={'desc' if page.descending else 'asc'}",
         "page_range": _page_range(page.page, page.pages),
         "refresh_seconds": REFRESH_SECONDS,
+        "adjusted_ranking": ranking,
     }
     if request.GET.get("partial") == "1":
         return render(request, "cardroom/_standings.html", context)
@@ -189,7 +194,35 @@ def _standing_row(r, bot_url: str) -> SafeString:
         f'<td class="num">{r.games}</td>'
         f'<td class="num">{win}</td>'
         f'<td class="num{" warn" if r.forfeits else ""}">{r.forfeits}</td>'
+        f'<td class="num adjusted">{_adjusted_cell(r.adjusted)}</td>'
         f'<td class="trend">{charts.sparkline(r.trend)}{delta}</td></tr>'
+    )
+
+
+def settled_text(adjusted: dict | None) -> str:
+    """Whether a version's adjusted place is settled, in words (the
+    leaderboard's and the bot page's)."""
+    if adjusted is None:
+        return ""
+    if adjusted["settled"]:
+        return "settled"
+    more = adjusted["more_matches"]
+    if more is None:
+        return "not settled"
+    return f"not settled: about {more} more match{'es' if more != 1 else ''}"
+
+
+def _adjusted_cell(adjusted: dict | None) -> str:
+    if adjusted is None:
+        return "–"
+    tag = settled_text(adjusted)
+    cls = "settled" if adjusted["settled"] else "unsettled"
+    if adjusted["rating"] is None:
+        return f'– <small class="tag {cls}" data-settled="false">{tag}</small>'
+    interval = f'{adjusted["low"]:.0f}–{adjusted["high"]:.0f}'
+    return (
+        f'<span title="95% interval {interval}, place {adjusted["place"]}">{adjusted["rating"]:.0f}</span>'
+        f' <small class="tag {cls}" data-settled="{"true" if adjusted["settled"] else "false"}">{tag}</small>'
     )
 
 
@@ -215,6 +248,11 @@ def bot_detail(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404("no such bot")
     is_owner = request.user.is_authenticated and request.user.pk == bot.owner_id
     ratings = page_selectors.bot_ratings(bot)
+    current = bot.current_version
+    adjusted = adjusted_selectors.for_version(current) if current and current.status == BotVersion.Status.ACTIVE else {}
+    for r in ratings:
+        r.adjusted = adjusted.get(r.ladder_id)
+        r.settled_text = settled_text(r.adjusted)
     chosen = None
     wanted = _int(request.GET.get("ladder"))
     for r in ratings:
@@ -300,6 +338,7 @@ def match_detail(request: HttpRequest, pk: int) -> HttpResponse:
         p.mu_delta = (p.mu_after - p.mu_before) if p.mu_after is not None and p.mu_before is not None else None
         p.ordinal_before = (p.mu_before - 3 * p.sigma_before) if p.mu_before is not None else None
         p.ordinal_after = (p.mu_after - 3 * p.sigma_after) if p.mu_after is not None else None
+    luck = page_selectors.match_luck(match, seats)
     has_replay = bool(match.replay)
     person = play_selectors.person_seat(match)
     rows = [*seats, person] if person is not None else seats
@@ -319,6 +358,7 @@ def match_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "views": [("full", "Full view (every card)")] + sorted(views, key=lambda v: int(v[0][5:])),
             "person": person,
             "mine_to_play": person is not None and person.user_id == user_id,
+            "luck": luck,
         },
     )
 

@@ -153,6 +153,11 @@ def active_bot(owner=None, game: str = "allegra", name: str | None = None) -> Bo
     return b
 
 
+def builtin_version(game: str, name: str) -> BotVersion:
+    """The active version of one of the built-in bots (``greedy``, ``random``)."""
+    return BotVersion.objects.select_related("bot").get(bot__game=game, bot__name=name, bot__builtin=True, status="active")
+
+
 def ladder(game: str = "allegra", players: int = 2) -> Ladder:
     """One of the default ladders (post_migrate installs them)."""
     return Ladder.objects.filter(game=game, players_per_match=players).order_by("pk").first()

@@ -93,7 +93,7 @@ def test_standings_order_by_elo_with_every_field(played, allegra2, alice):
     rows = response.json()["results"]
     assert set(rows[0]) == {
         "rank", "bot", "bot_name", "owner", "elo", "openskill_ordinal", "mu", "sigma",
-        "games", "wins", "win_rate", "forfeits", "provisional",
+        "games", "wins", "win_rate", "forfeits", "provisional", "adjusted",
     }
     assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1))
     elos = [Decimal(r["elo"]) for r in rows]

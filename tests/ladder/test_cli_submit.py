@@ -17,7 +17,7 @@ import time
 import pytest
 from rest_framework.authtoken.models import Token
 
-from ladder.models import Bot, BotVersion
+from ladder.models import Bot, BotVersion, Ladder
 from tests.ladder import factories
 from tests.ladder.worker_fixtures import (  # noqa: F401 (the fixture celery_workers)
     CARDROOM,
@@ -134,6 +134,9 @@ def test_login_then_submit_wait_good_and_failing_bots_and_a_replaced_token(platf
     assert "queued for validation: place 1 in the queue" in out
     assert "validating: playing match 1 of 2" in out and "validating: playing match 2 of 2" in out
     assert "active: version 1 of cli-bot plays on the allegra ladders" in out
+    # and, right away, that its place on each ladder is not settled yet (docs/ladder.md)
+    for ladder in Ladder.objects.filter(game="allegra", active=True):
+        assert f"  {ladder.name}: its place is not settled yet" in out
     bot = Bot.objects.get(game="allegra", name="cli-bot")
     assert bot.owner == user and bot.current_version.number == 1
 

@@ -43,7 +43,10 @@ from tests.ladder.worker_fixtures import (  # noqa: F401 (the fixture celery_wor
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-SCHEDULER_TASKS = {"ladder.tasks.top_up_queues", "ladder.tasks.reap_expired_leases", "ladder.tasks.start_due_events"}
+SCHEDULER_TASKS = {
+    "ladder.tasks.top_up_queues", "ladder.tasks.reap_expired_leases", "ladder.tasks.start_due_events",
+    "ladder.tasks.refresh_adjusted_rankings",
+}  # fmt: skip
 LEASE = 4
 THINK = 3.0  # seconds the slow bot sleeps a move: a match of a minute and more
 

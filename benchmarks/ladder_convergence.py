@@ -1,0 +1,648 @@
+"""How fast the ladder's ranking settles, today's and the new (issue 37;
+docs/ladder.md, "How fast the ranking settles"; decision 246).
+
+    nice -n 10 .venv/bin/python benchmarks/ladder_convergence.py \
+        [--games allegory,allegra] [--players 2,4] [--truth-deals 2:20,4:3] \
+        [--repeats 8] [--horizon 2:120,4:60] [--quick] [--out var/ladder_convergence/report.json]
+
+For each game and player count:
+
+1. **The truth**: a field of bots of graded strength (``FIELDS``: the
+   built-in search, ``ismcts-N``, at fixed iteration budgets; greedy;
+   greedy playing a uniformly random legal move a share ``e`` of the time,
+   ``greedy-eX``; random) plays a duplicate round robin with cardroom's
+   tournament code (``cardroom.tournament``: every table of the field,
+   every deal in every seat rotation). Its standings (points per match,
+   with the tournament's paired 95% intervals) fix the true order.
+2. **Today's ladder**, from nothing: the real matchmaking
+   (``ladder.services.matchmaking.top_up_ladder``) on a PostgreSQL database
+   of its own, and the real Elo (``ladder.services.ratings``); the
+   leaderboard's order (Elo, then OpenSkill's ordinal). Each match the
+   scheduler creates is played in this process by the built-in bots (the
+   result is written to the database and rated as a worker would; the
+   replay and logs are not stored).
+3. **The new ladder**, from nothing, the same scheduler: each result
+   luck-adjusted by ``cardroom.luck`` (main's value functions) and ranked by
+   ``ladder.ranking``; once with single matches, once with every pairing
+   played as a duplicate set (the rotations of one deal, rated as one
+   outcome, each rotation a match for Elo and for the count).
+
+Every match is played once and kept in ``var/ladder_convergence/matches.jsonl``
+(a rerun, or another repetition, takes it from there): the ``j``-th match of
+a line-up in a run is deal ``j`` of that line-up, so the repetitions share
+their deals and differ in the scheduler's choices (its random draws) and the
+order results come in. A single match is the deal's rotation ``j mod k``
+(its seats a rotation of the line-up: the scheduler's shuffle of the seats
+has the same distribution for each bot); a set is all ``k`` rotations.
+
+Reported per ranking (Elo; the model on plain results; on adjusted results;
+with sets): matches per bot until Kendall's tau with the true order is at
+least 0.9, and until the top three are exact, both "reached" (first time)
+and "held" (from then to the end of the run), the mean over repetitions
+with a 95% t-interval; the ratio of today's to the new one with a
+bootstrap interval over repetitions; the share of the versions shown
+settled (at every checkpoint of every run) within one place of their true
+place, with a bootstrap interval over runs.
+
+``--quick``: a field of four cheap bots, a small round robin, two short
+runs: the shape of the report in a minute (tests/ranking runs it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from cardroom.luck import luck_of  # noqa: E402
+from cardroom.players import InProcessPlayer, Player  # noqa: E402
+from cardroom.runner import run_match  # noqa: E402
+from cardroom.tournament import event  # noqa: E402
+from cardroom.tournament.schedule import EventSpec  # noqa: E402
+from cardroom.tournament.seeds import KeyedChance, derive  # noqa: E402
+from ladder.ranking import MODEL, Outcome, rank  # noqa: E402
+
+SEED_BASE = 38_000
+TAU_TARGET = 0.9
+TOP = 3
+FIELDS = {
+    "allegory": ["ismcts-20", "greedy", "ismcts-5", "greedy-e0.2", "ismcts-2", "greedy-e0.5", "greedy-e0.8", "random"],
+    "allegra": ["ismcts-20", "ismcts-5", "greedy", "ismcts-2", "greedy-e0.2", "greedy-e0.5", "greedy-e0.8", "random"],
+}
+QUICK_FIELD = ["greedy", "greedy-e0.3", "greedy-e0.7", "random"]
+CACHE = ROOT / "var" / "ladder_convergence" / "matches.jsonl"
+
+
+# -- the bots ------------------------------------------------------------------
+
+
+def make_player(name: str, game: str) -> Player:
+    from bots import builtin_chooser
+
+    if name == "random":
+        return InProcessPlayer("random", None)
+    if name == "greedy":
+        return InProcessPlayer("greedy", builtin_chooser("greedy", game))
+    if name.startswith("greedy-e"):
+        # the luck benchmark's weak greedy at another rate, under its own name
+        # (which seeds its random moves)
+        from luck_variance import WeakGreedy
+
+        player = WeakGreedy(game, float(name[len("greedy-e") :]))
+        player.name, player.spec = name, f"builtin:{name}"
+        return player
+    if name.startswith("ismcts-"):
+        from bots.ismcts_bot import make_choose
+
+        return InProcessPlayer(name, make_choose(time_ms=None, iterations=int(name.split("-", 1)[1])))
+    raise ValueError(f"unknown bot {name!r}")
+
+
+# -- matches, played once and kept -----------------------------------------------
+
+
+class MatchStore:
+    """Every match played, by key, in a JSON-lines file (appended as played)."""
+
+    def __init__(self, path: Path | None):
+        self.path = path
+        self.known: dict[str, dict[str, Any]] = {}
+        self.played = 0
+        self.cpu = 0.0
+        if path is not None and path.exists():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    row = json.loads(line)
+                    self.known[row["key"]] = row
+
+    def play(self, game: str, seats: list[str], seed: int, keyed: bool, luck: bool) -> dict[str, Any]:
+        """The result of ``seats`` (bot names by seat) on ``seed``: the
+        replay's result, and each seat's rank points and adjusted points."""
+        key = f"{game}|{','.join(seats)}|{seed}|{int(keyed)}|{int(luck)}"
+        row = self.known.get(key)
+        if row is not None:
+            return row
+        t0 = time.process_time()
+        record = run_match(
+            game, [make_player(n, game) for n in seats], seed=seed, chance=KeyedChance(seed) if keyed else None
+        )
+        result = record.replay["result"]
+        row = {"key": key, "result": {"ranks": result["ranks"], "scores": result["scores"]}}
+        if luck:
+            report = luck_of(record.replay)
+            row["payoffs"] = [s.payoff for s in report.seats]
+            row["adjusted"] = [s.adjusted for s in report.seats]
+            row["value_function"] = report.value_function
+        self.cpu += time.process_time() - t0
+        self.played += 1
+        self.known[key] = row
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(row, separators=(",", ":")) + "\n")
+        return row
+
+    def ladder_deal(self, game: str, lineup: tuple[str, ...], deal: int, rotation: int) -> dict[str, Any]:
+        """Rotation ``rotation`` of deal ``deal`` of a line-up (its names in
+        sorted order); by bot name: rank, points, adjusted points."""
+        k = len(lineup)
+        seats = [lineup[(s + rotation) % k] for s in range(k)]
+        seed = derive(SEED_BASE, "ladder", game, ",".join(lineup), deal)
+        row = self.play(game, seats, seed, keyed=True, luck=True)
+        return {
+            name: (row["result"]["ranks"][s], row["result"]["scores"][s], row["payoffs"][s], row["adjusted"][s])
+            for s, name in enumerate(seats)
+        }
+
+
+# -- the truth -------------------------------------------------------------------
+
+
+def truth(store: MatchStore, game: str, k: int, names: list[str], deals: int) -> dict[str, Any]:
+    """The duplicate round robin's standings (the tournament's own code)."""
+    spec = EventSpec(game, "duplicate", len(names), k, deals=deals, seed=derive(SEED_BASE, "truth", game, k))
+    outcomes = []
+    for plan in event.batch_plans(spec, 0, []):
+        row = store.play(game, [names[e] for e in plan.seats], plan.seed, keyed=plan.keyed_chance, luck=False)
+        outcomes.append(event.outcome_of(plan, row["result"]))
+    doc = event.standings_of(spec, names, outcomes)
+    order = [names[r["entry"]] for r in doc["standings"]]
+    position = {name: i for i, name in enumerate(order)}
+    neighbours = []
+    for d in doc.get("differences", []):
+        a, b = names[d["a"]], names[d["b"]]
+        if abs(position[a] - position[b]) == 1:
+            neighbours.append({"a": a, "b": b, "ci95": d["ci95"], "significant": d["significant"]})
+    neighbours.sort(key=lambda d: position[d["a"]])
+    return {
+        "matches": len(outcomes),
+        "deals": deals,
+        "order": order,
+        "standings": [
+            {"place": i + 1, "bot": names[r["entry"]], "points_per_match": r["points_per_match"], "ci95": r["ci95"]}
+            for i, r in enumerate(doc["standings"])
+        ],
+        "neighbours": neighbours,
+    }
+
+
+# -- measures --------------------------------------------------------------------
+
+
+def kendall_tau(shown: list[str], true: list[str]) -> float:
+    """Kendall's tau-a between two orders of the same items."""
+    where = {name: i for i, name in enumerate(true)}
+    ranks = [where[name] for name in shown]
+    n = len(ranks)
+    if n < 2:
+        return 1.0
+    concordant = discordant = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            if ranks[i] < ranks[j]:
+                concordant += 1
+            else:
+                discordant += 1
+    return (concordant - discordant) / (n * (n - 1) / 2)
+
+
+def top_exact(shown: list[str], true: list[str], top: int = TOP) -> bool:
+    return shown[:top] == true[:top]
+
+
+def reached(series: list[tuple[float, bool]]) -> float | None:
+    """The first x at which the condition holds."""
+    return next((x for x, ok in series if ok), None)
+
+
+def held(series: list[tuple[float, bool]]) -> float | None:
+    """The first x from which the condition holds to the end of the series
+    (None when it does not hold at the end)."""
+    if not series or not series[-1][1]:
+        return None
+    x = series[-1][0]
+    for at, ok in reversed(series):
+        if not ok:
+            break
+        x = at
+    return x
+
+
+def mean_interval(xs: list[float]) -> dict[str, Any]:
+    from cardroom.tournament import stats
+
+    if not xs:
+        return {"estimate": None, "low": None, "high": None, "n": 0}
+    i = stats.mean_interval(xs, method="t")
+    return {"estimate": i.estimate, "low": i.low, "high": i.high, "n": i.n}
+
+
+def ratio_interval(num: list[float], den: list[float], rounds: int = 2000, seed: int = 1) -> dict[str, Any]:
+    """mean(num) / mean(den), with a bootstrap 95% interval (each resampled
+    over its own repetitions)."""
+    if not num or not den:
+        return {"estimate": None, "low": None, "high": None}
+    rng = random.Random(seed)
+    estimate = statistics.mean(num) / statistics.mean(den)
+    draws = sorted(
+        statistics.mean(rng.choices(num, k=len(num))) / statistics.mean(rng.choices(den, k=len(den)))
+        for _ in range(rounds)
+    )
+    return {"estimate": estimate, "low": draws[int(0.025 * rounds)], "high": draws[int(0.975 * rounds) - 1]}
+
+
+def share_interval(hits: list[int], shown: list[int], rounds: int = 2000, seed: int = 2) -> dict[str, Any]:
+    """Share of hits over shown, pooled over runs, bootstrap over runs."""
+    total = sum(shown)
+    if total == 0:
+        return {"estimate": None, "low": None, "high": None, "shown": 0}
+    rng = random.Random(seed)
+    runs = list(zip(hits, shown))
+    draws = []
+    for _ in range(rounds):
+        sample = rng.choices(runs, k=len(runs))
+        s = sum(b for _a, b in sample)
+        if s:
+            draws.append(sum(a for a, _b in sample) / s)
+    draws.sort()
+    return {
+        "estimate": sum(hits) / total,
+        "low": draws[int(0.025 * len(draws))],
+        "high": draws[int(0.975 * len(draws)) - 1],
+        "shown": total,
+    }
+
+
+# -- one ladder run against the database -----------------------------------------
+
+
+@dataclass
+class Run:
+    """One run's checkpoints: matches per bot, and for each ranking its
+    order, and (the model's) how many were shown settled, how many of them
+    within one place of the truth."""
+
+    mode: str  # "single" or "sets"
+    checkpoints: list[float] = field(default_factory=list)
+    orders: dict[str, list[list[str]]] = field(default_factory=dict)
+    settled: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+
+
+def field_bots(game: str, names: list[str]):
+    """The field as ladder bots (made once per database: one owner, a
+    version each, active), keyed by name."""
+    from django.contrib.auth import get_user_model
+
+    from ladder.models import Bot
+    from ladder.services import bots as bot_services
+
+    owner, _ = get_user_model().objects.get_or_create(username="convergence")
+    program = (ROOT / "bots" / "random_bot.py").read_bytes()
+    out = {}
+    for name in names:
+        label = f"cv-{name}"
+        bot = Bot.objects.filter(game=game, name=label).first()
+        if bot is None:
+            bot = bot_services.create_bot(owner=owner, game=game, name=label)
+            version = bot_services.upload_version(
+                bot=bot, filename="bot.py", data=program + f"\n# {game} {name}\n".encode()
+            )
+            bot_services.activate_version(version)
+            bot.refresh_from_db()
+        out[name] = bot
+    return out
+
+
+def ladder_run(
+    store: MatchStore,
+    game: str,
+    k: int,
+    names: list[str],
+    true_order: list[str],
+    mode: str,
+    horizon: float,
+    seed: int,
+    step: float = 1.0,
+) -> Run:
+    """Today's scheduler and Elo from nothing, inside a transaction rolled
+    back at the end (every run starts from the same empty ladder); each
+    scheduled match played (``single``) or played as a set of its deal's
+    ``k`` rotations (``sets``), rated by Elo, and ranked by the model."""
+    from django.db import transaction
+    from django.utils import timezone
+
+    from ladder.models import Bot, BotVersion, Ladder, Match, Participant, Rating
+    from ladder.services.matches import create_match
+    from ladder.services.matchmaking import top_up_ladder
+    from ladder.services.ratings import apply_match_ratings
+
+    bots = field_bots(game, names)
+    name_of = {b.pk: n for n, b in bots.items()}
+    version_of = {n: BotVersion.objects.get(pk=b.current_version_id) for n, b in bots.items()}
+    rng = random.Random(derive(SEED_BASE, "scheduler", game, k, mode, seed))
+    run = Run(mode)
+    rankings = ["elo", "plain", "adjusted"] if mode == "single" else ["elo-sets", "plain-sets", "adjusted-sets"]
+    for r in rankings:
+        run.orders[r] = []
+        if not r.startswith("elo"):
+            run.settled[r] = []
+    outcomes: dict[str, list[Outcome]] = {"plain": [], "adjusted": []}
+    deals_used: dict[tuple[str, ...], int] = {}
+    seats_played = 0
+    where_true = {n: i for i, n in enumerate(true_order)}
+
+    def record(match: Match, by_name: dict[str, tuple]) -> None:
+        participants = list(match.participants.order_by("seat"))
+        for p in participants:
+            p.rank, p.score = by_name[name_of[p.bot_id]][:2]
+        Participant.objects.bulk_update(participants, ["rank", "score"])
+        match.status = Match.Status.FINISHED
+        match.finished = timezone.now()
+        match.save(update_fields=["status", "finished"])
+        apply_match_ratings(match, participants)
+
+    next_checkpoint = [step]
+
+    def checkpoint() -> None:
+        """The orders and settled counts, each time the matches per bot
+        pass a multiple of ``step``."""
+        if seats_played / len(names) < next_checkpoint[0]:
+            return
+        while next_checkpoint[0] <= seats_played / len(names):
+            next_checkpoint[0] += step
+        run.checkpoints.append(seats_played / len(names))
+        elo_ids = (
+            Rating.objects.filter(ladder=ladder, bot__in=list(bots.values()))
+            .order_by("-elo", "-ordinal", "bot_id")
+            .values_list("bot_id", flat=True)
+        )
+        run.orders[rankings[0]].append([name_of[b] for b in elo_ids])
+        by_version = {v.pk: n for n, v in version_of.items()}
+        for kind, label in zip(("plain", "adjusted"), rankings[1:]):
+            ranks = rank(outcomes[kind])
+            shown = [by_version[r.version] for r in ranks]
+            missing = [n for n in names if n not in shown]  # not played yet: last, by name
+            run.orders[label].append(shown + sorted(missing))
+            settled = [r for r in ranks if r.settled]
+            right = sum(1 for r in settled if abs(r.place - 1 - where_true[by_version[r.version]]) <= 1)
+            run.settled[label].append((right, len(settled)))
+
+    with transaction.atomic():
+        ladder = Ladder.objects.filter(game=game, players_per_match=k).order_by("pk").first()
+        Ladder.objects.exclude(pk=ladder.pk).update(active=False)
+        ladder.active = True
+        ladder.save(update_fields=["active"])
+        Bot.objects.filter(game=game).exclude(pk__in=[b.pk for b in bots.values()]).update(withdrawn=timezone.now())
+        while seats_played / len(names) < horizon:
+            created = top_up_ladder(ladder, rng)
+            if not created:
+                raise RuntimeError("the scheduler made no match")
+            for match in Match.objects.filter(pk__in=created).order_by("pk"):
+                seat_names = [name_of[b] for b in match.participants.order_by("seat").values_list("bot_id", flat=True)]
+                lineup = tuple(sorted(seat_names))
+                deal = deals_used.get(lineup, 0)
+                deals_used[lineup] = deal + 1
+                if mode == "single":
+                    result = store.ladder_deal(game, lineup, deal, deal % k)
+                    record(match, result)
+                    seats_played += k
+                    for kind, column in (("plain", 2), ("adjusted", 3)):
+                        outcomes[kind].append(
+                            Outcome(tuple(version_of[n].pk for n in lineup), tuple(result[n][column] for n in lineup))
+                        )
+                    checkpoint()
+                    continue
+                results = [store.ladder_deal(game, lineup, deal, r) for r in range(k)]
+                record(match, results[0])
+                for r in range(1, k):
+                    seats = [lineup[(s + r) % k] for s in range(k)]
+                    extra = create_match(ladder=ladder, versions=[version_of[n] for n in seats])
+                    record(extra, results[r])
+                seats_played += k * k
+                for kind, column in (("plain", 2), ("adjusted", 3)):
+                    outcomes[kind].append(
+                        Outcome(
+                            tuple(version_of[n].pk for n in lineup),
+                            tuple(statistics.mean(res[n][column] for res in results) for n in lineup),
+                            matches=k,
+                        )
+                    )
+                checkpoint()
+        transaction.set_rollback(True)
+    return run
+
+
+# -- the report --------------------------------------------------------------------
+
+
+def summarise(runs: list[Run], true_order: list[str]) -> dict[str, Any]:
+    per: dict[str, dict[str, list]] = {}
+    for run in runs:
+        for label, orders in run.orders.items():
+            taus = [kendall_tau(o, true_order) for o in orders]
+            tops = [top_exact(o, true_order) for o in orders]
+            row = per.setdefault(
+                label,
+                {
+                    "tau_reached": [],
+                    "tau_held": [],
+                    "top_reached": [],
+                    "top_held": [],
+                    "final_tau": [],
+                    "settled_right": [],
+                    "settled_shown": [],
+                    "runs": 0,
+                },
+            )
+            row["runs"] += 1
+            tau_series = [(x, t >= TAU_TARGET) for x, t in zip(run.checkpoints, taus)]
+            top_series = list(zip(run.checkpoints, tops))
+            for name, value in (
+                ("tau_reached", reached(tau_series)),
+                ("tau_held", held(tau_series)),
+                ("top_reached", reached(top_series)),
+                ("top_held", held(top_series)),
+            ):
+                if value is not None:
+                    row[name].append(value)
+            row["final_tau"].append(taus[-1])
+            if label in run.settled:
+                row["settled_right"].append(sum(a for a, _b in run.settled[label]))
+                row["settled_shown"].append(sum(b for _a, b in run.settled[label]))
+    out = {}
+    for label, row in per.items():
+        entry = {"runs": row["runs"], "final_tau": mean_interval(row["final_tau"])}
+        for name in ("tau_reached", "tau_held", "top_reached", "top_held"):
+            entry[name] = {**mean_interval(row[name]), "runs_reaching": len(row[name]), "values": row[name]}
+        if row["settled_shown"]:
+            entry["settled_within_one"] = share_interval(row["settled_right"], row["settled_shown"])
+        out[label] = entry
+    ratios = {}
+    for new in ("plain", "adjusted", "elo-sets", "plain-sets", "adjusted-sets"):
+        if new in per and "elo" in per:
+            ratios[f"elo/{new}"] = {
+                name: ratio_interval(per["elo"][name], per[new][name])
+                for name in ("tau_reached", "tau_held", "top_reached", "top_held")
+            }
+    return {"rankings": out, "ratios": ratios}
+
+
+def measure(
+    store: MatchStore,
+    game: str,
+    k: int,
+    names: list[str],
+    truth_deals: int,
+    repeats: int,
+    horizon: float,
+    progress=print,
+    modes: tuple[str, ...] = ("single", "sets"),
+    step: float = 1.0,
+) -> dict[str, Any]:
+    started = time.monotonic()
+    truth_doc = truth(store, game, k, names, truth_deals)
+    progress(f"{game} {k}p truth: {truth_doc['order']} ({truth_doc['matches']} matches)")
+    runs = []
+    for rep in range(repeats):
+        for mode in modes:
+            runs.append(ladder_run(store, game, k, names, truth_doc["order"], mode, horizon, rep, step))
+            progress(f"{game} {k}p run {rep} {mode}: {runs[-1].checkpoints[-1]:.0f} matches per bot")
+    return {
+        "game": game,
+        "players": k,
+        "field": names,
+        "truth": truth_doc,
+        "repeats": repeats,
+        "horizon_matches_per_bot": horizon,
+        "checkpoint_every_matches_per_bot": step,
+        "modes": list(modes),
+        "summary": summarise(runs, truth_doc["order"]),
+        "seconds": time.monotonic() - started,
+    }
+
+
+def _per_players(text: str, cast=int) -> dict[int, Any]:
+    out = {}
+    for part in text.split(","):
+        k, value = part.split(":")
+        out[int(k)] = cast(value)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", default="allegory,allegra")
+    parser.add_argument("--players", default="2,4")
+    parser.add_argument("--truth-deals", default="2:20,4:3", help="deals of the round robin, per player count")
+    parser.add_argument("--repeats", type=int, default=8)
+    parser.add_argument("--horizon", default="2:120,4:60", help="matches per bot a run lasts, per player count")
+    parser.add_argument("--step", default="2:1,4:2", help="matches per bot between checkpoints, per player count")
+    parser.add_argument("--sets-games", default="allegory,allegra", help="games whose runs include duplicate sets")
+    parser.add_argument("--truth-only", action="store_true", help="the round robins only (to choose a field)")
+    parser.add_argument("--field", default="", help="GAME=BOT,BOT,...;GAME=... in place of FIELDS")
+    parser.add_argument("--quick", action="store_true", help="four cheap bots, a small round robin, two short runs")
+    parser.add_argument("--cache", default=str(CACHE), help="the matches played ('' for none)")
+    parser.add_argument("--out", default=str(ROOT / "var" / "ladder_convergence" / "report.json"))
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get("CONVERGENCE_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/cardroom_convergence"),
+    )
+    args = parser.parse_args(argv)
+    truth_deals, horizon = _per_players(args.truth_deals), _per_players(args.horizon, float)
+    if args.quick:
+        truth_deals, horizon, args.repeats = {2: 4, 4: 1}, {2: 12.0, 4: 8.0}, 2
+
+    from ladder_backlog import bench_env, fresh_django
+
+    fresh_django(args.database_url, bench_env(args.database_url, "memory://", "ladder_convergence"))
+    report = run_all(args, truth_deals, horizon)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    print_report(report)
+    return 0
+
+
+def run_all(args, truth_deals: dict[int, int], horizon: dict[int, float]) -> dict[str, Any]:
+    store = MatchStore(Path(args.cache) if args.cache else None)
+    fields = dict(FIELDS)
+    for part in filter(None, getattr(args, "field", "").split(";")):
+        game, bots = part.split("=")
+        fields[game] = bots.split(",")
+    results = []
+    for game in args.games.split(","):
+        names = QUICK_FIELD if args.quick else fields[game]
+        for k in (int(p) for p in args.players.split(",")):
+            if getattr(args, "truth_only", False):
+                doc = truth(store, game, k, names, truth_deals[k])
+                results.append({"game": game, "players": k, "field": names, "truth": doc})
+                continue
+            results.append(
+                measure(
+                    store,
+                    game,
+                    k,
+                    names,
+                    truth_deals[k],
+                    args.repeats,
+                    horizon[k],
+                    modes=("single", "sets")
+                    if game in getattr(args, "sets_games", "allegory,allegra").split(",")
+                    else ("single",),
+                    step=_per_players(getattr(args, "step", "2:1,4:2"), float)[k],
+                    progress=lambda s: print(s, flush=True),
+                )
+            )
+    return {
+        "model": MODEL,
+        "load_average": os.getloadavg(),
+        "matches_played_now": store.played,
+        "match_cpu_seconds_now": store.cpu,
+        "results": results,
+    }
+
+
+def _fmt(i: dict[str, Any], digits: int = 0) -> str:
+    if i.get("estimate") is None:
+        return "none"
+    if i.get("low") is None:
+        return f"{i['estimate']:.{digits}f}"
+    return f"{i['estimate']:.{digits}f} ({i['low']:.{digits}f}-{i['high']:.{digits}f})"
+
+
+def print_report(report: dict[str, Any]) -> None:
+    print(f"model {report['model']}, load average {report['load_average']}")
+    for res in report["results"]:
+        print(f"\n{res['game']} {res['players']} players: truth {res['truth']['order']}")
+        for n in res["truth"]["neighbours"]:
+            print(f"  {n['a']} - {n['b']}: {_fmt(n['ci95'], 3)}{'' if n['significant'] else ' (not separated)'}")
+        for row in res["truth"]["standings"]:
+            print(f"  {row['place']}. {row['bot']}: {_fmt(row['ci95'], 3)}")
+        if "summary" not in res:
+            continue
+        for label, row in res["summary"]["rankings"].items():
+            runs = row["runs"]
+            parts = [
+                f"{name} {_fmt(row[name])} [{row[name]['runs_reaching']}/{runs}]"
+                for name in ("tau_reached", "tau_held", "top_reached", "top_held")
+            ]
+            settled = row.get("settled_within_one")
+            if settled:
+                parts.append(f"settled within one {_fmt(settled, 3)} of {settled['shown']}")
+            print(f"  {label}: " + ", ".join(parts))
+        for label, ratios in res["summary"]["ratios"].items():
+            print(f"  {label}: " + ", ".join(f"{n} {_fmt(r, 2)}" for n, r in ratios.items()))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

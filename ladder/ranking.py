@@ -1,0 +1,333 @@
+"""The ladder's adjusted rating: a rating with a 95% interval, a place, and
+whether that place is settled, from a ladder's results (issue 37; the
+formula is docs/ladder.md, "Adjusted rating"; decision 245).
+
+Free of Django, like ladder.rating_math, so it can be checked and recomputed
+on its own. Standard library only: the server has no NumPy (and SciPy was
+taken out of the image for its size), and the fit is a few dozen lines.
+
+The model (``MODEL``) is Bradley-Terry on rank points. Version ``a`` has a
+strength ``theta[a]`` (natural-log odds); at a table of k, seat i is expected
+to score the mean over the others of the logistic ``sigma(theta_i -
+theta_j)``, which is the expectation of its rank points (the mean of its
+pairwise results, decision 184). The fit is where every version's expected
+points equal its actual points (each outcome counting ``matches`` times),
+with one virtual drawn match of every version against a fixed opponent of
+strength 0 (a prior: a version with few or no matches sits near the middle,
+and a version that won everything has a finite rating). It maximises the
+concave
+
+    L(theta) = sum_o w_o [ sum_i p_i theta_(v_i)
+                           - 1/(k-1) sum_(i<j) log(exp theta_(v_i) + exp theta_(v_j)) ]
+               + sum_a [ theta_a / 2 - log(1 + exp theta_a) ]
+
+(for k = 2 and results 0/1 it is exactly Bradley-Terry's log-likelihood), by
+Newton's method. The interval is the cluster-robust ("sandwich") one,
+clustered by outcome: cov = J^-1 B J^-1 with J = -Hessian of L and B the sum
+over outcomes of the outer product of each outcome's score vector (times
+G/(G-1), G outcomes), plus the virtual match's binomial variance, taken
+relative to the field's mean; its quantile is Student's t with (the
+version's outcomes - 1) degrees of freedom, as the sandwich is too narrow on
+few outcomes. Being built on the residuals, it narrows as the payoffs'
+variance falls, which is what luck-adjusted payoffs and duplicate sets are
+for.
+
+The scale is Elo's: ``rating = 1500 + theta * 400 / ln 10``, so a gap of 400
+is odds of 10 to 1 in expected points.
+
+Settled (the place is within one of the true place): every version placed
+two or more places away is separated from it, the 95% interval of the two
+ratings' difference (from the joint covariance, t with the smaller outcome
+count) excluding 0. Then the only
+versions that may be in the wrong order relative to it are its two
+neighbours, so its true place is its place, one above or one below.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from cardroom.tournament.stats import t_quantile
+
+MODEL = "bradley-terry-points@1"
+
+RATING_CENTRE = 1500.0
+RATING_PER_LOGIT = 400.0 / math.log(10.0)  # Elo's scale
+LEVEL = 0.95  # the intervals' coverage
+Z95 = 1.959963984540054  # the normal's two-sided 95% quantile
+PRIOR_MATCHES = 1.0  # virtual drawn matches of every version against strength 0
+MORE_MATCHES_CAP = 10_000  # "about this many or more": no end in sight
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One rated result: a ladder match, or a duplicate set rated as one."""
+
+    versions: tuple[int, ...]  # bot-version ids, one per seat (a set: one per bot)
+    payoffs: tuple[float, ...]  # each one's rank points (mean over a set's rotations), adjusted when luck is known
+    matches: int = 1  # matches it stands for (a set of k rotations: k)
+
+
+@dataclass(frozen=True)
+class Rank:
+    version: int
+    rating: float  # 1500 + 400 / ln 10 * strength: Elo's scale
+    low: float  # 95% interval
+    high: float
+    matches: int
+    place: int  # 1 = best
+    settled: bool  # its place is within one of the true place (module docstring)
+    more_matches: int | None  # about how many more matches until settled; None once settled
+
+
+@dataclass(frozen=True)
+class Fit:
+    """The fitted model: strengths in log-odds and their covariance, versions
+    in increasing id order (``index`` maps an id to its row)."""
+
+    versions: tuple[int, ...]
+    theta: tuple[float, ...]
+    covariance: tuple[tuple[float, ...], ...]
+    matches: tuple[int, ...]
+    counts: tuple[int, ...]  # outcomes each version took part in (the sandwich's clusters)
+    outcomes: int
+
+    @property
+    def index(self) -> dict[int, int]:
+        return {v: i for i, v in enumerate(self.versions)}
+
+    def rating(self, i: int) -> float:
+        return RATING_CENTRE + RATING_PER_LOGIT * self.theta[i]
+
+    def difference_sd(self, i: int, j: int) -> float:
+        """Standard deviation of theta_i - theta_j (log-odds)."""
+        c = self.covariance
+        return math.sqrt(max(c[i][i] + c[j][j] - 2.0 * c[i][j], 0.0))
+
+
+def _sigmoid(x: float) -> float:
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+def _log1pexp(x: float) -> float:
+    return x + math.log1p(math.exp(-x)) if x > 0 else math.log1p(math.exp(x))
+
+
+def _checked(outcomes: Iterable[Outcome]) -> list[Outcome]:
+    out = []
+    for o in outcomes:
+        k = len(o.versions)
+        if k < 2 or len(o.payoffs) != k:
+            raise ValueError(f"an outcome needs at least 2 versions and one payoff each, not {o!r}")
+        if len(set(o.versions)) != k:
+            raise ValueError(f"a version holds two seats of one outcome: {o.versions}")
+        if o.matches < 1:
+            raise ValueError(f"an outcome stands for at least one match, not {o.matches}")
+        if not all(math.isfinite(p) for p in o.payoffs):
+            raise ValueError(f"payoffs must be finite numbers: {o.payoffs}")
+        out.append(o)
+    return out
+
+
+def _cholesky_solve(matrix: list[list[float]], rhs: list[list[float]]) -> list[list[float]]:
+    """X with matrix @ X = rhs (matrix symmetric positive definite, which
+    the prior guarantees); rhs and X given as columns."""
+    n = len(matrix)
+    low = [[0.0] * n for _ in range(n)]
+    for i in range(n):
+        row_i = low[i]
+        for j in range(i + 1):
+            row_j = low[j]
+            s = matrix[i][j] - sum(row_i[t] * row_j[t] for t in range(j))
+            if i == j:
+                row_i[i] = math.sqrt(s)
+            else:
+                row_i[j] = s / row_j[j]
+    out = []
+    for b in rhs:
+        y = [0.0] * n
+        for i in range(n):
+            y[i] = (b[i] - sum(low[i][t] * y[t] for t in range(i))) / low[i][i]
+        x = [0.0] * n
+        for i in reversed(range(n)):
+            x[i] = (y[i] - sum(low[t][i] * x[t] for t in range(i + 1, n))) / low[i][i]
+        out.append(x)
+    return out
+
+
+class _Problem:
+    """The outcomes as index tuples, and L, its gradient and -Hessian."""
+
+    def __init__(self, outcomes: Sequence[Outcome], prior: float):
+        self.versions = tuple(sorted({v for o in outcomes for v in o.versions}))
+        index = {v: i for i, v in enumerate(self.versions)}
+        self.rows = [(tuple(index[v] for v in o.versions), o.payoffs, float(o.matches)) for o in outcomes]
+        self.prior = prior
+        n = len(self.versions)
+        self.matches = [0] * n
+        for o in outcomes:
+            for v in o.versions:
+                self.matches[index[v]] += o.matches
+
+    def objective(self, theta: Sequence[float]) -> float:
+        total = 0.0
+        for seats, payoffs, w in self.rows:
+            k = len(seats)
+            part = sum(p * theta[a] for a, p in zip(seats, payoffs))
+            pairs = 0.0
+            for x in range(k):
+                for y in range(x + 1, k):
+                    ta, tb = theta[seats[x]], theta[seats[y]]
+                    pairs += max(ta, tb) + _log1pexp(-abs(ta - tb))
+            total += w * (part - pairs / (k - 1))
+        total += self.prior * sum(t / 2 - _log1pexp(t) for t in theta)
+        return total
+
+    def residuals(self, theta: Sequence[float], seats: Sequence[int], payoffs: Sequence[float]) -> list[float]:
+        k = len(seats)
+        return [
+            p - sum(_sigmoid(theta[a] - theta[b]) for b in seats if b != a) / (k - 1) for a, p in zip(seats, payoffs)
+        ]
+
+    def gradient_and_information(self, theta: Sequence[float]) -> tuple[list[float], list[list[float]]]:
+        n = len(theta)
+        grad = [self.prior * (0.5 - _sigmoid(t)) for t in theta]
+        info = [[0.0] * n for _ in range(n)]
+        for i, t in enumerate(theta):
+            s = _sigmoid(t)
+            info[i][i] += self.prior * s * (1 - s)
+        for seats, payoffs, w in self.rows:
+            k = len(seats)
+            for a, r in zip(seats, self.residuals(theta, seats, payoffs)):
+                grad[a] += w * r
+            for x in range(k):
+                for y in range(x + 1, k):
+                    a, b = seats[x], seats[y]
+                    s = _sigmoid(theta[a] - theta[b])
+                    h = w * s * (1 - s) / (k - 1)
+                    info[a][a] += h
+                    info[b][b] += h
+                    info[a][b] -= h
+                    info[b][a] -= h
+        return grad, info
+
+
+def fit(outcomes: Iterable[Outcome], *, prior_matches: float = PRIOR_MATCHES) -> Fit:
+    """The model fitted to ``outcomes`` (see the module docstring)."""
+    if not prior_matches > 0:
+        raise ValueError("prior_matches must be positive (it keeps every rating finite)")
+    outcomes = _checked(outcomes)
+    problem = _Problem(outcomes, prior_matches)
+    n = len(problem.versions)
+    if n == 0:
+        return Fit((), (), (), (), (), 0)
+    theta = [0.0] * n
+    value = problem.objective(theta)
+    for _ in range(100):
+        grad, info = problem.gradient_and_information(theta)
+        (step,) = _cholesky_solve(info, [grad])
+        # Newton's step, halved while it does not raise L (L is concave, so
+        # near the top the full step is taken and convergence is quadratic).
+        scale = 1.0
+        while True:
+            candidate = [t + scale * s for t, s in zip(theta, step)]
+            new_value = problem.objective(candidate)
+            if new_value >= value - 1e-12 or scale < 1e-6:
+                break
+            scale /= 2
+        theta, value = candidate, new_value
+        if max(abs(scale * s) for s in step) < 1e-10:
+            break
+    _, info = problem.gradient_and_information(theta)
+    # The meat: each outcome's score vector, outer product, summed (CR1
+    # small-sample factor), plus the virtual matches' binomial variance.
+    g = len(problem.rows)
+    factor = g / (g - 1) if g > 1 else 1.0
+    meat = [[0.0] * n for _ in range(n)]
+    for seats, payoffs, w in problem.rows:
+        score = [(a, w * r) for a, r in zip(seats, problem.residuals(theta, seats, payoffs))]
+        for a, ra in score:
+            for b, rb in score:
+                meat[a][b] += factor * ra * rb
+    for i, t in enumerate(theta):
+        s = _sigmoid(t)
+        meat[i][i] += prior_matches * s * (1 - s)
+    identity = [[1.0 if r == c else 0.0 for r in range(n)] for c in range(n)]
+    inverse = _cholesky_solve(info, identity)  # columns of J^-1 (symmetric)
+    half = _cholesky_solve(info, [list(col) for col in zip(*_matmul(meat, inverse))])
+    full = [[(half[c][r] + half[r][c]) / 2 for c in range(n)] for r in range(n)]
+    # Strengths are told apart only relative to each other: report them
+    # relative to the field's mean (theta - mean theta, and its covariance
+    # P C P with P = I - 1/n), so a rating's interval says where it stands in
+    # the field, not how well the virtual opponent pins the whole field.
+    mean = sum(theta) / n
+    row_mean = [sum(row) / n for row in full]
+    grand = sum(row_mean) / n
+    covariance = tuple(tuple(full[r][c] - row_mean[r] - row_mean[c] + grand for c in range(n)) for r in range(n))
+    counts = [0] * n
+    for seats, _payoffs, _w in problem.rows:
+        for a in seats:
+            counts[a] += 1
+    return Fit(problem.versions, tuple(t - mean for t in theta), covariance, tuple(problem.matches), tuple(counts), g)
+
+
+def _matmul(a: list[list[float]], b: list[list[float]]) -> list[list[float]]:
+    """a @ b, with b given as columns (so: rows of a times columns of b); the
+    result as rows."""
+    return [[sum(x * y for x, y in zip(row, col)) for col in b] for row in a]
+
+
+def quantile(outcomes: int, level: float = LEVEL) -> float:
+    """The two-sided ``level`` quantile for an interval resting on
+    ``outcomes`` outcomes: Student's t with outcomes - 1 degrees of freedom
+    (at least 1), as for a mean of that many, since the sandwich estimates
+    a version's variance from its own outcomes' residuals and is too
+    narrow on few of them."""
+    return t_quantile(max(outcomes - 1, 1), 0.5 + level / 2)
+
+
+def rank(outcomes: Iterable[Outcome], *, prior_matches: float = PRIOR_MATCHES, level: float = LEVEL) -> list[Rank]:
+    """Every version that played, best first (ties in rating by version id);
+    deterministic."""
+    model = fit(outcomes, prior_matches=prior_matches)
+    n = len(model.versions)
+    order = sorted(range(n), key=lambda i: (-model.theta[i], model.versions[i]))
+    out = []
+    for place0, i in enumerate(order):
+        worst = 1.0  # the largest factor by which i's matches must grow
+        settled = model.matches[i] > 0
+        for other0, j in enumerate(order):
+            if abs(other0 - place0) < 2:
+                continue
+            gap = abs(model.theta[i] - model.theta[j])
+            needed = quantile(min(model.counts[i], model.counts[j]), level) * model.difference_sd(i, j)
+            if gap <= needed:
+                settled = False
+                worst = max(worst, (needed / gap) ** 2 if gap > 0 else math.inf)
+        if settled:
+            more = None
+        else:
+            # The interval of a difference narrows about as 1/sqrt(matches).
+            have = max(model.matches[i], 1)
+            more = MORE_MATCHES_CAP if worst == math.inf else min(math.ceil(have * (worst - 1)), MORE_MATCHES_CAP)
+            more = max(more, 1)
+        half = quantile(model.counts[i], level) * math.sqrt(max(model.covariance[i][i], 0.0)) * RATING_PER_LOGIT
+        rating = model.rating(i)
+        out.append(
+            Rank(
+                version=model.versions[i],
+                rating=rating,
+                low=rating - half,
+                high=rating + half,
+                matches=model.matches[i],
+                place=place0 + 1,
+                settled=settled,
+                more_matches=more,
+            )
+        )
+    return out

@@ -1,0 +1,99 @@
+"""benchmarks/ladder_convergence.py: its measures on known cases, and its
+quick form end to end against the test database (real matchmaking, real
+Elo, real matches of the built-in bots)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _benchmark():
+    name = "ladder_convergence_under_test"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "ladder_convergence.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+TRUE = ["a", "b", "c", "d", "e", "f", "g", "h"]
+
+
+def test_kendall_tau_on_known_orders():
+    lc = _benchmark()
+    assert lc.kendall_tau(TRUE, TRUE) == 1.0
+    assert lc.kendall_tau(list(reversed(TRUE)), TRUE) == -1.0
+    one_swap = ["a", "b", "c", "e", "d", "f", "g", "h"]
+    assert lc.kendall_tau(one_swap, TRUE) == pytest.approx(1 - 2 / 28)  # 0.929: at least 0.9
+    two_swaps = ["b", "a", "c", "e", "d", "f", "g", "h"]
+    assert lc.kendall_tau(two_swaps, TRUE) == pytest.approx(1 - 4 / 28)  # 0.857: not
+    assert lc.top_exact(one_swap, TRUE) and not lc.top_exact(two_swaps, TRUE)
+
+
+def test_reached_and_held():
+    lc = _benchmark()
+    series = [(1, False), (2, True), (3, False), (4, True), (5, True)]
+    assert lc.reached(series) == 2
+    assert lc.held(series) == 4
+    assert lc.held(series[:3]) is None
+    assert lc.reached([(1, False)]) is None
+
+
+def test_summary_counts_on_a_known_run():
+    lc = _benchmark()
+    run = lc.Run("single", checkpoints=[1.0, 2.0, 3.0, 4.0])
+    two_swaps = ["b", "a", "c", "e", "d", "f", "g", "h"]
+    one_swap = ["a", "b", "c", "e", "d", "f", "g", "h"]
+    run.orders = {
+        "elo": [two_swaps, two_swaps, one_swap, TRUE],
+        "plain": [two_swaps, one_swap, TRUE, TRUE],
+        "adjusted": [TRUE, two_swaps, TRUE, TRUE],
+    }
+    run.settled = {"plain": [(0, 0), (1, 2), (3, 3), (4, 4)], "adjusted": [(2, 2), (0, 1), (1, 1), (1, 1)]}
+    summary = lc.summarise([run], TRUE)
+    rows = summary["rankings"]
+    assert rows["elo"]["tau_reached"]["values"] == [3.0]
+    assert rows["elo"]["top_reached"]["values"] == [3.0]  # one swap below the top three
+    assert rows["plain"]["tau_reached"]["values"] == [2.0]
+    assert rows["adjusted"]["tau_reached"]["values"] == [1.0]
+    assert rows["adjusted"]["tau_held"]["values"] == [3.0]
+    assert rows["plain"]["settled_within_one"]["estimate"] == pytest.approx(8 / 9)
+    assert rows["adjusted"]["settled_within_one"]["estimate"] == pytest.approx(4 / 5)
+    assert summary["ratios"]["elo/plain"]["tau_reached"]["estimate"] == pytest.approx(1.5)
+
+
+@pytest.mark.django_db
+def test_quick_form_end_to_end(tmp_path):
+    lc = _benchmark()
+    args = argparse.Namespace(games="allegory", players="2", quick=True, repeats=2, cache=str(tmp_path / "m.jsonl"))
+    report = lc.run_all(args, {2: 2}, {2: 6.0})
+    assert report["model"] == "bradley-terry-points@1"
+    (result,) = report["results"]
+    assert sorted(result["truth"]["order"]) == sorted(lc.QUICK_FIELD)
+    assert result["truth"]["matches"] == 6 * 2 * 2  # 6 pairs, 2 deals, 2 rotations
+    assert len(result["truth"]["neighbours"]) == 3
+    rankings = result["summary"]["rankings"]
+    assert set(rankings) == {"elo", "plain", "adjusted", "elo-sets", "plain-sets", "adjusted-sets"}
+    for label, row in rankings.items():
+        assert row["runs"] == 2
+        assert -1.0 <= row["final_tau"]["estimate"] <= 1.0
+        for name in ("tau_reached", "tau_held", "top_reached", "top_held"):
+            assert row[name]["runs_reaching"] == len(row[name]["values"]) <= 2
+            assert all(0 < x for x in row[name]["values"])
+        if not label.startswith("elo"):
+            share = row["settled_within_one"]
+            assert share["shown"] == 0 or 0.0 <= share["estimate"] <= 1.0
+    assert "elo/adjusted-sets" in result["summary"]["ratios"]
+    # every match was kept: a second pass plays none
+    again = lc.run_all(args, {2: 2}, {2: 6.0})
+    assert again["matches_played_now"] == 0
+    assert again["results"][0]["summary"] == result["summary"]
