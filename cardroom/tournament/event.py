@@ -76,6 +76,10 @@ def outcome_of(plan: MatchPlan, result: dict[str, Any]) -> standings.Outcome:
     )
 
 
-def standings_of(spec: EventSpec, names: Sequence[str], outcomes: Sequence[standings.Outcome]) -> dict[str, Any]:
+def standings_of(
+    spec: EventSpec, names: Sequence[str], outcomes: Sequence[standings.Outcome], decided_by: str = "plain"
+) -> dict[str, Any]:
+    """The event's table; ``decided_by`` (the organizer's choice): plain or
+    luck-adjusted points per match first (cardroom.tournament.standings)."""
     ordered = sorted(outcomes, key=lambda o: o.number)
-    return standings.compute(spec.game, names, ordered, duplicate=spec.format == "duplicate")
+    return standings.compute(spec.game, names, ordered, duplicate=spec.format == "duplicate", decided_by=decided_by)

@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from ladder.models import Bot, BotVersion, CasualSeat, Ladder, Match, Participant, Rating
+from ladder.selectors import duplicate_sets
 
 
 def ladders() -> QuerySet[Ladder]:
@@ -92,7 +93,7 @@ def versions(bot: Bot) -> QuerySet[BotVersion]:
 # Python in bench_api.
 _MATCH_FIELDS = (
     "id", "ladder", "kind", "game", "options", "num_players", "seed", "status", "attempts", "num_events",
-    "created", "started", "finished", "rating_sequence",
+    "created", "started", "finished", "rating_sequence", "duplicate_set", "set_rotation",
 )
 _PARTICIPANT_FIELDS = (
     "match", "seat", "bot", "score", "rank", "forfeit_reason", "forfeit_event",
@@ -105,7 +106,11 @@ def matches(ladder: int | None = None, bot: int | None = None, status: str | Non
     is the ladder's id) and ``ladder_name``. A page of them gets its seats
     from with_participants(). Casual matches are in no list (decision 130):
     each is reached by its id."""
-    qs = Match.objects.exclude(kind=Match.Kind.CASUAL).order_by("-id").values(*_MATCH_FIELDS, ladder_name=F("ladder__name"))
+    qs = (
+        Match.objects.exclude(kind=Match.Kind.CASUAL)
+        .order_by("-id")
+        .values(*_MATCH_FIELDS, ladder_name=F("ladder__name"), set_open=duplicate_sets.set_open())
+    )
     if ladder is not None:
         qs = qs.filter(ladder_id=ladder)
     if bot is not None:
@@ -122,12 +127,15 @@ def match_row(match_id: int) -> dict | None:
     m, lad = Match._meta.db_table, Ladder._meta.db_table
     columns = ", ".join(f"m.{Match._meta.get_field(name).column}" for name in _MATCH_FIELDS)
     with connections[Match.objects.db].cursor() as cursor:
-        cursor.execute(f"SELECT {columns}, l.name FROM {m} m LEFT JOIN {lad} l ON l.id = m.ladder_id WHERE m.id = %s",
-                       [match_id])  # fmt: skip
+        # set_open: a rotation of its duplicate set is still to play (duplicate_sets.set_open)
+        cursor.execute(f"SELECT {columns}, l.name, EXISTS (SELECT 1 FROM {m} o WHERE o.duplicate_set_id = m.duplicate_set_id"
+                       f" AND o.status IN (%s, %s)) FROM {m} m LEFT JOIN {lad} l ON l.id = m.ladder_id WHERE m.id = %s",
+                       [*duplicate_sets.OPEN, match_id])  # fmt: skip
         found = cursor.fetchone()
     if found is None:
         return None
-    row = dict(zip((*_MATCH_FIELDS, "ladder_name"), found))
+    row = dict(zip((*_MATCH_FIELDS, "ladder_name", "set_open"), found))
+    row["set_open"] = bool(row["set_open"])  # (SQLite's is 0 or 1)
     # What the ORM's converters would do: the JSON column arrives as text
     # (PostgreSQL's jsonb as Django loads it, SQLite's text), SQLite's
     # datetimes naive (they are UTC) or as text.

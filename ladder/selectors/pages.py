@@ -403,7 +403,7 @@ def match_detail(match_id: int) -> Match | None:
         "participants",
         queryset=Participant.objects.select_related("bot", "bot__owner", "version").order_by("seat"),
     )
-    return Match.objects.select_related("ladder", "validation_of", "validation_of__bot").prefetch_related(seats).filter(pk=match_id).first()
+    return Match.objects.select_related("ladder", "validation_of", "validation_of__bot", "duplicate_set").prefetch_related(seats).filter(pk=match_id).first()
 
 
 def matches_page(before: int | None = None, ladder: int | None = None, bot: int | None = None, limit: int = 30) -> list[Match]:
