@@ -62,8 +62,10 @@ def chance_for(plan: MatchPlan):
     return KeyedChance(plan.seed) if plan.keyed_chance else None
 
 
-def outcome_of(plan: MatchPlan, result: dict[str, Any]) -> standings.Outcome:
-    """``result`` is a replay's result object (scores, ranks, forfeits)."""
+def outcome_of(plan: MatchPlan, result: dict[str, Any], luck: dict[str, Any] | None = None) -> standings.Outcome:
+    """``result`` is a replay's result object (scores, ranks, forfeits);
+    ``luck``, where known, its luck (``value_function`` and ``adjusted``
+    points by seat, as cardroom.luck gives them)."""
     return standings.Outcome(
         number=plan.number,
         seats=tuple(plan.seats),
@@ -73,6 +75,8 @@ def outcome_of(plan: MatchPlan, result: dict[str, Any]) -> standings.Outcome:
         round=plan.round,
         table=plan.table,
         forfeits=tuple(f["seat"] for f in result.get("forfeits", [])),
+        adjusted=None if luck is None else tuple(luck["adjusted"]),
+        value_function=None if luck is None else luck["value_function"],
     )
 
 

@@ -81,3 +81,28 @@ def test_a_match_of_unknown_luck_counts_its_plain_points_and_duplicate_pairs_by_
     assert rows["A"]["adjusted"]["points_per_match"] == pytest.approx((1 + 0.55 + 0.7 + 0.4) / 4)
     assert rows["A"]["adjusted"]["ci95"]["method"] == "t-per-deal" and rows["A"]["adjusted"]["ci95"]["n"] == 3
     assert all(d["ci95"]["method"] == "paired-by-deal" for d in doc["adjusted_differences"])
+
+
+def test_cardroom_tournament_decided_by_adjusted_writes_each_match_s_luck(tmp_path):
+    import json
+
+    from tests.tournament.test_local import run_cli
+
+    out = tmp_path / "ev"
+    proc = run_cli("allegory", "builtin:greedy", "builtin:random", "--format", "duplicate", "--deals", "3",
+                   "--seed", "5", "--jobs", "1", "--decided-by", "adjusted", "--out", str(out))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "luck-adjusted points per game (allegory-tales@1); decided by adjusted:" in proc.stdout
+    doc = json.loads((out / "standings.json").read_text())
+    assert doc["decided_by"] == "adjusted" and doc["value_functions"] == ["allegory-tales@1"]
+    assert all(sum(m["luck"]["luck"]) == pytest.approx(0, abs=1e-9) for m in doc["matches"])
+    rows = doc["standings"]
+    assert rows[0]["adjusted"]["points_per_match"] >= rows[1]["adjusted"]["points_per_match"]
+    assert all(r["adjusted"]["matches_adjusted"] == 6 for r in rows)
+    plain = run_cli("allegory", "builtin:greedy", "builtin:random", "--format", "duplicate", "--deals", "1",
+                    "--seed", "5", "--jobs", "1", "--out", str(tmp_path / "plain"))  # fmt: skip
+    assert plain.returncode == 0 and "luck-adjusted" not in plain.stdout
+    plain_doc = json.loads((tmp_path / "plain" / "standings.json").read_text())
+    assert "decided_by" not in plain_doc and "luck" not in plain_doc["matches"][0]  # as it always was
+    bad = run_cli("allegory", "builtin:greedy", "builtin:random", "--format", "duplicate", "--decided-by", "luck")
+    assert bad.returncode == 2 and "invalid choice: 'luck'" in bad.stderr
