@@ -112,3 +112,14 @@ def ladder_outcomes(ladder: Ladder | int, adjusted: dict[int, Sequence[float]] |
     each complete duplicate set as one (``adjusted``: match id -> payoffs by
     seat, where the luck is known)."""
     return group(played_matches(ladder, adjusted))
+
+
+def sets_of(ladder: Ladder | int) -> dict[int, tuple[int, int]]:
+    """match id -> (its duplicate set, the set's rotations), for the ladder's
+    matches that belong to a set: what a caller with payoffs of its own
+    (the adjusted rating's luck) needs to build ``Played`` rows for ``group``."""
+    ladder_id = ladder if isinstance(ladder, int) else ladder.pk
+    rows = Match.objects.filter(ladder_id=ladder_id, duplicate_set__isnull=False).values_list(
+        "pk", "duplicate_set_id", "duplicate_set__rotations"
+    )
+    return {match_id: (set_id, rotations) for match_id, set_id, rotations in rows.iterator(chunk_size=5000)}

@@ -133,6 +133,7 @@ def test_a_set_is_one_deal_in_every_rotation_rated_per_match_and_as_one_result(s
     setups = [next(e["action"] for e in replay(x)["events"] if e["by"] == "chance") for x in (first, second)]
     assert setups[0] == setups[1] and replay(first)["seed"] == replay(second)["seed"] == first.seed
 
+    assert set_reads.sets_of(first.ladder_id)[second.pk] == (first.duplicate_set_id, 2)
     outcomes = [o for o in set_reads.ladder_outcomes(first.ladder_id) if set(o.versions) == {greedy.pk, rand.pk}]
     assert len(outcomes) == 1 and outcomes[0].matches == 2
     a, b = _points(first), _points(second)  # by seat; rotation 1 seats them the other way round
@@ -213,3 +214,24 @@ def test_sets_group_into_one_result_only_when_complete():
         Outcome((10, 20), (0.25, 0.75), matches=2),
         Outcome((30, 40, 50), (1.0, 0.5, 0.0)),
     ]
+
+
+def test_a_bot_whose_cost_is_not_known_yet_plays_a_single_match_not_a_set(sets_on, settings):
+    from ladder.models import Bot, Ladder
+
+    Ladder.objects.update(active=False)
+    Bot.objects.filter(builtin=True).update(withdrawn=timezone.now())  # the field: two uploaded bots
+    settings.CARDROOM_QUEUE_TARGET = 4
+    ladder = make_ladder("allegory", 2)
+    known, newcomer = uploaded(), uploaded()
+    # known's cost is measured: a match of its own, played and charged
+    first = m.create_match(ladder=ladder, versions=[known, builtin("allegory", "random")])
+    assert m.run_queued_match(first.pk, worker="w") == "finished"
+    created = top_up_queues(random.Random(3))
+    assert len(created) == 1  # the newcomer, one match at a time until its cost is known
+    match = Match.objects.get(pk=created[0])
+    assert match.duplicate_set_id is None and set(seats(match)) == {known.pk, newcomer.pk}
+    assert m.run_queued_match(match.pk, worker="w") == "finished"
+    # both costs known now: the next pairing is a set
+    created = top_up_queues(random.Random(4))
+    assert created and all(Match.objects.get(pk=pk).duplicate_set_id is not None for pk in created)
