@@ -114,6 +114,8 @@ def test_a_set_is_one_deal_in_every_rotation_rated_per_match_and_as_one_result(s
     assert api_match(first)["seed"] is None
     assert api_match(first)["duplicate_set"] == {"id": first.duplicate_set_id, "rotation": 0, "over": False}
     factories.assert_error(anyone.get(f"/api/matches/{first.pk}/replay/"), 404, contains="duplicate set")
+    listed = {x["id"]: x for x in anyone.get(f"/api/matches/?ladder={first.ladder_id}").json()["results"]}
+    assert listed[first.pk]["status"] == "finished" and listed[first.pk]["seed"] is None
     page = Client().get(f"/matches/{first.pk}/").content.decode()
     assert str(first.seed) not in page and 'data-testid="duplicate-set"' in page and "replay-download" not in page
     assert Client().get(f"/matches/{first.pk}/frames/").status_code == 404
