@@ -213,7 +213,10 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     entries = local.entry_names(args.bots)
     # Probed once here, before the workers fork, so that a fallback warns once.
     launcher = local_launcher() if any(not bot.startswith("builtin:") for bot in args.bots) else None
-    result = local.run_event(spec, entries, out, jobs=jobs, time=time, progress=local.ProgressBar(), launcher=launcher)
+    result = local.run_event(
+        spec, entries, out, jobs=jobs, time=time, progress=local.ProgressBar(), launcher=launcher,
+        luck=args.luck, decided_by=args.decided_by,
+    )  # fmt: skip
     _print_standings(result, out)
     return EXIT_OK if result.played == result.total else EXIT_FAILED
 
@@ -237,6 +240,12 @@ def _print_standings(result, out: Path) -> None:
             f"{r['place']:>3}  {r['name']:<{width}}  {r['matches']:>5}  {r['points']:>7.2f}  {r['points_per_match']:>8.3f}  "
             f"{interval:<26}  {r['score_margin']:>7.2f}  {r['head_to_head']:>4}"
         )
+    if "decided_by" in doc:
+        print(f"luck-adjusted points per game ({', '.join(doc['value_functions']) or 'no luck known'}); decided by {doc['decided_by']}:")
+        for r in doc["standings"]:
+            ci = r["adjusted"]["ci95"]
+            interval = f"[{ci['low']:.3f}, {ci['high']:.3f}]" if ci["low"] is not None else "(too few games)"
+            print(f"  {r['name']:<{width}}  {r['adjusted']['points_per_match']:>8.3f}  {interval}")
     for line in LEGEND:
         print(f"  {line}")
     diffs = doc.get("differences") or []
@@ -311,6 +320,11 @@ def build_parser() -> argparse.ArgumentParser:
     tour.add_argument("--per-move-ms", type=int, default=1_000, help="time per decision (default 1000)")
     tour.add_argument("--overage-ms", type=int, default=10_000, help="overage bank per match (default 10000)")
     tour.add_argument("--total-ms", type=int, default=300_000, help="total thinking time (default 300000)")
+    tour.add_argument("--luck", action="store_true", help="also each match's luck, and the standings with it taken out (docs/luck.md)")
+    tour.add_argument(
+        "--decided-by", choices=["plain", "adjusted"], default="plain",
+        help="what orders the table first: plain or luck-adjusted points per game (adjusted implies --luck)",
+    )  # fmt: skip
     tour.set_defaults(func=cmd_tournament)
 
     games = sub.add_parser("games", help="list the games and their options")

@@ -424,6 +424,10 @@ CARDROOM_MATCH_CEILING_ALLOWANCE_SECONDS = env.int("CARDROOM_MATCH_CEILING_ALLOW
 # recent worker time over which owners' usage is compared.
 CARDROOM_FAIR_SHARE_WINDOW_SECONDS = env.int("CARDROOM_FAIR_SHARE_WINDOW_SECONDS", default=600)
 CARDROOM_QUEUE_TARGET = env.int("CARDROOM_QUEUE_TARGET", default=4)  # queued matches kept per ladder
+# The ladders ("GAME:PLAYERS") whose pairings are played as duplicate sets,
+# one deal in every seat rotation (ladder.services.duplicate_sets): where
+# measurement says they cut the games needed (decision 255).
+CARDROOM_DUPLICATE_SETS = env.list("CARDROOM_DUPLICATE_SETS", default=["allegory:2", "allegory:4", "allegra:4"])
 # Queued matches whose task message may be lost are re-sent after this long.
 CARDROOM_RESEND_STALE_SECONDS = env.int("CARDROOM_RESEND_STALE_SECONDS", default=120)
 # Event matches: their own Celery queue, and how many of one event's matches

@@ -75,7 +75,7 @@ def _pages(t: Tournament) -> Iterator[list[dict]]:
         rows = list(
             TournamentMatch.objects.filter(tournament=t, number__gt=last)
             .order_by("number")
-            .values("number", "round", "table", "deal", "rotation", "seats", "keyed_chance", "match_id", "match__seed", "match__status", "match__replay")[:PAGE]
+            .values("number", "round", "table", "deal", "rotation", "seats", "keyed_chance", "match_id", "match__seed", "match__status", "match__replay", "luck")[:PAGE]
         )
         if not rows:
             return
@@ -101,6 +101,8 @@ def _match_row(r: dict, total: int) -> dict:
         "ranks": [x[1] for x in r["results"]] if finished else None,
         "scores": [x[2] for x in r["results"]] if finished else None,
         "forfeits": [x[0] for x in r["results"] if x[3]] if finished else None,
+        # the luck behind the adjusted standings (cardroom.luck), null where not known
+        "luck": r["luck"],
     }  # fmt: skip
 
 
@@ -117,7 +119,7 @@ def _head(t: Tournament) -> dict:
             "time": {"startup_ms": t.startup_ms, "per_move_ms": t.per_move_ms, "overage_ms": t.overage_ms, "total_ms": t.total_ms},
             "starts": t.starts and t.starts.isoformat(), "started": t.started and t.started.isoformat(),
             "finished": t.finished and t.finished.isoformat(), "cancelled_reason": t.cancelled_reason,
-            "standings_computed": stored["computed"] and stored["computed"].isoformat(),
+            "standings_computed": stored["computed"] and stored["computed"].isoformat(), "decided_by": t.decided_by,
         },  # fmt: skip
         "entries": [{**e, "entered": e["entered"].isoformat()} for e in selectors.tournament_entries(t)],
         **table,

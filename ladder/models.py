@@ -123,6 +123,19 @@ class Rating(models.Model):
         indexes = [models.Index(fields=["ladder", "-elo", "-ordinal", "bot"], name="rating_standings_order")]
 
 
+class DuplicateSet(models.Model):
+    """A pairing on a ladder played as the rotations of one deal
+    (ladder.services.duplicate_sets, decision 255): one Match per seat
+    rotation, all with the deal's seed and its per-kind chance streams, the
+    seats shifted by 0..k-1 as an event's duplicate table shifts them. Each
+    rotation is an ordinary ladder match (claimed, played, rated by Elo on
+    its own); the whole set is one result of the adjusted rating."""
+
+    ladder = models.ForeignKey(Ladder, on_delete=models.CASCADE, related_name="duplicate_sets")
+    rotations = models.PositiveSmallIntegerField()
+    created = models.DateTimeField(auto_now_add=True)
+
+
 class Match(models.Model):
     class Status(models.TextChoices):
         QUEUED = "queued"
@@ -193,6 +206,12 @@ class Match(models.Model):
     # The order in which rated matches' ratings were applied (ascending; not
     # dense): the first id of its RatingChange rows. Null for a match not rated.
     rating_sequence = models.BigIntegerField(null=True, blank=True)
+    # A rotation of a duplicate set (its deal's seed is shown, and its replay
+    # served, only once no rotation of the set is queued or running).
+    duplicate_set = models.ForeignKey(
+        DuplicateSet, null=True, blank=True, on_delete=models.SET_NULL, related_name="matches"
+    )
+    set_rotation = models.PositiveSmallIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["-id"]
@@ -444,6 +463,9 @@ class Tournament(models.Model):
     # its document counts.
     results_recorded = models.PositiveIntegerField(default=0)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.RUNNING, db_index=True)
+    # What orders the final table: plain points per match, or the points with
+    # the luck of the cards taken out (cardroom.luck); the organizer's choice.
+    decided_by = models.CharField(max_length=8, choices=[("plain", "plain"), ("adjusted", "adjusted")], default="plain")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     created = models.DateTimeField(auto_now_add=True)
     finished = models.DateTimeField(null=True, blank=True)
@@ -517,6 +539,10 @@ class TournamentMatch(models.Model):
     rotation = models.PositiveSmallIntegerField()
     seats = models.JSONField(help_text="entry index by seat")
     keyed_chance = models.BooleanField(default=False, help_text="duplicate: one chance stream per kind")
+    # The match's luck (cardroom.luck), computed from its replay when it is
+    # recorded: {"value_function": NAME@VERSION, "luck": [...], "adjusted": [...]}
+    # by seat; null when not known (not finished, or the estimator failed).
+    luck = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["tournament", "number"]

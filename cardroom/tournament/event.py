@@ -62,8 +62,10 @@ def chance_for(plan: MatchPlan):
     return KeyedChance(plan.seed) if plan.keyed_chance else None
 
 
-def outcome_of(plan: MatchPlan, result: dict[str, Any]) -> standings.Outcome:
-    """``result`` is a replay's result object (scores, ranks, forfeits)."""
+def outcome_of(plan: MatchPlan, result: dict[str, Any], luck: dict[str, Any] | None = None) -> standings.Outcome:
+    """``result`` is a replay's result object (scores, ranks, forfeits);
+    ``luck``, where known, its luck (``value_function`` and ``adjusted``
+    points by seat, as cardroom.luck gives them)."""
     return standings.Outcome(
         number=plan.number,
         seats=tuple(plan.seats),
@@ -73,9 +75,15 @@ def outcome_of(plan: MatchPlan, result: dict[str, Any]) -> standings.Outcome:
         round=plan.round,
         table=plan.table,
         forfeits=tuple(f["seat"] for f in result.get("forfeits", [])),
+        adjusted=None if luck is None else tuple(luck["adjusted"]),
+        value_function=None if luck is None else luck["value_function"],
     )
 
 
-def standings_of(spec: EventSpec, names: Sequence[str], outcomes: Sequence[standings.Outcome]) -> dict[str, Any]:
+def standings_of(
+    spec: EventSpec, names: Sequence[str], outcomes: Sequence[standings.Outcome], decided_by: str = "plain"
+) -> dict[str, Any]:
+    """The event's table; ``decided_by`` (the organizer's choice): plain or
+    luck-adjusted points per match first (cardroom.tournament.standings)."""
     ordered = sorted(outcomes, key=lambda o: o.number)
-    return standings.compute(spec.game, names, ordered, duplicate=spec.format == "duplicate")
+    return standings.compute(spec.game, names, ordered, duplicate=spec.format == "duplicate", decided_by=decided_by)

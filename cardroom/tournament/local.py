@@ -106,7 +106,20 @@ def _play_one(plan: MatchPlan) -> dict[str, Any]:
     )
     path = Path(job["replays"]) / replay_name(plan, job["total"])
     path.write_text(dump_json(record.replay), encoding="utf-8")
-    return {"number": plan.number, "result": record.replay["result"]}
+    return {"number": plan.number, "result": record.replay["result"], "luck": match_luck(record.replay) if job["luck"] else None}
+
+
+def match_luck(replay: dict[str, Any]) -> dict[str, Any] | None:
+    """The match's luck for the adjusted standings (cardroom.luck), or None
+    where the estimator cannot read the replay (its plain points then stand)."""
+    from cardroom.luck import luck_of
+    from engine.replay import ReplayError
+
+    try:
+        report = luck_of(replay)
+    except ReplayError:
+        return None
+    return {"value_function": report.value_function, "luck": [s.luck for s in report.seats], "adjusted": [s.adjusted for s in report.seats]}
 
 
 # -- the event ---------------------------------------------------------------
@@ -131,7 +144,11 @@ def run_event(
     time: TimeControl | None = None,
     progress: Callable[[int, int], None] | None = None,
     launcher: Launcher | None = None,
+    luck: bool = False,
+    decided_by: str = "plain",
 ) -> LocalResult:
+    """Play the event. ``luck``: each match's luck too (the standings'
+    adjusted columns; implied by ``decided_by="adjusted"``)."""
     time = time or TimeControl()
     out = Path(out)
     replays = out / "replays"
@@ -145,8 +162,10 @@ def run_event(
         "entries": list(entries),
         "replays": str(replays),
         "total": total,
+        "luck": luck or decided_by == "adjusted",
     }
     outcomes = []
+    lucks: dict[int, dict[str, Any] | None] = {}
     plans_by_number: dict[int, MatchPlan] = {}
     done = 0
     if progress:
@@ -159,7 +178,8 @@ def run_event(
             plans = event.batch_plans(spec, batch, outcomes, first_number=len(outcomes))
             plans_by_number.update((p.number, p) for p in plans)
             for finished in _run_batch(pool, plans, jobs):
-                outcomes.append(event.outcome_of(plans_by_number[finished["number"]], finished["result"]))
+                outcomes.append(event.outcome_of(plans_by_number[finished["number"]], finished["result"], finished["luck"]))
+                lucks[finished["number"]] = finished["luck"]
                 done += 1
                 if progress:
                     progress(done, total)
@@ -167,7 +187,7 @@ def run_event(
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
     names = [e.name for e in entries]
-    table = event.standings_of(spec, names, outcomes)
+    table = event.standings_of(spec, names, outcomes, decided_by=decided_by)
     document = {
         "format": "cardroom-tournament-standings",
         "version": 1,
@@ -181,7 +201,8 @@ def run_event(
         "entries": [{"entry": i, "name": e.name, "bot": e.bot} for i, e in enumerate(entries)],
         "matches": [
             {**plans_by_number[o.number].as_dict(), "replay": f"replays/{replay_name(plans_by_number[o.number], total)}",
-             "ranks": list(o.ranks), "scores": list(o.scores), "forfeits": list(o.forfeits)}
+             "ranks": list(o.ranks), "scores": list(o.scores), "forfeits": list(o.forfeits),
+             **({"luck": lucks[o.number]} if job["luck"] else {})}
             for o in sorted(outcomes, key=lambda o: o.number)
         ],
         **table,

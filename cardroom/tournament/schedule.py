@@ -28,9 +28,11 @@ import math
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from cardroom.tournament.seeds import derive
+
+T = TypeVar("T")
 
 FORMATS = ("round-robin", "swiss", "duplicate")
 MIN_TABLE, MAX_TABLE = 2, 6
@@ -337,6 +339,14 @@ def _improve(groups: list[list[int]], bench: list[int], meet: list[list[int]], b
     return moved
 
 
+def rotate(entries: Sequence[T], rotation: int) -> tuple[T, ...]:
+    """A table's seats in ``rotation`` (0..k-1): the entry order shifted by
+    it, so over the k rotations every entry plays every seat once (a
+    duplicate table's deal; the ladder's duplicate sets play the same)."""
+    entries = tuple(entries)
+    return entries[rotation:] + entries[:rotation]
+
+
 def table_matches(spec: EventSpec, tables: Iterable[Table], first_number: int = 0) -> list[MatchPlan]:
     """The matches of some tables, in play order: by round, then deal, then
     table, then seat rotation. Round-robin and Swiss tables rotate their seats
@@ -354,7 +364,7 @@ def table_matches(spec: EventSpec, tables: Iterable[Table], first_number: int = 
             for table in by_round[rnd]:
                 rotations = range(k) if duplicate else [(table.index + rnd + deal) % k]
                 for rotation in rotations:
-                    seats = table.entries[rotation:] + table.entries[:rotation]
+                    seats = rotate(table.entries, rotation)
                     seed = derive(spec.seed, "deal", deal) if duplicate else derive(spec.seed, "match", rnd, table.index, deal)
                     plans.append(MatchPlan(number, rnd, table.index, deal, rotation if duplicate else 0, seats, seed, duplicate))
                     number += 1

@@ -18,6 +18,14 @@ The table is ordered by
 and entries tied on all three share their place.
 
 Points and margins are exact fractions, so "tied" means exactly equal.
+
+Beside them, where the matches' luck is known (cardroom.luck: each seat's
+rank points with the luck of the cards taken out, an unbiased estimate of
+the same expectation), every row shows its adjusted points per match with
+their interval, and the document the adjusted differences, by the same
+interval code as the plain ones. An event decided by the adjusted points
+(``decided_by="adjusted"``, chosen by its organizer) is ordered by them
+first, then as above; plain is the default.
 """
 
 from __future__ import annotations
@@ -56,6 +64,10 @@ class Outcome:
     round: int = 0
     table: int = 0
     forfeits: tuple[int, ...] = ()
+    # Each seat's luck-adjusted rank points (cardroom.luck), when known, and
+    # the value function's NAME@VERSION they were computed with.
+    adjusted: tuple[float, ...] | None = None
+    value_function: str | None = None
 
 
 def rank_points(ranks: Sequence[int]) -> list[Fraction]:
@@ -78,13 +90,36 @@ def _f(x: Fraction) -> float:
     return float(x)
 
 
+def _mean_f(values: Sequence[Fraction] | Sequence[float]) -> float:
+    """The mean as a float: exact fractions are summed exactly first."""
+    return float(sum(values, Fraction(0) if values and isinstance(values[0], Fraction) else 0.0) / len(values))
+
+
+DECIDERS = ("plain", "adjusted")
+
+
 def compute(
-    game: str, entries: Sequence[str], outcomes: Sequence[Outcome], duplicate: bool = False, intervals: bool = True
+    game: str,
+    entries: Sequence[str],
+    outcomes: Sequence[Outcome],
+    duplicate: bool = False,
+    intervals: bool = True,
+    decided_by: str = "plain",
 ) -> dict[str, Any]:
     """The standings document (standings.json and the API use it as is).
     ``intervals=False`` leaves out the confidence intervals (a Swiss draw
-    needs only the order)."""
+    needs only the order). ``decided_by="adjusted"`` orders the table by the
+    luck-adjusted points per match first. The adjusted columns are there
+    when some outcome carries its luck, or the adjusted points decide."""
+    if decided_by not in DECIDERS:
+        raise ValueError(f"decided_by must be one of {', '.join(DECIDERS)}, not {decided_by!r}")
     n = len(entries)
+    # A match whose luck is not known counts its plain points here (its luck
+    # left in: still an unbiased estimate, only a noisier one).
+    adjusted: list[list[float]] = [[] for _ in range(n)]
+    adjusted_known = [0] * n
+    per_deal_adjusted: list[dict[int, list[float]]] = [defaultdict(list) for _ in range(n)]
+    value_functions: set[str] = set()
     lower = get_game_class(game).lower_scores_win
     points: list[list[Fraction]] = [[] for _ in range(n)]
     margins: list[list[Fraction]] = [[] for _ in range(n)]
@@ -98,7 +133,13 @@ def compute(
     for o in outcomes:
         pts = rank_points(o.ranks)
         mrg = score_margins(o.scores, lower)
+        if o.value_function is not None:
+            value_functions.add(o.value_function)
         for seat, e in enumerate(o.seats):
+            adj = _f(pts[seat]) if o.adjusted is None else float(o.adjusted[seat])
+            adjusted[e].append(adj)
+            adjusted_known[e] += o.adjusted is not None
+            per_deal_adjusted[e][o.deal].append(adj)
             points[e].append(pts[seat])
             margins[e].append(mrg[seat])
             wins[e] += o.ranks[seat] == 1
@@ -117,8 +158,13 @@ def compute(
 
     mean_points = [mean(p) for p in points]
     mean_margin = [mean(m) for m in margins]
-    key = {e: (mean_points[e], mean_margin[e]) for e in range(n)}
-    order = sorted(range(n), key=lambda e: (-key[e][0], -key[e][1], e))
+    mean_adjusted = [_mean_f(a) if a else 0.0 for a in adjusted]
+    show_adjusted = decided_by == "adjusted" or any(o.adjusted is not None for o in outcomes)
+    if decided_by == "adjusted":
+        key = {e: (mean_adjusted[e], mean_points[e], mean_margin[e]) for e in range(n)}
+    else:
+        key = {e: (mean_points[e], mean_margin[e]) for e in range(n)}
+    order = sorted(range(n), key=lambda e: (*(-k for k in key[e]), e))
     h2h = [0] * n
     place = [0] * n
     i = 0
@@ -140,18 +186,12 @@ def compute(
         order[i:j] = group
         i = j
 
-    def deal_means(e: int) -> dict[int, float]:
-        return {d: _f(mean(v)) for d, v in per_deal_points[e].items()}
-
     rows = []
     for e in order:
-        values = [_f(p) for p in points[e]]
         if not intervals:
-            interval = stats.Interval(_f(mean_points[e]), None, None, len(values), "none")
-        elif duplicate:
-            interval = stats.mean_interval(list(deal_means(e).values()), method="t-per-deal")
+            interval = stats.Interval(_f(mean_points[e]), None, None, len(points[e]), "none")
         else:
-            interval = stats.mean_interval(values, method="t-per-match")
+            interval = _entry_interval(points[e], per_deal_points[e], duplicate)
         row = {
             "place": place[e],
             "entry": e,
@@ -165,6 +205,16 @@ def compute(
             "forfeits": forfeits[e],
             "ci95": interval.within(0.0, 1.0).as_dict(),
         }
+        if show_adjusted:
+            if not intervals:
+                adjusted_interval = stats.Interval(mean_adjusted[e], None, None, len(adjusted[e]), "none")
+            else:
+                adjusted_interval = _entry_interval(adjusted[e], per_deal_adjusted[e], duplicate)
+            row["adjusted"] = {
+                "points_per_match": mean_adjusted[e],
+                "matches_adjusted": adjusted_known[e],
+                "ci95": adjusted_interval.within(0.0, 1.0).as_dict(),
+            }
         rows.append(row)
 
     crosstable = {
@@ -188,26 +238,36 @@ def compute(
     }
     if intervals and n <= MAX_PAIRWISE_FIELD:
         doc["differences"] = _differences(order, points, per_deal_points, duplicate)
+    if show_adjusted:
+        doc["decided_by"] = decided_by
+        doc["value_functions"] = sorted(value_functions)
+        if intervals and n <= MAX_PAIRWISE_FIELD:
+            doc["adjusted_differences"] = _differences(order, adjusted, per_deal_adjusted, duplicate)
     if duplicate:
         doc["deals"] = _deal_table(n, per_deal_ranks, per_deal_points, field_deal_ranks)
     return doc
 
 
+def _entry_interval(values, per_deal: dict[int, list], duplicate: bool) -> stats.Interval:
+    """An entry's points per match with its 95% interval: over matches, or
+    (duplicate) over its per-deal means. ``values``: exact or float points."""
+    if duplicate:
+        return stats.mean_interval([_mean_f(v) for v in per_deal.values()], method="t-per-deal")
+    return stats.mean_interval([float(p) for p in values], method="t-per-match")
+
+
 def _differences(order, points, per_deal_points, duplicate: bool) -> list[dict[str, Any]]:
     """A 95% interval for points per match of a minus b, for every pair
-    (in standings order: a is ahead of b)."""
+    (in standings order: a is ahead of b); plain points (exact fractions)
+    or adjusted ones (floats) alike."""
     out = []
     for a, b in itertools.combinations(order, 2):
         if duplicate:
             shared = sorted(set(per_deal_points[a]) & set(per_deal_points[b]))
-            diffs = [
-                _f(sum(per_deal_points[a][d], Fraction(0)) / len(per_deal_points[a][d]))
-                - _f(sum(per_deal_points[b][d], Fraction(0)) / len(per_deal_points[b][d]))
-                for d in shared
-            ]
+            diffs = [_mean_f(per_deal_points[a][d]) - _mean_f(per_deal_points[b][d]) for d in shared]
             interval = stats.paired_interval(diffs)
         else:
-            interval = stats.welch_interval([_f(p) for p in points[a]], [_f(p) for p in points[b]])
+            interval = stats.welch_interval([float(p) for p in points[a]], [float(p) for p in points[b]])
         interval = interval.within(-1.0, 1.0)
         out.append({"a": a, "b": b, "ci95": interval.as_dict(), "significant": interval.excludes_zero()})
     return out

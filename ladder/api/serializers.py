@@ -293,8 +293,15 @@ def _elo_change(p: dict) -> str | None:
 def _seed(match: dict) -> int | None:
     # The seed decides every card: known before the match is played (or
     # while it runs, or before a failed one is re-queued), it would tell
-    # a bot's author the deal.
-    return match["seed"] if match["status"] == Match.Status.FINISHED else None
+    # a bot's author the deal. A duplicate set's rotations share it: not
+    # before the whole set is over (ladder.services.duplicate_sets).
+    return match["seed"] if match["status"] == Match.Status.FINISHED and not match.get("set_open") else None
+
+
+def _duplicate_set(match: dict) -> dict | None:
+    if match.get("duplicate_set") is None:
+        return None
+    return {"id": match["duplicate_set"], "rotation": match["set_rotation"], "over": not match.get("set_open")}
 
 
 # A seat of a match: a participant row of ladder.selectors.with_participants().
@@ -357,7 +364,13 @@ def _participant(p: dict) -> dict:
 # participants by with_participants(), built directly like ParticipantOutput.
 class MatchOutput(serializers.ModelSerializer):
     ladder_name = serializers.CharField(source="ladder.name", allow_null=True, default=None)
-    seed = serializers.SerializerMethodField(help_text="the chance seed, once the match is finished (null before)")
+    seed = serializers.SerializerMethodField(
+        help_text="the chance seed, once the match is finished (null before; a rotation of a duplicate set: once the whole set is over)"
+    )
+    duplicate_set = serializers.SerializerMethodField(
+        help_text="a rotation of a duplicate set (one deal played in every seat rotation, docs/ladder.md): "
+        "{id, rotation, over}; null for a match of no set"
+    )
     participants = ParticipantOutput(many=True)
     luck_value_function = serializers.CharField(
         allow_null=True, help_text="the value function (NAME@VERSION) of the seats' luck; null when it is not known"
@@ -365,7 +378,7 @@ class MatchOutput(serializers.ModelSerializer):
 
     class Meta:
         model = Match
-        fields = ["id", "ladder", "ladder_name", "kind", "game", "options", "num_players", "seed", "status", "attempts", "num_events", "created", "started", "finished", "rating_sequence", "participants", "luck_value_function"]
+        fields = ["id", "ladder", "ladder_name", "kind", "game", "options", "num_players", "seed", "status", "attempts", "num_events", "created", "started", "finished", "rating_sequence", "duplicate_set", "participants", "luck_value_function"]
         extra_kwargs = {
             "rating_sequence": {
                 "help_text": "the order in which the ratings of rated matches were applied: replaying the matches of a ladder "
@@ -375,6 +388,9 @@ class MatchOutput(serializers.ModelSerializer):
 
     def get_seed(self, match: dict) -> int | None:
         return _seed(match)
+
+    def get_duplicate_set(self, match: dict) -> dict | None:
+        return _duplicate_set(match)
 
     def to_representation(self, match: dict) -> dict:
         try:  # one for a whole list (many=True has one child serializer)
@@ -397,6 +413,7 @@ class MatchOutput(serializers.ModelSerializer):
             "started": None if match["started"] is None else to_datetime(match["started"]),
             "finished": None if match["finished"] is None else to_datetime(match["finished"]),
             "rating_sequence": match["rating_sequence"],
+            "duplicate_set": _duplicate_set(match),
             "participants": [_participant(p) for p in match["participants"]],
             "luck_value_function": match["luck_value_function"],
         }
@@ -428,6 +445,10 @@ class TournamentInput(serializers.Serializer):
         "when the field is frozen and the schedule drawn",
     )  # fmt: skip
     entries_per_user = serializers.IntegerField(default=1, help_text="an open event: entries one user's bots may hold (1-20)")
+    decided_by = serializers.ChoiceField(
+        choices=["plain", "adjusted"], default="plain",
+        help_text="what orders the final table first: plain points per match (the default), or the points with the luck of the cards taken out (docs/tournaments.md)",
+    )  # fmt: skip
 
     def validate(self, attrs):
         if attrs.get("starts") is None and len(attrs["bots"]) < 2:
@@ -476,6 +497,9 @@ class TournamentOutput(serializers.Serializer):
     total_matches = serializers.IntegerField()
     starts = serializers.DateTimeField(allow_null=True, help_text="an open event's start: entries close then (null: staff picked the field)")
     entries_per_user = serializers.IntegerField()
+    decided_by = serializers.CharField(
+        help_text="plain or adjusted: which points per match order the final table first"
+    )
     started = serializers.DateTimeField(allow_null=True)
     cancelled_reason = serializers.CharField(help_text="why an open event was cancelled at its start, or blank")
     created = serializers.DateTimeField()
@@ -541,6 +565,10 @@ class TournamentStandingRow(serializers.Serializer):
     )
     forfeits = serializers.IntegerField(help_text="matches in which the entry forfeited")
     ci95 = StandingInterval(help_text="95% interval of points per match")
+    adjusted = serializers.DictField(
+        required=False,
+        help_text="luck-adjusted: {points_per_match, matches_adjusted (of matches, those whose luck is known; the others count their plain points), ci95}",
+    )
 
 
 class TournamentCrosstablePage(serializers.Serializer):
@@ -568,6 +596,11 @@ class TournamentStandingsOutput(serializers.Serializer):
     crosstable = TournamentCrosstablePage()
     differences = serializers.ListField(child=serializers.DictField(), required=False, help_text="fields of up to 64: a 95% interval of a minus b for every pair")
     deals = serializers.DictField(required=False, help_text="duplicate events: each entry's mean rank by deal against the field's")
+    decided_by = serializers.CharField(required=False, help_text="plain or adjusted: which points per match order the table first")
+    value_functions = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="the luck estimator's value function(s), NAME@VERSION, of the adjusted figures"
+    )
+    adjusted_differences = serializers.ListField(child=serializers.DictField(), required=False, help_text="as differences, over the luck-adjusted points")
 
 
 # -- casual matches: the human seat (docs/api.md, POST /api/play/; decisions 130-136) ------

@@ -31,6 +31,7 @@ from ladder.converters import MAX_ID  # the ids are 64-bit: a larger number is n
 from ladder.limits import ScopedThrottle
 from ladder.models import Bot, Ladder, Match
 from ladder.selectors import adjusted as adjusted_selectors
+from ladder.selectors.duplicate_sets import deal_published
 from ladder.services import accounts, bot_management, casual
 from ladder.services import bots as bot_services
 from ladder.services import tournaments as tournament_services
@@ -377,6 +378,11 @@ class ReplayView(APIView):
                 gz = selectors.replay_gz(match) if match.status == Match.Status.FINISHED else None
             except OSError:
                 return error_response(f"the replay file of match {pk} is missing from storage", None, 404)
+            if gz is not None and not deal_published(match):
+                return error_response(
+                    f"match {pk} is a rotation of a duplicate set still being played: its replay (the set's deal) is served once the whole set is over",
+                    None, 404,
+                )  # fmt: skip
             if gz is None:
                 return error_response(
                     f"match {pk} has no replay yet (status: {match.status}): it has one once the match is finished", None, 404

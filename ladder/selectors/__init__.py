@@ -14,6 +14,7 @@ from django.utils.dateparse import parse_datetime
 
 from cardroom.tournament.standings import rank_points
 from ladder.models import Bot, BotVersion, CasualSeat, Ladder, Match, MatchLuck, Participant, Rating
+from ladder.selectors import duplicate_sets
 
 
 def ladders() -> QuerySet[Ladder]:
@@ -115,6 +116,8 @@ _MATCH_FIELDS = (
     "started",
     "finished",
     "rating_sequence",
+    "duplicate_set",
+    "set_rotation",
 )
 _PARTICIPANT_FIELDS = (
     "match",
@@ -142,7 +145,7 @@ def matches(ladder: int | None = None, bot: int | None = None, status: str | Non
     qs = (
         Match.objects.exclude(kind=Match.Kind.CASUAL)
         .order_by("-id")
-        .values(*_MATCH_FIELDS, ladder_name=F("ladder__name"))
+        .values(*_MATCH_FIELDS, ladder_name=F("ladder__name"), set_open=duplicate_sets.set_open())
     )
     if ladder is not None:
         qs = qs.filter(ladder_id=ladder)
@@ -160,12 +163,15 @@ def match_row(match_id: int) -> dict | None:
     m, lad = Match._meta.db_table, Ladder._meta.db_table
     columns = ", ".join(f"m.{Match._meta.get_field(name).column}" for name in _MATCH_FIELDS)
     with connections[Match.objects.db].cursor() as cursor:
-        cursor.execute(f"SELECT {columns}, l.name FROM {m} m LEFT JOIN {lad} l ON l.id = m.ladder_id WHERE m.id = %s",
-                       [match_id])  # fmt: skip
+        # set_open: a rotation of its duplicate set is still to play (duplicate_sets.set_open)
+        cursor.execute(f"SELECT {columns}, l.name, EXISTS (SELECT 1 FROM {m} o WHERE o.duplicate_set_id = m.duplicate_set_id"
+                       f" AND o.status IN (%s, %s)) FROM {m} m LEFT JOIN {lad} l ON l.id = m.ladder_id WHERE m.id = %s",
+                       [*duplicate_sets.OPEN, match_id])  # fmt: skip
         found = cursor.fetchone()
     if found is None:
         return None
-    row = dict(zip((*_MATCH_FIELDS, "ladder_name"), found))
+    row = dict(zip((*_MATCH_FIELDS, "ladder_name", "set_open"), found))
+    row["set_open"] = bool(row["set_open"])  # (SQLite's is 0 or 1)
     # What the ORM's converters would do: the JSON column arrives as text
     # (PostgreSQL's jsonb as Django loads it, SQLite's text), SQLite's
     # datetimes naive (they are UTC) or as text.

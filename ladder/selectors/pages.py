@@ -413,7 +413,7 @@ def match_detail(match_id: int) -> Match | None:
         queryset=Participant.objects.select_related("bot", "bot__owner", "version").order_by("seat"),
     )
     return (
-        Match.objects.select_related("ladder", "validation_of", "validation_of__bot")
+        Match.objects.select_related("ladder", "validation_of", "validation_of__bot", "duplicate_set")
         .prefetch_related(seats)
         .filter(pk=match_id)
         .first()

@@ -156,6 +156,10 @@ class FairShare:
             return False  # its cost is unknown until its first match is played
         return len(self.usage_ms) < 2 or self.use(owner) <= self.share()
 
+    def cost_known(self, bot: Bot) -> bool:
+        """Is what a seat of ``bot`` costs known (or nobody's to pay)?"""
+        return bot.builtin or bot.owner_id not in self.usage_ms or not self.measured or bot.pk in self.bot_cost_ms
+
     def charge(self, lineup: list[Bot]) -> None:
         """A match with ``lineup`` was queued: count it."""
         for owner in {b.owner_id for b in lineup if not b.builtin and b.owner_id in self.usage_ms}:

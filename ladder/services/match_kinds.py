@@ -113,6 +113,12 @@ class LadderPolicy(MatchPolicy):
             return super().time_control(match)
         return TimeControl(ladder.startup_ms, ladder.per_move_ms, ladder.overage_ms, ladder.total_ms)
 
+    def chance(self, match: Match) -> Any:
+        from cardroom.tournament.seeds import KeyedChance
+
+        # a rotation of a duplicate set: the deal's streams, as an event's duplicate deal
+        return KeyedChance(match.seed) if match.duplicate_set_id is not None else None
+
     def on_result(self, match, participants, record, forfeits) -> None:
         apply_match_ratings(match, participants)
 
@@ -144,6 +150,7 @@ class TournamentPolicy(MatchPolicy):
         enqueue.play_tournament_match(match_id, countdown=countdown)
 
     def on_result(self, match, participants, record, forfeits) -> None:
+        tournaments.record_luck(match, record.replay)  # (before on_match_done locks the event's row)
         tournaments.on_match_done(match)
 
     def on_failure(self, match: Match, countdown: int) -> None:

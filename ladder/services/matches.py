@@ -87,9 +87,14 @@ class RunOutcome(StrEnum):
     PLATFORM_FAILURE = "platform failure"  # re-queued, or failed after its last attempt (Match.error_kind says why)
 
 
-def create_match(*, ladder, versions: list[BotVersion], seed: int | None = None) -> Match:
-    """Queue a ladder match; seats follow the order of ``versions``."""
+def create_match(
+    *, ladder, versions: list[BotVersion], seed: int | None = None, duplicate_set=None, set_rotation: int | None = None
+) -> Match:
+    """Queue a ladder match; seats follow the order of ``versions`` (a
+    rotation of a duplicate set: ladder.services.duplicate_sets)."""
     match = Match.objects.create(
+        duplicate_set=duplicate_set,
+        set_rotation=set_rotation,
         ladder=ladder,
         kind=Match.Kind.LADDER,
         game=ladder.game,

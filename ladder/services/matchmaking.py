@@ -7,7 +7,10 @@ equal split of recent worker time waits until the others catch up.
 First the bot that most needs games (fewest games queued or played recently,
 then the widest OpenSkill uncertainty), then opponents near it in Elo (drawn
 at random among the nearest few, so pairings vary), seats shuffled. Each match
-gets its own seed. Only bots whose current version is active play.
+gets its own seed; on the ladders that play duplicate sets
+(ladder.services.duplicate_sets) a pairing is one deal played in every seat
+rotation, k matches sharing a seed, each counted as a match (busy, fair
+shares, the queue's target). Only bots whose current version is active play.
 
 One ladder is topped up under a lock on its row, so two runs of the periodic
 task at once (a slow run overlapping the next) never overfill a queue.
@@ -26,6 +29,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from ladder.models import Bot, Ladder, Match, Participant, Rating
+from ladder.services import duplicate_sets
 from ladder.services.fairshare import FairShare
 from ladder.services.matches import create_match, enqueue_after_commit
 from ladder.services.ratings import ensure_ratings
@@ -69,6 +73,14 @@ class _Candidates:
         return cls(bots, elo, sigma, busy, fair or FairShare.load())
 
     def pick(self, n: int, rng: random.Random) -> list[Bot] | None:
+        """One match's lineup in seat order, counted."""
+        lineup = self.choose(n, rng)
+        if lineup is not None:
+            self.count(lineup, 1)
+        return lineup
+
+    def choose(self, n: int, rng: random.Random) -> list[Bot] | None:
+        """A lineup in seat order (not counted yet: ``count``)."""
         allowed = [b for b in self.bots if self.fair.allows(b)]
         if len(allowed) < n:
             return None
@@ -84,10 +96,14 @@ class _Candidates:
         pool = others[: 2 * (n - 1)]
         lineup = [first, *rng.sample(pool, n - 1)]
         rng.shuffle(lineup)
-        for bot in lineup:
-            self.busy[bot.pk] = self.busy.get(bot.pk, 0) + 1
-        self.fair.charge(lineup)
         return lineup
+
+    def count(self, lineup: list[Bot], matches: int) -> None:
+        """``matches`` matches of ``lineup`` were queued (a set: k)."""
+        for bot in lineup:
+            self.busy[bot.pk] = self.busy.get(bot.pk, 0) + matches
+        for _ in range(matches):
+            self.fair.charge(lineup)
 
 
 def pick_lineup(ladder: Ladder, rng: random.Random) -> list[Bot] | None:
@@ -96,7 +112,8 @@ def pick_lineup(ladder: Ladder, rng: random.Random) -> list[Bot] | None:
 
 
 def top_up_ladder(ladder: Ladder, rng: random.Random, fair: FairShare | None = None) -> list[int]:
-    """Create matches until this ladder has CARDROOM_QUEUE_TARGET queued."""
+    """Create matches until this ladder has CARDROOM_QUEUE_TARGET queued (a
+    duplicate set's last rotations may pass it by up to k - 1)."""
     created: list[int] = []
     with transaction.atomic():
         ladder = Ladder.objects.select_for_update().get(pk=ladder.pk)
@@ -107,16 +124,26 @@ def top_up_ladder(ladder: Ladder, rng: random.Random, fair: FairShare | None = N
         if missing <= 0:
             return created
         candidates = _Candidates.load(ladder, fair)
-        for _ in range(missing):
-            lineup = candidates.pick(ladder.players_per_match, rng)
+        rotations = duplicate_sets.rotations_for(ladder)
+        while len(created) < missing:
+            lineup = candidates.choose(ladder.players_per_match, rng)
             if lineup is None:
                 break
-            # The seed from create_match's secrets, not from rng: a Mersenne
-            # Twister's later outputs follow from its earlier ones, and every
-            # finished match publishes its seed.
-            match = create_match(ladder=ladder, versions=[b.current_version for b in lineup])
-            enqueue_after_commit(match.pk)
-            created.append(match.pk)
+            # A bot whose cost is not known yet plays one match at a time
+            # (ladder.services.fairshare): a single match, not a set.
+            sets = rotations > 1 and all(candidates.fair.cost_known(b) for b in lineup)
+            candidates.count(lineup, rotations if sets else 1)
+            versions = [b.current_version for b in lineup]
+            # The seed from secrets (create_match's, create_set's), not from
+            # rng: a Mersenne Twister's later outputs follow from its earlier
+            # ones, and every finished match publishes its seed.
+            if sets:
+                matches = duplicate_sets.create_set(ladder, versions)
+            else:
+                matches = [create_match(ladder=ladder, versions=versions)]
+            for match in matches:
+                enqueue_after_commit(match.pk)
+                created.append(match.pk)
     return created
 
 

@@ -42,9 +42,10 @@ from django.core.exceptions import PermissionDenied
 from django.db import models, transaction
 from django.utils import timezone
 
+from cardroom.luck import luck_of
 from cardroom.tournament import event, schedule
 from cardroom.tournament.schedule import EventSpec, ScheduleError
-from cardroom.tournament.standings import Outcome
+from cardroom.tournament.standings import DECIDERS, Outcome
 from engine import get_game_class
 from engine.core import EngineError
 from ladder import caching, selectors
@@ -137,12 +138,15 @@ def create_tournament(
     total_ms: int = 300_000,
     starts=None,
     entries_per_user: int = 1,
+    decided_by: str = "plain",
 ) -> Tournament:
     """Create an event. Without ``starts``: the field is ``bots`` (each bot's
     current active version frozen now) and its first batch is scheduled at
     once. With ``starts``: an open event, taking entries (``enter``) until
     then, ``bots`` its first entries (staff's); at ``starts`` the field is
-    frozen and the schedule drawn (``start_due``)."""
+    frozen and the schedule drawn (``start_due``). ``decided_by``: what
+    orders the final table, plain points per match (the default) or the
+    luck-adjusted ones (cardroom.luck)."""
     import secrets
 
     # The site's own account opens the standing series (ladder.services.open_series).
@@ -166,6 +170,8 @@ def create_tournament(
     ):
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise InvalidInput(f"{field} must be a whole number from {low} to {high}, not {value!r}", field)
+    if decided_by not in DECIDERS:
+        raise InvalidInput(f"decided_by must be one of {', '.join(DECIDERS)}, not {decided_by!r}", "decided_by")
     if starts is not None:
         now = timezone.now()
         if timezone.is_naive(starts):
@@ -203,6 +209,7 @@ def create_tournament(
             total_ms=total_ms,
             starts=starts,
             entries_per_user=entries_per_user,
+            decided_by=decided_by,
             status=Tournament.Status.RUNNING if starts is None else Tournament.Status.OPEN,
             pairing="" if starts else schedule.pairing(spec),
             num_rounds=0 if starts else schedule.num_rounds(spec),
@@ -381,7 +388,7 @@ def outcomes(t: Tournament) -> list[Outcome]:
     rows = (
         TournamentMatch.objects.filter(tournament=t, match__status=Match.Status.FINISHED)
         .order_by("number")
-        .values_list("match_id", "number", "round", "table", "deal", "seats")
+        .values_list("match_id", "number", "round", "table", "deal", "seats", "luck")
     )
     rows = list(rows)
     by_match: dict[int, list[tuple[int, int, int, str]]] = {}
@@ -392,7 +399,7 @@ def outcomes(t: Tournament) -> list[Outcome]:
         ):
             by_match.setdefault(match_id, []).append((seat, rank, score, forfeit))
     out = []
-    for match_id, number, rnd, table, deal, seats in rows:
+    for match_id, number, rnd, table, deal, seats, luck in rows:
         parts = sorted(by_match.get(match_id, []))
         out.append(
             Outcome(
@@ -404,9 +411,30 @@ def outcomes(t: Tournament) -> list[Outcome]:
                 round=rnd,
                 table=table,
                 forfeits=tuple(p[0] for p in parts if p[3]),
+                adjusted=None if luck is None else tuple(luck["adjusted"]),
+                value_function=None if luck is None else luck["value_function"],
             )
         )
     return out
+
+
+def record_luck(match: Match, replay: dict) -> None:
+    """Store the match's luck, from its replay (cardroom.luck), for the
+    standings' adjusted columns; in the transaction that records the result,
+    before the event's row is locked. A replay the estimator cannot read
+    leaves the match's luck unknown (its plain points stand in), logged:
+    it never loses or delays the result beyond the computation itself."""
+    try:
+        report = luck_of(replay)
+    except Exception:
+        log.exception("luck not computed", extra={"match_id": match.pk})
+        return
+    luck = {
+        "value_function": report.value_function,
+        "luck": [s.luck for s in report.seats],
+        "adjusted": [s.adjusted for s in report.seats],
+    }
+    TournamentMatch.objects.filter(match=match).update(luck=luck)
 
 
 def on_match_done(match: Match) -> None:
@@ -441,7 +469,7 @@ def standings_document(t: Tournament) -> dict:
     each row with its bot's id: what the API serves."""
     entries = list(t.entries.select_related("bot", "version").order_by("index"))
     names = [f"{e.bot.name} v{e.version.number}" for e in entries]
-    doc = event.standings_of(spec_of(t), names, outcomes(t))
+    doc = event.standings_of(spec_of(t), names, outcomes(t), decided_by=t.decided_by)
     for row in doc["standings"]:
         row["bot"] = entries[row["entry"]].bot_id
     return doc

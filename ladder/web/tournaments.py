@@ -54,6 +54,10 @@ class TournamentForm(forms.Form):
     per_move_ms = forms.IntegerField(min_value=10, max_value=600_000, initial=1000, label="Per move (ms)")
     total_ms = forms.IntegerField(min_value=100, max_value=3_600_000, initial=300_000, label="Total per bot (ms)")
     seed = forms.IntegerField(min_value=0, max_value=2**62 - 1, required=False, help_text="Left empty: a random seed (shown on the event once its last match has ended).")
+    decided_by = forms.ChoiceField(
+        choices=[("plain", "plain points"), ("adjusted", "luck-adjusted points")], initial="plain", required=False, label="Decided by",
+        help_text="What orders the final table first: the points as played, or with the luck of the cards taken out (both are shown).",
+    )  # fmt: skip
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -87,6 +91,17 @@ def _live_context(t, standings_page: int) -> dict:
     names = {r["entry"]: r["name"] for r in rows}
     order = [r["entry"] for r in rows]
     page = Paginator(rows, STANDINGS_PER_PAGE).get_page(standings_page)
+    adjusted = "decided_by" in doc
+    if adjusted:
+        # each row's lead over the next row: plain and adjusted differences (fields of up to 64)
+        plain = {(d["a"], d["b"]): d["ci95"] for d in doc.get("differences", [])}
+        luckless = {(d["a"], d["b"]): d["ci95"] for d in doc.get("adjusted_differences", [])}
+        following = dict(zip(order, order[1:]))
+        for r in page.object_list:
+            pair = (r["entry"], following.get(r["entry"]))
+            r["lead"] = (
+                {"plain": plain[pair], "adjusted": luckless[pair]} if pair in plain and pair in luckless else None
+            )
     cross = None
     cells = doc["crosstable"]["cells"]
     if cells is not None and len(order) <= 24:
@@ -109,6 +124,7 @@ def _live_context(t, standings_page: int) -> dict:
         "cross": cross,
         "cross_names": [names[e] for e in order],
         "deals": deals,
+        "adjusted": adjusted,
         "refresh_seconds": REFRESH_SECONDS,
     }
 
@@ -243,6 +259,7 @@ def tournament_new(request: HttpRequest) -> HttpResponse:
                 per_move_ms=data["per_move_ms"], total_ms=data["total_ms"],
                 # the form's time is UTC (its label says so), whatever the browser's zone
                 starts=data["starts"] and data["starts"].replace(tzinfo=UTC), entries_per_user=data["entries_per_user"],
+                decided_by=data["decided_by"] or "plain",
             )  # fmt: skip
         except ServiceError as exc:
             field = exc.field if exc.field in form.fields else None

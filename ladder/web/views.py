@@ -34,6 +34,7 @@ from ladder.models import Bot, BotVersion, Ladder, Match, Participant
 from ladder.selectors import adjusted as adjusted_selectors
 from ladder.selectors import pages as page_selectors
 from ladder.selectors import play as play_selectors
+from ladder.selectors.duplicate_sets import deal_published
 from ladder.services.accounts import api_token, create_account, rotate_token
 from ladder.services.bots import create_bot, upload_version
 from ladder.services.errors import ServiceError
@@ -339,7 +340,9 @@ def match_detail(request: HttpRequest, pk: int) -> HttpResponse:
         p.ordinal_before = (p.mu_before - 3 * p.sigma_before) if p.mu_before is not None else None
         p.ordinal_after = (p.mu_after - 3 * p.sigma_after) if p.mu_after is not None else None
     luck = page_selectors.match_luck(match, seats)
-    has_replay = bool(match.replay)
+    # a rotation of a duplicate set: its deal (seed, replay) once the whole set is over
+    published = deal_published(match)
+    has_replay = bool(match.replay) and published
     person = play_selectors.person_seat(match)
     rows = [*seats, person] if person is not None else seats
     views = [(f"seat-{p.seat}", f"Seat {p.seat} · {p.bot.name}") for p in seats]
@@ -353,6 +356,7 @@ def match_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "seats": seats,
             "by_rank": sorted(rows, key=lambda p: (p.rank if p.rank is not None else 99, p.seat)),
             "has_replay": has_replay,
+            "deal_published": published,
             "any_mine": any(p.mine for p in seats),
             "game": GAMES.get(match.game),
             "views": [("full", "Full view (every card)")] + sorted(views, key=lambda v: int(v[0][5:])),
@@ -375,6 +379,13 @@ def match_frames(request: HttpRequest, pk: int) -> HttpResponse:
         return JsonResponse({"detail": str(exc), "field": "view"}, status=400)
     if not match.replay:
         return JsonResponse({"detail": f"match {pk} has no replay yet (status: {match.status})"}, status=404)
+    if not deal_published(match):
+        return JsonResponse(
+            {
+                "detail": f"match {pk} is a rotation of a duplicate set still being played: its replay comes once the set is over"
+            },
+            status=404,
+        )
     view = "full" if seat is None else f"seat-{seat}"
     key = f"web:frames:{frames.FRAMES_VERSION}:{match.pk}:{view}"
     person = play_selectors.person_seat(match)
