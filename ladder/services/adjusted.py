@@ -25,6 +25,7 @@ from ladder import caching
 from ladder.models import AdjustedRanking, AdjustedRating, Ladder, Match, MatchLuck, Participant
 from ladder.ranking import MODEL, Outcome, rank
 from ladder.selectors import seat_payoffs
+from ladder.selectors.duplicate_sets import Played, group, sets_of
 
 log = logging.getLogger("cardroom.adjusted")
 
@@ -72,14 +73,16 @@ def _seats(ladder_id: int) -> Iterator[tuple[int, list[tuple[int, int]]]]:
 
 
 def inputs(ladder_id: int) -> Inputs:
-    """The ladder's outcomes, one per rated match in rating order."""
+    """The ladder's outcomes: one per rated match, and one per complete
+    duplicate set (its rotations' mean, ``matches=k``: decision 255)."""
     luck = {
         match_id: (value_function, values)
         for match_id, value_function, values in MatchLuck.objects.filter(match__in=_rated(ladder_id), error="")
         .exclude(luck=None)
         .values_list("match_id", "value_function", "luck")
     }
-    outcomes, adjusted, used = [], 0, set()
+    sets = sets_of(ladder_id)
+    played, adjusted, used = [], 0, set()
     for match_id, seats in _seats(ladder_id):
         known = luck.get(match_id)
         values = known[1] if known is not None and len(known[1]) == len(seats) else None
@@ -87,8 +90,8 @@ def inputs(ladder_id: int) -> Inputs:
             adjusted += 1
             used.add(known[0])
         payoffs = counted_payoffs([r for _v, r in seats], values)
-        outcomes.append(Outcome(tuple(v for v, _r in seats), tuple(payoffs)))
-    return Inputs(outcomes, adjusted, sorted(used))
+        played.append(Played(match_id, tuple(v for v, _r in seats), tuple(payoffs), *sets.get(match_id, (None, 1))))
+    return Inputs(group(played), adjusted, sorted(used))
 
 
 def _marks(ladder_id: int) -> tuple[int, int]:

@@ -24,7 +24,7 @@ from cardroom.tournament.schedule import rotate
 from ladder.models import BotVersion, DuplicateSet, Match, Participant, RatingChange
 from ladder.ranking import Outcome
 from ladder.selectors import duplicate_sets as set_reads
-from ladder.services import bot_management, duplicate_sets, reaper
+from ladder.services import adjusted, bot_management, duplicate_sets, reaper
 from ladder.services import matches as m
 from ladder.services.fairshare import FairShare
 from ladder.services.matchmaking import top_up_queues
@@ -141,6 +141,10 @@ def test_a_set_is_one_deal_in_every_rotation_rated_per_match_and_as_one_result(s
     a, b = _points(first), _points(second)  # by seat; rotation 1 seats them the other way round
     assert outcomes[0].versions == (greedy.pk, rand.pk)
     assert outcomes[0].payoffs == pytest.approx(((a[0] + b[1]) / 2, (a[1] + b[0]) / 2))
+    # the ladder's adjusted rating reads the set the same way: one result, each bot's mean less its luck
+    given = [o for o in adjusted.inputs(first.ladder_id).outcomes if set(o.versions) == {greedy.pk, rand.pk}]
+    assert len(given) == 1 and given[0].matches == 2 and given[0].versions == (greedy.pk, rand.pk)
+    assert sum(given[0].payoffs) == pytest.approx(1.0)  # luck sums to 0 in each rotation
 
 
 def _points(match: Match) -> list[float]:
