@@ -14,6 +14,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from cardroom.sizes import format_size
 from ladder.models import Bot, BotVersion, Match
 from ladder.services import quotas
 from ladder.services.bots import upload_version
@@ -108,7 +109,7 @@ def test_stored_bytes(settings):
     refused = upload(api, bot.pk, big)
     assert_quota(
         refused, 403, "stored_bytes", settings.CARDROOM_QUOTA_STORED_BYTES,
-        "quota reached (stored bytes)", f"your bot packages take {len(first)} bytes", f"this one ({len(big)} bytes)",
+        "quota reached (stored bytes)", f"your bot packages take {format_size(len(first))}", f"this one ({format_size(len(big))})",
         "Upload a smaller package",
     )  # fmt: skip
     page = web(owner).post(reverse("web-my-bot", args=[bot.pk]), {"file": SimpleUploadedFile("bot.py", big)})
