@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 from collections import defaultdict
@@ -45,12 +46,14 @@ from luck_variance import make  # noqa: E402
 
 from cardroom.luck.allegra import (  # noqa: E402
     MIN_COUNT,
+    EnderAllegraValue,
     FittedAllegraValue,
     OutcomeAllegraValue,
     holding_key,
     outcome_bucket,
     outcome_features,
     progress,
+    raw_estimates,
 )
 from cardroom.luck.estimator import rank_points  # noqa: E402
 from cardroom.runner import run_match  # noqa: E402
@@ -60,6 +63,8 @@ from engine.replay import iter_states  # noqa: E402
 FIT_BASE = 36_000  # never played by a measurement
 OUT = Path(__file__).resolve().parents[1] / "cardroom" / "luck" / "allegra-area-2.json"
 OUT_OUTCOME = OUT.with_name("allegra-area-3.json")
+OUT_ENDER = OUT.with_name("allegra-ender-1.json")
+ENDER_SLOPES = [0.1 * k for k in range(0, 41)]  # the grid the ender model is chosen on
 RIDGE = 1e-3  # keeps Newton's steps finite where a bucket's rows barely vary
 
 
@@ -200,11 +205,88 @@ def fit_allegra_outcome(matches: int) -> dict:
     }
 
 
+def fit_allegra_ender(matches: int) -> dict:
+    """``allegra-ender@1``'s constants: per progress, the variance of the
+    round's raw-score difference between two seats around
+    ``raw_estimates``' difference; the variance of a whole round's scored
+    difference; and the ender model's slope, the most likely on a grid."""
+    diffs: dict[int, list[tuple[float, float]]] = defaultdict(list)
+    levels: dict[int, list[tuple[float, float]]] = defaultdict(list)
+    scored: list[float] = []
+    ender_rows: list[tuple[list[int], int]] = []
+    for i in range(matches):
+        names = ["greedy", "greedy"] if i % 2 == 0 else ["greedy", "weak-greedy"]
+        replay = run_match(
+            "allegra", [make(n, "allegra") for n in names], seed=derive(FIT_BASE, "allegra-ender", i)
+        ).replay
+        for states, final in rounds_of(replay):
+            raw = final.raw_scores[-1]
+            ender = final.enders[-1]
+            n = final.n
+            for s in range(n):
+                for o in range(s + 1, n):
+                    scored.append(final.round_scores[-1][s] - final.round_scores[-1][o])
+            for state in states:
+                est, fds = raw_estimates(state)
+                prog = min(fds)
+                for s in range(n):
+                    levels[prog].append((est[s], raw[s]))
+                    for o in range(s + 1, n):
+                        diffs[prog].append((est[s] - est[o], raw[s] - raw[o]))
+                if state.ender is None and ender is not None:
+                    ender_rows.append((fds, ender))
+
+    def loglik(slope: float) -> float:
+        value = EnderAllegraValue({"raw": {"0": [1, 1, 0, 1]}, "round_var": 1.0, "ender_slope": slope})
+        total = 0.0
+        for fds, ender in ender_rows:
+            total += math.log(max(value.ender_weights(_NoEnder(len(fds)), fds)[ender], 1e-12))
+        return total
+
+    slope = max(ENDER_SLOPES, key=loglik)
+    return {
+        "fitted_on": f"{matches} matches, greedy vs greedy and vs weak-greedy, seeds derive({FIT_BASE}, 'allegra-ender', i)",
+        "raw": {str(p): _raw_row(diffs[p], levels[p]) for p in sorted(diffs) if len(diffs[p]) >= MIN_COUNT},
+        "round_var": round(statistics.variance(scored), 4),
+        "ender_slope": slope,
+        "rows": {"raw": {str(p): len(xs) for p, xs in sorted(diffs.items())}, "ender": len(ender_rows)},
+    }
+
+
+def _raw_row(diffs: list[tuple[float, float]], levels: list[tuple[float, float]]) -> list[float]:
+    """One progress's row: the least-squares slope of the final raw
+    difference on the estimated one through 0 (the seats are exchangeable),
+    the variance around it, and the line of the final raw score on the
+    estimate (intercept, slope)."""
+    spread = sum(x * x for x, _ in diffs)
+    beta = sum(x * y for x, y in diffs) / spread if spread > 1e-9 else 0.0  # before any card is seen
+    var = statistics.mean([(y - beta * x) ** 2 for x, y in diffs])
+    xs = [x for x, _ in levels]
+    if max(xs) - min(xs) < 1e-9:
+        return [round(beta, 6), round(var, 4), round(statistics.mean([y for _, y in levels]), 4), 0.0]
+    line = statistics.linear_regression(xs, [y for _, y in levels])
+    return [round(beta, 6), round(var, 4), round(line.intercept, 4), round(line.slope, 6)]
+
+
+class _NoEnder:
+    """What ``ender_weights`` reads of a state whose ender is not known yet."""
+
+    ender = None
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("game", choices=["allegra", "allegra-outcome"])
+    parser.add_argument("game", choices=["allegra", "allegra-outcome", "allegra-ender"])
     parser.add_argument("--matches", type=int)
     args = parser.parse_args()
+    if args.game == "allegra-ender":
+        table = fit_allegra_ender(args.matches or 300)
+        OUT_ENDER.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+        print(f"wrote {OUT_ENDER}: {json.dumps(table)}")
+        return 0
     if args.game == "allegra-outcome":
         table = fit_allegra_outcome(args.matches or 600)
         OUT_OUTCOME.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")

@@ -6,6 +6,7 @@
     (any of them: [--allegra-value allegra-area@N] [--seed-base B])
     .venv/bin/python benchmarks/luck_variance.py cost [--game G] [--matches K]
     .venv/bin/python benchmarks/luck_variance.py cost-sandboxed [--game G] [--matches K]
+    .venv/bin/python benchmarks/luck_variance.py decompose [--matches K] [--seed-base B] [--allegra-value V]
 
 * ``unbiased``: N matches of random bots (2 players) and M of greedy
   against search (builtin ismcts with a small fixed iteration budget, seats
@@ -24,6 +25,15 @@
   match (built-in bots in this process), per match.
 * ``cost-sandboxed``: the same against a match as a ladder worker plays
   it, the built-in greedy bots as programs in the sandbox.
+* ``decompose`` (Allegra, greedy against greedy): where the adjusted
+  payoff's variance comes from. Seat 0's adjusted payoff is exactly
+  ``V(start) + Σ drift + Σ move``: at each chance step the *drift*
+  ``E[V after an outcome] − V(before)`` (the move that reveals the card
+  applied in every alternative, so a revealing move's own effect is in
+  it), at each other event the *move* ``V(after) − V(before)``; the
+  credited luck is ``V(after) − E[V after an outcome]``. Each part's
+  variance per match, and the variance of a round's raw and scored
+  difference between the seats (the ender's doubling).
 
 Matches run in this process through the ordinary runner with the built-in
 bots in-process (no sandbox). Seeds come from ``derive(SEED_BASE, ...)``;
@@ -45,8 +55,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bots import builtin_chooser, builtin_program  # noqa: E402
 from cardroom.luck import luck_of  # noqa: E402
-from cardroom.luck.allegra import AllegraAdapter, FittedAllegraValue, OutcomeAllegraValue  # noqa: E402
-from cardroom.luck.estimator import luck_with  # noqa: E402
+from cardroom.luck.allegra import (  # noqa: E402
+    AllegraAdapter,
+    EnderAllegraValue,
+    FittedAllegraValue,
+    OutcomeAllegraValue,
+)
+from cardroom.luck.estimator import expectation, iter_steps, luck_with  # noqa: E402
 from cardroom.players import InProcessPlayer, Player  # noqa: E402
 from cardroom.runner import run_match  # noqa: E402
 from cardroom.tournament.seeds import KeyedChance, derive  # noqa: E402
@@ -55,7 +70,9 @@ SEED_BASE = 37_000  # evaluation seeds; nothing is fitted on them
 Z = 1.96
 SEARCH_ITERATIONS = {"strong": 40, "weak": 20, "vs-greedy": 20}
 WEAK_GREEDY_EPSILON = 0.1
-ALLEGRA_VALUES = {"allegra-area@2": FittedAllegraValue, "allegra-area@3": OutcomeAllegraValue}
+ALLEGRA_VALUES = {
+    "allegra-area@2": FittedAllegraValue, "allegra-area@3": OutcomeAllegraValue, "allegra-ender@1": EnderAllegraValue,
+}  # fmt: skip
 ALLEGRA_VALUE = None  # --allegra-value: another value function than the one of record
 
 
@@ -301,10 +318,55 @@ def cost_sandboxed(game: str, matches: int) -> None:
         )
 
 
+def decompose(matches: int) -> None:
+    from collections import defaultdict
+
+    from engine import get_game_class
+    from engine.replay import iter_states
+
+    value = ALLEGRA_VALUE or FittedAllegraValue()
+    adapter = AllegraAdapter(value)
+    parts: list[dict[str, float]] = []
+    raw, scored = [], []
+    nothing = frozenset()
+    for i in range(matches):
+        seed = derive(SEED_BASE, "allegra", "decompose", i)
+        doc = run_match("allegra", [make("greedy", "allegra") for _ in range(2)], seed=seed).replay
+        steps = {step.index: step for step, _f in iter_steps(doc, adapter, {})}
+        pre = get_game_class("allegra")(2, doc["options"]).new_initial_state()
+        acc: dict[str, float] = defaultdict(float)
+        acc["start"] = value(pre, nothing)[0]
+        for index, event, post in iter_states(doc):
+            before, after = value(pre, nothing)[0], value(post, nothing)[0]
+            kind = "chance" if event["by"] == "chance" else event["action"]["type"]
+            if index in steps:
+                expected = expectation(steps[index], value, nothing, 2)[0]
+                acc["luck"] += after - expected
+                acc[f"drift: {kind}"] += expected - before
+            else:
+                acc[f"move: {kind}"] += after - before
+            pre = post.clone()
+        parts.append(dict(acc))
+        raw.extend(r[0] - r[1] for r in post.raw_scores)
+        scored.extend(r[0] - r[1] for r in post.round_scores)
+    print(f"allegra greedy vs greedy x{matches}, {value.label}, seat 0 (variance per match):", flush=True)
+    for key in sorted({k for p in parts for k in p}):
+        xs = [p.get(key, 0.0) for p in parts]
+        print(f"  {key:22} mean {statistics.mean(xs):+.4f} variance {statistics.variance(xs):.4f}", flush=True)
+    adjusted = [sum(v for k, v in p.items() if k != "luck") for p in parts]
+    payoff = [a + p["luck"] for a, p in zip(adjusted, parts)]
+    print(f"  payoff variance {statistics.variance(payoff):.4f}, adjusted {statistics.variance(adjusted):.4f}")
+    print(
+        f"  a round's difference seat 0 - seat 1: raw variance {statistics.variance(raw):.1f}, "
+        f"scored {statistics.variance(scored):.1f} ({len(raw)} rounds)",
+        flush=True,
+    )
+
+
 def main() -> int:
     global ALLEGRA_VALUE, SEED_BASE
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["unbiased", "fewer", "cost", "cost-sandboxed"])
+    parser.add_argument("what", choices=["unbiased", "fewer", "cost", "cost-sandboxed", "decompose"])
     parser.add_argument("--game", action="append", help="allegory and/or allegra (default both)")
     parser.add_argument("--random", type=int, default=2000)
     parser.add_argument("--search", type=int, default=500)
@@ -321,6 +383,9 @@ def main() -> int:
     if args.allegra_value:
         ALLEGRA_VALUE = ALLEGRA_VALUES[args.allegra_value]()
         print(f"allegra value function: {ALLEGRA_VALUE.label}", flush=True)
+    if args.what == "decompose":
+        decompose(args.matches)
+        return 0
     for game in args.game or ["allegory", "allegra"]:
         started = time.monotonic()
         if args.what == "unbiased":

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +121,22 @@ def _pairs(table: dict[str, float]) -> dict[tuple[int, int], float]:
     return out
 
 
+def unseen_counts(state: AllegraState) -> list[int]:
+    """How many cards of each value (from the lowest) no one has seen yet."""
+    low = VALUES[0]
+    unseen = list(_COUNTS)
+    for v in state.upv:
+        if v is not None:
+            unseen[v - low] -= 1
+    for pile in (state.discard, state.removed):
+        for v in pile:
+            unseen[v - low] -= 1
+    for v in (state.drawn, state.held):
+        if v is not None:
+            unseen[v - low] -= 1
+    return unseen
+
+
 def holding_key(state: AllegraState, slot: int) -> int | None:
     """What a slot holds, as the fitted table keys it: its face-up value,
     ``FD`` when face down, None when empty."""
@@ -176,17 +193,8 @@ class FittedAllegraValue(ValueFunction):
         """Each seat's expected score for the round under way (doubling included)."""
         n = state.n
         low = VALUES[0]
-        unseen = list(_COUNTS)
+        unseen = unseen_counts(state)
         val, upv = state.val, state.upv
-        for v in upv:
-            if v is not None:
-                unseen[v - low] -= 1
-        for pile in (state.discard, state.removed):
-            for v in pile:
-                unseen[v - low] -= 1
-        for v in (state.drawn, state.held):
-            if v is not None:
-                unseen[v - low] -= 1
         left = sum(unseen)
         prog = progress(state)
         row = self._row(prog)
@@ -340,6 +348,173 @@ class OutcomeAllegraValue(FittedAllegraValue):
             return terminal_points(state, forfeited)
         p = self.pairwise(state)
         return _mean_over_others(state.n, forfeited, lambda s, o: p[s][o])
+
+
+# -- allegra-ender@1: who is doubled decides the round -----------------------
+_ENDER_PATH = Path(__file__).with_name("allegra-ender-1.json")
+# The quantiles at which the round's raw-score difference is integrated
+# (midpoints of QUANTILES equal slices of the normal).
+QUANTILES = 12
+_NORMAL = statistics.NormalDist()
+_Z = [_NORMAL.inv_cdf((k + 0.5) / QUANTILES) for k in range(QUANTILES)]
+
+
+def raw_estimates(state: AllegraState) -> tuple[list[float], list[int]]:
+    """Each seat's expected raw score for the round under way, and its
+    count of face-down cards. The score: the cards its area holds (a
+    face-down one at the mean of the unseen cards), less what the card it
+    may use next saves when put in place of its worst one (as
+    ``allegra-area@3``'s card term, by face values: the active seat's drawn
+    card, or the better of the discard's top and drawing; a seat whose turn
+    is still to come in this cycle of turns, drawing), so that the estimate
+    does not swing with whose turn it is or with the card just drawn."""
+    low = VALUES[0]
+    unseen = unseen_counts(state)
+    val, upv = state.val, state.upv
+    left = sum(unseen)
+    mu = sum((low + k) * c for k, c in enumerate(unseen)) / left if left else _MEAN
+    n = state.n
+    first = (state.round - 1) % n  # the seat that starts each cycle of turns
+    est: list[float] = []
+    fds: list[int] = []
+    for s in range(n):
+        total = 0.0
+        fd = 0
+        worst = None
+        for i in state.lay.area[s]:
+            if val[i] is None:
+                continue
+            v = upv[i]
+            x = mu if v is None else float(v)
+            fd += v is None
+            total += x
+            if worst is None or x > worst:
+                worst = x
+        if worst is not None and state.phase >= TURN:
+            drawing = 0.0
+            if left:
+                for k, c in enumerate(unseen):
+                    if c and worst > low + k:
+                        drawing += c * (worst - low - k)
+                drawing /= left
+            if s != state.active:
+                if (s - first) % n > (state.active - first) % n:
+                    total -= drawing
+            elif state.drawn is not None:
+                total -= max(worst - state.drawn, 0.0)
+            elif state.phase == TURN:
+                top = worst - state.discard[-1] if state.discard else -math.inf
+                total -= max(top, drawing)
+        est.append(total)
+        fds.append(fd)
+    return est, fds
+
+
+class EnderAllegraValue(ValueFunction):
+    """``allegra-ender@1``: the rank points, from the one thing that
+    decides most Allegra matches between players of like strength: which
+    round enders are doubled. Measured on greedy play (docs/luck.md), a
+    round's raw scores differ between the seats by about 5 points, its
+    scored ones by about 30: the ender not strictly lowest is doubled, and
+    the doubling is most of a match's spread.
+
+    Per pair of seats ``s``, ``o``: the raw-score difference of the round
+    under way is normal around ``raw_estimates``' difference, with the
+    fitted variance ``raw_var`` by progress (the fewest face-down cards any
+    area holds); the round's ender is the known one, or each seat with
+    weight ``exp(-ender_slope * (its face-down cards - progress))``;
+    ``s`` finishes above ``o`` when the difference of the totals, the
+    ender's doubling applied where the raw difference says it is not
+    lowest against the other seat of the pair, plus the rounds still to be
+    dealt (normal, ``round_var`` each), favours ``s``. The raw difference
+    is integrated at ``QUANTILES`` points. Rank points as the mean over the
+    other seats. Fitted once by benchmarks/luck_fit.py ``allegra-ender`` on
+    seeds no measurement plays."""
+
+    name = "allegra-ender"
+    version = 1
+
+    def __init__(self, table: dict[str, Any] | None = None) -> None:
+        if table is None:
+            table = json.loads(_ENDER_PATH.read_text(encoding="utf-8"))
+        # per progress: (slope of the final raw difference on the estimated
+        # one, the variance around that, and the final raw score's line
+        # on the estimate: intercept, slope)
+        self.raw = {int(p): tuple(float(x) for x in row) for p, row in table["raw"].items()}
+        self.raw_default = self.raw[max(self.raw)]
+        self.round_var = float(table["round_var"])
+        self.ender_slope = float(table["ender_slope"])
+
+    def ender_weights(self, state: AllegraState, fds: list[int]) -> list[float]:
+        """The probability that each seat ends the round under way."""
+        if state.ender is not None:
+            return [1.0 if s == state.ender else 0.0 for s in range(state.n)]
+        prog = min(fds)
+        w = [math.exp(-self.ender_slope * (fd - prog)) for fd in fds]
+        total = sum(w)
+        return [x / total for x in w]
+
+    def above(
+        self, gap: float, m: float, sd: float, later_sd: float, dbl_s: float, dbl_o: float, p_s: float, p_o: float
+    ) -> float:
+        """P(``s`` finishes above ``o``): ``gap`` is o's total so far minus
+        s's, the raw difference ``D = raw_s - raw_o`` ~ N(m, sd²), ``dbl_s``
+        what doubling adds to s's score if it ends and is not lower than o
+        (and ``dbl_o`` for o), ``p_s``, ``p_o`` the chances they end."""
+        p_none = max(0.0, 1.0 - p_s - p_o)
+        if later_sd <= 0.0:  # the last round: exact, from the normal's distribution function
+            zero = _below(0.0, m, sd)
+            return (
+                p_none * _below(gap, m, sd)
+                + p_s * (_below(min(0.0, gap), m, sd) + max(0.0, _below(gap - dbl_s, m, sd) - zero))
+                + p_o * (max(0.0, _below(gap, m, sd) - zero) + _below(min(0.0, gap + dbl_o), m, sd))
+            )
+        out = 0.0
+        for z in _Z:
+            d = m + sd * z
+            margin = gap - d  # positive: s ahead
+            p = p_none * _ncdf(margin, later_sd)
+            if p_s:
+                p += p_s * _ncdf(margin - (dbl_s if d >= 0 else 0.0), later_sd)
+            if p_o:
+                p += p_o * _ncdf(margin + (dbl_o if d <= 0 else 0.0), later_sd)
+            out += p
+        return out / QUANTILES
+
+    def __call__(self, state: AllegraState, forfeited: frozenset[int]) -> list[float]:
+        if state.is_terminal():
+            return terminal_points(state, forfeited)
+        n = state.n
+        totals = [float(t) for t in state.totals]
+        if state.phase <= 1:  # between rounds: only the rounds still to deal
+            var = [(ROUNDS - state.round + 1) * self.round_var / 2] * n
+            return _points(totals, var, forfeited, lower_is_better=True)
+        est, fds = raw_estimates(state)
+        ends = self.ender_weights(state, fds)
+        beta, var, a, b = self.raw.get(min(fds), self.raw_default)
+        sd = math.sqrt(var)
+        final = [max(a + b * e, 0.0) for e in est]  # the expected raw score once the round is scored
+        later_sd = math.sqrt((ROUNDS - state.round) * self.round_var)
+        above = [[0.5] * n for _ in range(n)]
+        for s in range(n):
+            for o in range(s + 1, n):
+                gap, m = totals[o] - totals[s], beta * (est[s] - est[o])
+                p = self.above(gap, m, sd, later_sd, final[s], final[o], ends[s], ends[o])
+                above[s][o] = p
+                above[o][s] = 1.0 - p
+        return _mean_over_others(n, forfeited, lambda s, o: above[s][o])
+
+
+def _below(x: float, m: float, sd: float) -> float:
+    """P(N(m, sd²) < x)."""
+    return _phi((x - m) / sd)
+
+
+def _ncdf(x: float, sd: float) -> float:
+    """P(x + N(0, sd²) > 0)."""
+    if sd <= 1e-6:
+        return 1.0 if x > 0 else 0.0 if x < 0 else 0.5
+    return _phi(x / sd)
 
 
 def _mean_over_others(n: int, forfeited: frozenset[int], beats) -> list[float]:
@@ -503,4 +678,4 @@ def _slot(slot: list[int]) -> tuple[str, int]:
     return ("s", s * CELLS + r * COLS + c)
 
 
-__all__ = ["AllegraAdapter", "AllegraValue", "FittedAllegraValue", "OutcomeAllegraValue"]
+__all__ = ["AllegraAdapter", "AllegraValue", "EnderAllegraValue", "FittedAllegraValue", "OutcomeAllegraValue"]

@@ -187,15 +187,19 @@ def test_action_luck_of_a_known_random_policy_averages_to_0():
     assert abs(statistics.mean(per_match)) < 3 * se
 
 
-def test_allegra_area_3_is_a_distribution_over_ranks_at_every_step():
-    """The outcome-fitted ``allegra-area@3``: each seat's value is a
-    probability-like rank-points figure and the seats' values add up to the
-    same total at every chance step's alternatives, so its luck adds up to 0."""
-    from cardroom.luck.allegra import AllegraAdapter, OutcomeAllegraValue
+@pytest.mark.parametrize("label", ["allegra-area@3", "allegra-ender@1"])
+def test_an_alternative_allegra_value_is_a_distribution_over_ranks_at_every_step(label):
+    """The measured alternatives (``allegra-area@3``, outcome-fitted;
+    ``allegra-ender@1``, the ender's doubling, decision 240): at every
+    alternative of every chance step of every Allegra replay (2 to 6
+    players, knocks, forfeits, a reshuffle, a turn limit) each seat's value
+    is a rank-points figure and they add up to the same total, so the luck
+    adds up to 0; and some luck is credited."""
+    from cardroom.luck.allegra import AllegraAdapter, EnderAllegraValue, OutcomeAllegraValue
     from cardroom.luck.estimator import luck_with
 
-    value = OutcomeAllegraValue()
-    assert value.label == "allegra-area@3"
+    value = {"allegra-area@3": OutcomeAllegraValue, "allegra-ender@1": EnderAllegraValue}[label]()
+    assert value.label == label
     adapter = AllegraAdapter(value)
     for path in [p for p in OWN if load(p)["game"] == "allegra"]:
         doc = load(path)
@@ -203,9 +207,24 @@ def test_allegra_area_3_is_a_distribution_over_ranks_at_every_step():
         for step, forfeited in iter_steps(doc, adapter, {}):
             for _, alt in step.exact or []:
                 v = value(alt, forfeited)
-                assert all(0 <= x <= 1 for x in v)
+                assert all(-1e-12 <= x <= 1 + 1e-12 for x in v)
                 assert sum(v) == pytest.approx(n / 2, abs=1e-9)
         report = luck_with(doc, lambda _g: adapter)
-        assert report.value_function == "allegra-area@3"
+        assert report.value_function == label
         assert sum(s.luck for s in report.seats) == pytest.approx(0, abs=1e-9)
         assert any(abs(s.luck) > 1e-6 for s in report.seats)
+
+
+def test_allegra_ender_1_favours_the_seat_whose_doubling_is_less_likely():
+    """Last round, the ender known and two points ahead on raw cards, the
+    totals so far equal: the ender is doubled unless it is lowest, so the
+    other seat is the favourite; swap the raw estimates and the ender is."""
+    from cardroom.luck.allegra import EnderAllegraValue
+
+    value = EnderAllegraValue()
+    m = 2.0 * value.raw[0][0]
+    behind = value.above(0.0, m, 2.0, 0.0, 30.0, 28.0, 1.0, 0.0)
+    ahead = value.above(0.0, -m, 2.0, 0.0, 28.0, 30.0, 1.0, 0.0)
+    assert behind < 0.3 < 0.7 < ahead
+    # with rounds to come whose spread dwarfs a doubling, they hardly count
+    assert behind < value.above(0.0, m, 2.0, 300.0, 30.0, 28.0, 1.0, 0.0) == pytest.approx(0.5, abs=0.05)
