@@ -73,7 +73,7 @@ class CardroomAEC(AECEnv):
     def state(self, state: Any) -> None:
         # a state assigned from outside (a test, a search) is a new position
         self._state = state
-        self._views: dict[int, tuple[Any, ...]] = {}
+        self._views: dict[int, list[Any]] = {}
 
     def observation_space(self, agent):
         return self.observation_spaces[agent]
@@ -91,9 +91,9 @@ class CardroomAEC(AECEnv):
     def _seat_obs(self, seat: int) -> dict[str, Any]:
         return self._view(seat)[0]
 
-    def _view(self, seat: int) -> tuple[Any, ...]:
-        """``(observation, legal actions, pending, mask)`` of ``seat`` now
-        (made once per position)."""
+    def _view(self, seat: int) -> list[Any]:
+        """``[observation, legal actions, pending, mask, array]`` of ``seat``
+        now (made once per position; the array when first asked for)."""
         view = self._views.get(seat)
         if view is None:
             state = self._state
@@ -101,7 +101,7 @@ class CardroomAEC(AECEnv):
             acting = state.to_act()
             legal = state.legal_actions(seat) if acting and acting[0] == seat else []
             pending = self.pending if legal else None
-            view = self._views[seat] = (obs, legal, pending, self.codec.action_mask_fast(obs, legal, pending))
+            view = self._views[seat] = [obs, legal, pending, self.codec.action_mask_fast(obs, legal, pending), None]
         return view
 
     def _changed(self) -> None:
@@ -129,7 +129,7 @@ class CardroomAEC(AECEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.agent_name_mapping[agent]
         # copies: what a caller does to its arrays must not reach the next observe
-        return {"observation": self.array(seat), "action_mask": self._view(seat)[3].copy()}
+        return {"observation": self._array(seat).copy(), "action_mask": self._view(seat)[3].copy()}
 
     def action_mask(self, seat: int) -> np.ndarray:
         """The action mask of ``seat`` now, without its array (a new array)."""
@@ -137,8 +137,16 @@ class CardroomAEC(AECEnv):
 
     def array(self, seat: int) -> np.ndarray:
         """The observation array of ``seat`` now (a new array)."""
-        obs, _legal, pending, _mask = self._view(seat)
-        return self.codec.encode(obs, pending) if pending is not None else self.codec.encode(obs)
+        return self._array(seat).copy()
+
+    def _array(self, seat: int) -> np.ndarray:
+        """The observation array of ``seat`` now, the view's own (not to be
+        changed): the codec's ``encode_fast``, equal to its ``encode``."""
+        view = self._view(seat)
+        if view[4] is None:
+            obs, pending = view[0], view[2]
+            view[4] = self.codec.encode_fast(obs, pending) if pending is not None else self.codec.encode_fast(obs)
+        return view[4]
 
     def protocol_action(self, agent: str, index: int) -> dict[str, Any] | None:
         """The protocol action ``index`` sends for ``agent`` now, or None when
@@ -208,8 +216,71 @@ class CardroomAEC(AECEnv):
         pass
 
 
+# -- the standard wrappers, without their lookup chains ---------------------
+# A wrapper finds every attribute it does not have (``agent_selection``,
+# ``terminations``...) through ``__getattr__``, one Python call per layer, and
+# PettingZoo's loop reads them many times a step (``agent_iter``, ``last``,
+# each wrapper's checks): with three layers that was about half of a step.
+# These subclasses of the standard wrappers read the game's own attributes
+# at once through properties; what they do is PettingZoo's code unchanged
+# (OrderEnforcingWrapper still refuses them before reset: a property that
+# raises AttributeError falls back to its ``__getattr__``), and
+# AssertOutOfBoundsWrapper checks a plain int against the Discrete space's
+# bounds before asking ``contains`` (which says the same of an int).
+
+_FORWARDED = ("agent_selection", "agents", "terminations", "truncations", "infos", "rewards",
+              "_cumulative_rewards", "possible_agents")  # fmt: skip
+
+
+def _forwarded(name: str, order_enforcing: bool) -> property:
+    if order_enforcing and name not in ("_cumulative_rewards", "possible_agents"):
+
+        def read(self):
+            if not self._has_reset:
+                raise AttributeError(f"{name} cannot be accessed before reset")
+            return getattr(self._game, name)
+
+    else:
+
+        def read(self):
+            return getattr(self._game, name)
+
+    def write(self, value):
+        setattr(self._game, name, value)
+
+    return property(read, write)
+
+
+def _direct(wrapper: type, order_enforcing: bool = False) -> type:
+    """``wrapper`` (a standard wrapper class) reading ``_FORWARDED`` from the
+    game directly."""
+
+    def __init__(self, env, *args, **kwargs):  # noqa: N807
+        self._game = env.unwrapped
+        wrapper.__init__(self, env, *args, **kwargs)
+
+    namespace = {name: _forwarded(name, order_enforcing) for name in _FORWARDED}
+    namespace["__init__"] = __init__
+    namespace["__doc__"] = f"PettingZoo's {wrapper.__name__}, reading the game's attributes directly."
+    return type(wrapper.__name__, (wrapper,), namespace)
+
+
+_TerminateIllegal = _direct(wrappers.TerminateIllegalWrapper)
+_OrderEnforcing = _direct(wrappers.OrderEnforcingWrapper, order_enforcing=True)
+
+
+class _AssertOutOfBounds(_direct(wrappers.AssertOutOfBoundsWrapper)):
+    def step(self, action) -> None:
+        game = self._game
+        if type(action) is int and 0 <= action < game.codec.NUM_ACTIONS:  # Discrete(n).contains says yes
+            self.env.step(action)
+        else:
+            super().step(action)
+
+
 def wrap(raw: CardroomAEC) -> AECEnv:
-    """The standard wrappers of PettingZoo's classic environments."""
-    env = wrappers.TerminateIllegalWrapper(raw, illegal_reward=-1)
-    env = wrappers.AssertOutOfBoundsWrapper(env)
-    return wrappers.OrderEnforcingWrapper(env)
+    """The standard wrappers of PettingZoo's classic environments (their
+    subclasses above: the same checks, without the lookup chains)."""
+    env = _TerminateIllegal(raw, illegal_reward=-1)
+    env = _AssertOutOfBounds(env)
+    return _OrderEnforcing(env)
