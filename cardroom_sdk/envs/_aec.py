@@ -28,7 +28,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from cardroom_sdk.envs._common import decision_step, rank_rewards, replay_document
-from engine import CHANCE, new_game
+from engine import CHANCE, IllegalActionError, new_game
 
 REWARDS = ("rank", "centred", "score")
 __all__ = ["CardroomAEC", "rank_rewards", "wrap"]
@@ -166,15 +166,20 @@ class CardroomAEC(AECEnv):
         if not self._view(seat)[3][int(action)]:
             raise ValueError(f"{agent}: action {action} is not legal now")
         self.play(seat, int(action))
-        if self.state.is_terminal():
+        self._advance()
+        if self.render_mode == "human":
+            self.render()
+
+    def _advance(self) -> None:
+        """PettingZoo's bookkeeping after a step: the next agent, or the
+        rewards and terminations of the end."""
+        if self._state.is_terminal():
             for agent_name, value in zip(self.agents, self.final_rewards()):
                 self.rewards[agent_name] = value
                 self.terminations[agent_name] = True
         else:
-            self.agent_selection = self.possible_agents[self.state.to_act()[0]]
+            self.agent_selection = self.possible_agents[self._state.to_act()[0]]
         self._accumulate_rewards()
-        if self.render_mode == "human":
-            self.render()
 
     def play(self, seat: int, index: int) -> None:
         """Action ``index`` of ``seat``, the seat to act, checked legal by the
@@ -182,10 +187,52 @@ class CardroomAEC(AECEnv):
         (``BatchedGames`` steps its games with it)."""
         move = self.protocol_action(self.possible_agents[seat], index)
         if move is not None:
-            self._state.apply(seat, move)
-            self.events.append({"by": seat, "action": move, "ms": 0})
-            self._resolve_chance()
-            self._changed()
+            self._apply(seat, move)
+
+    def _apply(self, seat: int, move: dict[str, Any]) -> None:
+        self._state.apply(seat, move)
+        self.events.append({"by": seat, "action": move, "ms": 0})
+        self._resolve_chance()
+        self._changed()
+
+    def step_protocol(self, seat: int, obs: dict[str, Any], move: dict[str, Any]) -> None:
+        """``step`` of every index that plays the protocol action ``move`` of
+        ``seat``, the agent to act (``obs``: its observation now), at once:
+        the same game, events, rewards and bookkeeping, without making the
+        seat's mask and array (Gymnasium's opponents play through this).
+        What the engine refuses (it does not move then) is stepped index by
+        index, so that ``step`` raises what it raises."""
+        codec = self.codec
+        indices = codec.protocol_to_actions(obs, move)
+        if self.pending is None and indices:
+            try:
+                if move.get("type") == "distribute":
+                    whole = self._whole_distribute(seat, obs, indices)
+                else:
+                    whole = codec.action_to_protocol(obs, indices[0])  # the very dict ``step`` sends and records
+                if whole is not None:
+                    self._cumulative_rewards[self.possible_agents[seat]] = 0.0
+                    self._apply(seat, whole)
+                    self._advance()
+                    if self.render_mode == "human":
+                        self.render()
+                    return
+            except (ValueError, IllegalActionError):
+                pass
+        for index in indices:  # a distribute in progress, chips that do not make one, or a refusal
+            self.step(index)
+
+    def _whole_distribute(self, seat: int, obs: dict[str, Any], indices: list[int]) -> dict[str, Any] | None:
+        """The ``distribute`` that stepping ``indices`` (one chip each) would
+        send, made by the same ``add_chip`` steps; None unless they are
+        exactly the chips due."""
+        total = self._state.legal_actions(seat)[0]["total"]
+        if len(indices) != total:
+            return None
+        pending = whole = None
+        for index in indices:
+            pending, whole = self.codec.add_chip(obs, pending, index, total)
+        return whole
 
     def final_rewards(self) -> list[float]:
         result = self.state.result()

@@ -141,8 +141,7 @@ class SingleSeatEnv(gymnasium.Env):
                     policy.fault_event = len(aec.events)
             else:
                 move = policy(obs, aec.state.legal_actions(seat), self._opponent_rng)
-            for index in aec.codec.protocol_to_actions(obs, move):
-                aec.step(index)
+            aec.step_protocol(seat, obs, move)
 
     def _outcome_info(self) -> dict:
         """At the end of an episode: the program opponents that forfeited
@@ -167,7 +166,7 @@ class SingleSeatEnv(gymnasium.Env):
 
     def step(self, action):
         aec = self.aec
-        if not aec.action_mask(self.seat)[int(action)]:
+        if not aec._view(self.seat)[3][int(action)]:
             return aec.observe(self.agent), -1.0, True, False, {"illegal": True}
         aec.step(int(action))
         self._play_others()
