@@ -152,8 +152,16 @@ class CardroomAEC(AECEnv):
         """The protocol action ``index`` sends for ``agent`` now, or None when
         it is one chip of an Allegory distribute that is not yet complete."""
         seat = self.agent_name_mapping[agent]
-        move, self.pending = decision_step(self.codec, self.state, seat, self._seat_obs(seat), index, self.pending)
-        self._changed()
+        move, self.pending = decision_step(self.codec, self._state, seat, self._seat_obs(seat), index, self.pending)
+        if move is None:
+            # One chip placed, the game unchanged: every seat's observation
+            # and legal actions stand, and so does the placing seat's mask
+            # (a distribute's chips stay legal until the last one is placed);
+            # only its array shows the chips so far.
+            view = self._views[seat]
+            view[2], view[4] = self.pending, None
+        else:
+            self._changed()
         return move
 
     def step(self, action) -> None:
