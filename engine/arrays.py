@@ -95,6 +95,21 @@ def allegory_encode_into(out: Any, obs: dict[str, Any], pending: list[int] | Non
                 out[base + 8 + CARD_ID[name]] = 1.0
 
 
+def allegory_pending_into(out: Any, obs: dict[str, Any], pending: list[int]) -> None:
+    """Over ``out``, an array ``allegory_encode_into`` wrote of ``obs`` with
+    other chips placed (or none): what ``pending`` changes, so that ``out``
+    is then ``allegory_codec.encode(obs, pending)`` (a distribute placed one
+    chip a step changes nothing else)."""
+    placed = 0
+    i = 0
+    for chips in pending:
+        out[_POOL_AT + i * _SLOT + NUM_CARDS + 1] = chips / MAX_CHIPS
+        placed += chips
+        i += 1
+    if obs["phase"] == "distribute":
+        out[_LEFT_AT] = (obs["players"][obs["winner"]]["bid"] - placed) / MAX_CHIPS
+
+
 def allegory_mask_into(out: Any, obs: dict[str, Any], legal: list[dict[str, Any]], pending: list[int] | None) -> int:
     """``allegory_codec.action_mask(obs, legal, pending)`` written into
     ``out`` (zeros): 0, or -1 when an action has no index here."""

@@ -34,6 +34,29 @@ REWARDS = ("rank", "centred", "score")
 __all__ = ["CardroomAEC", "rank_rewards", "wrap"]
 
 
+class LazySeedDiscrete(gymnasium.spaces.Discrete):
+    """A Discrete space whose ``seed(n)`` makes its generator when it is
+    first used, from the same seed: the same samples. (Making a generator
+    costs tens of microseconds, and a seeded reset seeds every seat's space,
+    which random play alone ever samples.)"""
+
+    _seed_due: int | None = None
+
+    def seed(self, seed: int | None = None) -> int:
+        if type(seed) is int and seed >= 0:
+            self._np_random, self._seed_due = None, seed
+            return seed
+        self._seed_due = None
+        return super().seed(seed)
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        if self._np_random is None and self._seed_due is not None:
+            super().seed(self._seed_due)
+            self._seed_due = None
+        return super().np_random
+
+
 class CardroomAEC(AECEnv):
     """``num_players`` seats named ``player_0``... (seat numbers), one game
     with ``options``. ``reward`` is ``"rank"`` ((n - rank)/(n - 1)),
@@ -61,7 +84,7 @@ class CardroomAEC(AECEnv):
         obs = gymnasium.spaces.Box(-1e4, 1e4, (self.codec.OBS_SIZE,), dtype=np.float32)
         space = gymnasium.spaces.Dict({"observation": obs, "action_mask": mask})
         self.observation_spaces = {a: space for a in self.possible_agents}
-        self.action_spaces = {a: gymnasium.spaces.Discrete(self.codec.NUM_ACTIONS) for a in self.possible_agents}
+        self.action_spaces = {a: LazySeedDiscrete(self.codec.NUM_ACTIONS) for a in self.possible_agents}
         self._rng = random.Random()
         self.state = None
 
@@ -159,7 +182,9 @@ class CardroomAEC(AECEnv):
             # (a distribute's chips stay legal until the last one is placed);
             # only its array shows the chips so far.
             view = self._views[seat]
-            view[2], view[4] = self.pending, None
+            view[2] = self.pending
+            if view[4] is not None:
+                view[4] = self.codec.encode_chips_fast(view[4], view[0], self.pending)
         else:
             self._changed()
         return move

@@ -102,6 +102,11 @@ def _arrays(game_id: str, state, n: int, to_act: list[int]) -> list[Any]:
                 arrays.allegory_encode_into(out, obs, pending),
                 arrays.allegory_mask_into(mask, obs, legal, pending),
             ]
+            if pending is not None:  # the same chips written over the array of none
+                over = array("f", bytes(4 * size))
+                arrays.allegory_encode_into(over, obs, None)
+                arrays.allegory_pending_into(over, obs, pending)
+                written.append(over == out)
         else:
             written = [arrays.allegra_encode_into(out, obs, FRACTIONS), arrays.allegra_mask_into(mask, obs, legal)]
         shown.append([written, out.tobytes(), mask.tobytes()])

@@ -476,6 +476,55 @@ def gymnasium_opponents(games: int = 30) -> None:
     print(f"gymnasium opponents at once: {games} episodes, {steps} learner steps equal to index by index")
 
 
+def _same(a, b) -> bool:
+    """Equal values, numpy arrays (dtype included) within dicts too."""
+    if isinstance(a, dict) or isinstance(b, dict):
+        return isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        return isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b) and all(map(_same, a, b))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.asarray(a).dtype == np.asarray(b).dtype and np.array_equal(a, b)
+    return a == b
+
+
+def gymnasium_vector_equal(steps: int = 300) -> None:
+    """``make_vec`` on the registered ids gives ``SingleSeatVectorEnv``,
+    which plays as ``make_vec(..., vectorization_mode="sync")`` does: the
+    same seeds and actions give the same observations, masks, rewards,
+    terminations, infos (at every step, across next-step autoresets and an
+    illegal action) and replays; ``check_env`` of Gymnasium passes its
+    episodes' environments."""
+    import gymnasium
+
+    from cardroom_sdk.envs.gym import ENV_IDS, SingleSeatVectorEnv
+
+    for game, env_id in ENV_IDS.items():
+        for n in (2, 3, 4, 6):
+            kwargs = {"num_players": n, "seat": 1, "opponents": _random_opponent}
+            fast = gymnasium.make_vec(env_id, num_envs=5, **kwargs)
+            assert isinstance(fast.unwrapped, SingleSeatVectorEnv), type(fast.unwrapped)
+            sync = gymnasium.make_vec(env_id, num_envs=5, vectorization_mode="sync", **kwargs)
+            shown = [fast.reset(seed=n), sync.reset(seed=n)]
+            assert _same(*shown), (game, n, "reset")
+            pick = np.random.default_rng(n)
+            ended = 0
+            for k in range(steps):
+                masks = shown[0][0]["action_mask"]
+                actions = [int(pick.choice(np.flatnonzero(m))) if m.any() else 0 for m in masks]
+                if k == 7:
+                    actions[2] = int(np.flatnonzero(masks[2] == 0)[0])  # illegal: the episode ends, reward -1
+                shown = [fast.step(actions), sync.step(actions)]
+                for part, a, b in zip(("observations", "rewards", "terminations", "truncations", "infos"), *shown):
+                    assert _same(a, b), (game, n, k, part, a, b)
+                ended += int(shown[0][2].sum())
+            for mine, theirs in zip(fast.unwrapped.envs, sync.unwrapped.envs):
+                assert mine.replay() == theirs.unwrapped.replay(), (game, n, "replays differ")
+            assert ended > 5, (game, n, ended)
+            fast.close()
+            sync.close()
+            print(f"gymnasium make_vec: {game} {n} players, {steps} steps of 5 episodes equal to SyncVectorEnv's")
+
+
 def gymnasium_action_masks(games: int = 100) -> None:
     """action_masks() agrees with the engine's legal actions at every step
     of 100 games: exactly the indices of the legal actions (for an Allegory
@@ -713,7 +762,7 @@ SECTIONS = {
     for f in (
         pettingzoo_api, no_hidden_cards, action_mapping, fast_codecs, batched_envs, agreement, gymnasium_wrapper,
         gymnasium_vectors,
-        gymnasium_action_masks, gymnasium_opponents,
+        gymnasium_action_masks, gymnasium_opponents, gymnasium_vector_equal,
         openspiel_games, openspiel_resample, openspiel_bots, openspiel_agreement,
     )
 }  # fmt: skip
