@@ -9,9 +9,12 @@ what bot protocol v1 sends, and its legal actions), into a buffer the codec
 made: a ``memoryview`` of a zeroed float32 array (observation) or int8 array
 (mask). Buffers are written one element at a time through the buffer
 protocol, not through numpy's indexing, which costs several times more a
-store; no numpy here, so mypyc compiles every line. Equality with the
-reference, array for array at every step of many random games, is tested in
-tests/sdk/research_conformance.py (``fast_codecs``) and tests/sdk/test_arrays.py.
+store; no numpy here, so mypyc compiles every line. The buffer is zeros,
+so a flag that is 0 is not written (the reference's store of 0.0 changes
+nothing). Equality with the reference, array for array at every step of
+many random games, is tested in tests/sdk/research_conformance.py
+(``fast_codecs``); tests/engine/differential.py holds the compiled form to
+this one.
 
 A mask writer returns -1 when an action is not one of the position's
 indices; the codec then asks its reference, which says why.
@@ -53,7 +56,8 @@ def allegory_encode_into(out: Any, obs: dict[str, Any], pending: list[int] | Non
     n: int = obs["num_players"]
     phase: str = obs["phase"]
     out[_PHASE_AT[phase]] = 1.0
-    out[_ROUND_AT] = 1.0 if obs["round_kind"] == "prologue" else 0.0
+    if obs["round_kind"] == "prologue":
+        out[_ROUND_AT] = 1.0
     out[_ROUND_AT + 1] = min(int(obs["round"]), 100) / 100
     moral = obs.get("moral")
     if moral is not None:
@@ -85,10 +89,14 @@ def allegory_encode_into(out: Any, obs: dict[str, Any], pending: list[int] | Non
         out[base] = 1.0
         out[base + 1] = p["chips"] / MAX_CHIPS
         out[base + 2] = p["bid"] / MAX_CHIPS
-        out[base + 3] = 1.0 if p["rested"] else 0.0
-        out[base + 4] = 1.0 if high_bidder == s else 0.0
-        out[base + 5] = 1.0 if s in to_act else 0.0
-        out[base + 6] = 1.0 if winner == s else 0.0
+        if p["rested"]:
+            out[base + 3] = 1.0
+        if high_bidder == s:
+            out[base + 4] = 1.0
+        if s in to_act:
+            out[base + 5] = 1.0
+        if winner == s:
+            out[base + 6] = 1.0
         out[base + 7] = p["cards"] / 10
         for cards in p["tales"].values():
             for name in cards:
@@ -194,11 +202,13 @@ def allegra_encode_into(out: Any, obs: dict[str, Any], fractions: list[list[floa
     out[_APHASE_AT[obs["phase"]]] = 1.0
     out[_AROUND_AT + min(int(obs["round"]), ROUNDS) - 1] = 1.0
     out[_DECK_AT] = obs["deck_size"] / 120
-    out[_DECK_AT + 1] = 1.0 if obs["final_turns"] else 0.0
+    if obs["final_turns"]:
+        out[_DECK_AT + 1] = 1.0
     limit = obs["turn_limit"]
     out[_DECK_AT + 2] = obs["turn"] / limit if limit else 0.0
     held = obs["held"]
-    out[_DECK_AT + 3] = 1.0 if held is not None else 0.0
+    if held is not None:
+        out[_DECK_AT + 3] = 1.0
     discard: list[int] = obs["discard"]
     out[_TOP_AT + (_VALUE_AT[discard[-1]] if discard else NUM_VALUES)] = 1.0
     drawn = obs["drawn"]
@@ -239,11 +249,16 @@ def allegra_encode_into(out: Any, obs: dict[str, Any], fractions: list[list[floa
                     out[cell + 2 + _VALUE_AT[shown]] = 1.0
                 cell += _CELL
         base += CELLS * _CELL
-        out[base] = 1.0 if s in to_act else 0.0
-        out[base + 1] = 1.0 if active == s else 0.0
-        out[base + 2] = 1.0 if knocker == s else 0.0
-        out[base + 3] = 1.0 if s in knockers else 0.0
-        out[base + 4] = 1.0 if ender == s else 0.0
+        if s in to_act:
+            out[base] = 1.0
+        if active == s:
+            out[base + 1] = 1.0
+        if knocker == s:
+            out[base + 2] = 1.0
+        if s in knockers:
+            out[base + 3] = 1.0
+        if ender == s:
+            out[base + 4] = 1.0
         out[base + 5] = scores[s] / 100
         r = 0
         for round_scores_of in round_scores[:ROUNDS]:

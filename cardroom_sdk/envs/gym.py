@@ -103,6 +103,7 @@ class SingleSeatEnv(gymnasium.Env):
         self._options = dict(options or {})
         self._episode_seed = 0
         self.policies: dict[int, Any] = {}
+        self._drivers: set[int] = set()
         self._forfeits: list[dict[str, Any]] = []  # the last episode's program forfeits, for replay()
         self.render_mode = render_mode
         self.metadata = {"render_modes": ["ansi", "human"]}
@@ -133,16 +134,18 @@ class SingleSeatEnv(gymnasium.Env):
 
     def _play_others(self) -> None:
         aec = self.aec
-        while not aec.state.is_terminal() and aec.agent_selection != self.agent:
+        drivers = self._drivers
+        while not aec._state.is_terminal() and aec.agent_selection != self.agent:
             seat = aec.agent_name_mapping[aec.agent_selection]
-            obs = aec.state.observation(seat)
+            state = aec._state
+            obs = state.observation(seat)
             policy = self.policies[seat]
-            if _is_seat_driver(policy):
-                move = policy.act(aec.state)
+            if seat in drivers:
+                move = policy.act(state)
                 if policy.fault is not None and policy.fault_event is None:
                     policy.fault_event = len(aec.events)
             else:
-                move = policy(obs, aec.state.legal_actions(seat), self._opponent_rng)
+                move = policy(obs, state.legal_actions(seat), self._opponent_rng)
             aec.step_protocol(seat, obs, move)
 
     def _outcome_info(self) -> dict:
@@ -163,6 +166,7 @@ class SingleSeatEnv(gymnasium.Env):
         self.aec.reset(seed=seed)
         self._episode_seed = seed if seed is not None else random.randrange(2**31)
         self.policies = self._fresh_policies()
+        self._drivers = {s for s, policy in self.policies.items() if _is_seat_driver(policy)}  # asked once an episode
         self._play_others()
         return self.aec.observe(self.agent), {}
 
