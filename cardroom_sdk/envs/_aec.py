@@ -210,9 +210,9 @@ class CardroomAEC(AECEnv):
             for agent_name, value in zip(self.agents, self.final_rewards()):
                 self.rewards[agent_name] = value
                 self.terminations[agent_name] = True
-        else:
+            self._accumulate_rewards()
+        else:  # every reward is 0 until the end: accumulating them would change nothing
             self.agent_selection = self.possible_agents[self._state.to_act()[0]]
-        self._accumulate_rewards()
 
     def play(self, seat: int, index: int) -> None:
         """Action ``index`` of ``seat``, the seat to act, checked legal by the
