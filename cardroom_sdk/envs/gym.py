@@ -179,7 +179,10 @@ class SingleSeatEnv(gymnasium.Env):
         aec = self.aec
         if not aec._view(self.seat)[3][action]:
             return -1.0, True, {"illegal": True}
-        aec.step(action)
+        # the AEC step of a legal action of the seat to act in a game not over, its checks just made
+        aec._cumulative_rewards[self.agent] = 0.0
+        aec.play(self.seat, action)
+        aec._advance()
         self._play_others()
         terminated = aec.state.is_terminal()
         reward = aec.final_rewards()[self.seat] if terminated else 0.0

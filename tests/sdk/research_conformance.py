@@ -422,9 +422,10 @@ def _random_opponent(_obs, legal, rng):
 
 def gymnasium_opponents(games: int = 30) -> None:
     """The differential test of ``SingleSeatEnv``'s opponents played at once
-    (``step_protocol``): the same seeds and learner actions as opponents
-    stepped index by index through the AEC ``step`` (the way they were
-    played before it) give the same observations, masks, rewards and
+    (``step_protocol``) and its learner's action played without the AEC
+    ``step``'s bookkeeping: the same seeds and learner actions as every
+    action stepped index by index through the AEC ``step`` (the way they
+    were played before) give the same observations, masks, rewards and
     replays; an opponent's illegal action raises the same ValueError."""
     from cardroom_sdk.envs.gym import SingleSeatEnv
 
@@ -435,7 +436,17 @@ def gymnasium_opponents(games: int = 30) -> None:
             for index in aec.codec.protocol_to_actions(obs, move):
                 aec.step(index)
 
+        def act(action):  # the learner's action through the AEC step, as SingleSeatEnv played it before
+            if not aec.action_mask(env.seat)[action]:
+                return -1.0, True, {"illegal": True}
+            aec.step(action)
+            env._play_others()
+            if not aec.state.is_terminal():
+                return 0.0, False, {}
+            return float(aec.final_rewards()[env.seat]), True, env._outcome_info()
+
         aec.step_protocol = step_protocol
+        env._act = act
         return env
 
     steps = 0
