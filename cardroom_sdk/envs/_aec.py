@@ -220,13 +220,10 @@ class CardroomAEC(AECEnv):
         (``BatchedGames`` steps its games with it)."""
         move = self.protocol_action(self.possible_agents[seat], index)
         if move is not None:
-            self._apply(seat, move)
-
-    def _apply(self, seat: int, move: dict[str, Any]) -> None:
-        self._state.apply(seat, move)
-        self.events.append({"by": seat, "action": move, "ms": 0})
-        self._resolve_chance()
-        self._changed()
+            self._state.apply(seat, move)
+            self.events.append({"by": seat, "action": move, "ms": 0})
+            self._resolve_chance()
+            self._changed()
 
     def step_protocol(self, seat: int, obs: dict[str, Any], move: dict[str, Any]) -> None:
         """``step`` of every index that plays the protocol action ``move`` of
@@ -237,23 +234,31 @@ class CardroomAEC(AECEnv):
         index, so that ``step`` raises what it raises."""
         codec = self.codec
         indices = codec.protocol_to_actions(obs, move)
+        whole = None
         if self.pending is None and indices:
             try:
                 if move.get("type") == "distribute":
                     whole = self._whole_distribute(seat, obs, indices)
                 else:
                     whole = codec.action_to_protocol(obs, indices[0])  # the very dict ``step`` sends and records
-                if whole is not None:
-                    self._cumulative_rewards[self.possible_agents[seat]] = 0.0
-                    self._apply(seat, whole)
-                    self._advance()
-                    if self.render_mode == "human":
-                        self.render()
-                    return
-            except (ValueError, IllegalActionError):
-                pass
-        for index in indices:  # a distribute in progress, chips that do not make one, or a refusal
-            self.step(index)
+            except ValueError:
+                whole = None
+        if whole is not None:
+            try:
+                self._state.apply(seat, whole)
+            except IllegalActionError:  # refused, and the game did not move
+                whole = None
+        if whole is None:  # a distribute in progress, chips that do not make one, or a refusal
+            for index in indices:
+                self.step(index)
+            return
+        self._cumulative_rewards[self.possible_agents[seat]] = 0.0
+        self.events.append({"by": seat, "action": whole, "ms": 0})
+        self._resolve_chance()
+        self._changed()
+        self._advance()
+        if self.render_mode == "human":
+            self.render()
 
     def _whole_distribute(self, seat: int, obs: dict[str, Any], indices: list[int]) -> dict[str, Any] | None:
         """The ``distribute`` that stepping ``indices`` (one chip each) would
