@@ -2,7 +2,8 @@
 (the array and the action mask of every decision): cardroom's PettingZoo
 AEC environments (``allegory_v1.env()``, ``allegra_v1.env()``, wrappers
 included), its Gymnasium single-seat environment (``SingleSeatEnv``, the
-other seats played by a random policy) and its batched self-play
+other seats played by a random policy), episodes of it many at a
+call through ``gymnasium.make_vec`` (``SingleSeatVectorEnv``, 16 episodes), and its batched self-play
 environment (``BatchedGames``, 64 games a call), both games at 2 and 4
 players, beside PettingZoo's own classic card environments
 ``leduc_holdem_v4`` and ``texas_holdem_v4`` (RLCard under PettingZoo's
@@ -28,7 +29,8 @@ research extra and PettingZoo's classic extra (``rlcard``, ``pygame``):
 A step is one decision an agent is asked for (an Allegory distribute is one
 engine decision but one environment step per chip); a Gymnasium step is one
 decision of the learning seat (the opponents' decisions are played inside
-it); a batched call of 64 games is 64 steps.
+it); a batched call of 64 games is 64 steps, a ``make_vec`` call of 16
+episodes 16 steps less the episodes it only resets.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BATCH = 64
+VECTOR = 16  # make_vec's episodes a call (64 stepped slower a step here: more than the caches hold)
 
 RLCARD = r"""
 import json, sys, time
@@ -131,6 +134,29 @@ def gymnasium_run(game_id: str, n: int, seconds: float) -> dict:
             "actions": int(env.action_space.n), "obs": list(env.observation_space["observation"].shape)}  # fmt: skip
 
 
+def gymnasium_vector_run(game_id: str, n: int, seconds: float) -> dict:
+    """``gymnasium.make_vec`` on the registered id (``SingleSeatVectorEnv``),
+    ``VECTOR`` episodes a call, the opponents as in ``gymnasium_run``."""
+    import gymnasium
+    import numpy as np
+
+    from cardroom_sdk.envs.gym import ENV_IDS
+
+    envs = gymnasium.make_vec(ENV_IDS[game_id], num_envs=VECTOR, num_players=n, opponents=random_opponent)
+    rng = np.random.default_rng(0)
+    obs, _infos = envs.reset(seed=0)
+    steps = ended_games = 0
+    started = time.process_time()
+    while time.process_time() - started < seconds:
+        masks = obs["action_mask"]
+        actions = (rng.random(masks.shape) * masks).argmax(axis=1)  # uniform over each row's legal actions
+        obs, _rewards, terminated, _truncated, _infos = envs.step(actions)
+        steps += int(masks.any(axis=1).sum())  # a row that ended shows no mask: its next call only resets it
+        ended_games += int(terminated.sum())
+    return {"steps": steps, "games": ended_games, "seconds": time.process_time() - started,
+            "actions": int(envs.single_action_space.n), "obs": [VECTOR, *envs.single_observation_space["observation"].shape]}  # fmt: skip
+
+
 def batched_run(game_id: str, n: int, seconds: float) -> dict:
     import numpy as np
 
@@ -156,7 +182,8 @@ def classic_run(name: str, seconds: float) -> dict:
     return aec_run(importlib.import_module(f"pettingzoo.classic.{name}").env(), seconds)
 
 
-ROWS = {"pettingzoo": pettingzoo_run, "gymnasium": gymnasium_run, "batched": batched_run}
+ROWS = {"pettingzoo": pettingzoo_run, "gymnasium": gymnasium_run, "gymnasium_vector": gymnasium_vector_run,
+        "batched": batched_run}  # fmt: skip
 
 
 def cardroom_row(kind: str, game_id: str, n: int, seconds: float, sdk_root: Path) -> dict:
@@ -211,6 +238,7 @@ def main() -> int:
                     if old:
                         plan.append((f"{game_id} {n}p {kind}, {args.before}", (kind, game_id, n, old)))
                     plan.append((f"{game_id} {n}p {kind}", (kind, game_id, n, ROOT)))
+                plan.append((f"{game_id} {n}p gymnasium make_vec x{VECTOR}", ("gymnasium_vector", game_id, n, ROOT)))
                 plan.append((f"{game_id} {n}p batched x{BATCH}", ("batched", game_id, n, ROOT)))
         for name in ("leduc_holdem_v4", "texas_holdem_v4"):
             plan.append((f"PettingZoo {name}", name))

@@ -35,7 +35,7 @@ from pathlib import Path
 ENV = "CARDROOM_ENGINE"
 ENGINE_DIR = Path(__file__).resolve().parent
 # the modules compiled, in the order they are built (core first: the games import it)
-COMPILED_MODULES = ("engine.core", "engine.allegory.game", "engine.allegra.game")
+COMPILED_MODULES = ("engine.core", "engine.allegory.game", "engine.allegra.game", "engine.arrays")
 # the extension module mypyc puts the three modules' code in (each module's
 # own extension is a small shim that loads it)
 SHARED_LIB = "engine.compiled__mypyc"

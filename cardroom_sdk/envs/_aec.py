@@ -28,10 +28,33 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from cardroom_sdk.envs._common import decision_step, rank_rewards, replay_document
-from engine import CHANCE, new_game
+from engine import CHANCE, IllegalActionError, new_game
 
 REWARDS = ("rank", "centred", "score")
 __all__ = ["CardroomAEC", "rank_rewards", "wrap"]
+
+
+class LazySeedDiscrete(gymnasium.spaces.Discrete):
+    """A Discrete space whose ``seed(n)`` makes its generator when it is
+    first used, from the same seed: the same samples. (Making a generator
+    costs tens of microseconds, and a seeded reset seeds every seat's space,
+    which random play alone ever samples.)"""
+
+    _seed_due: int | None = None
+
+    def seed(self, seed: int | None = None) -> int:
+        if type(seed) is int and seed >= 0:
+            self._np_random, self._seed_due = None, seed
+            return seed
+        self._seed_due = None
+        return super().seed(seed)
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        if self._np_random is None and self._seed_due is not None:
+            super().seed(self._seed_due)
+            self._seed_due = None
+        return super().np_random
 
 
 class CardroomAEC(AECEnv):
@@ -61,7 +84,7 @@ class CardroomAEC(AECEnv):
         obs = gymnasium.spaces.Box(-1e4, 1e4, (self.codec.OBS_SIZE,), dtype=np.float32)
         space = gymnasium.spaces.Dict({"observation": obs, "action_mask": mask})
         self.observation_spaces = {a: space for a in self.possible_agents}
-        self.action_spaces = {a: gymnasium.spaces.Discrete(self.codec.NUM_ACTIONS) for a in self.possible_agents}
+        self.action_spaces = {a: LazySeedDiscrete(self.codec.NUM_ACTIONS) for a in self.possible_agents}
         self._rng = random.Random()
         self.state = None
 
@@ -73,7 +96,7 @@ class CardroomAEC(AECEnv):
     def state(self, state: Any) -> None:
         # a state assigned from outside (a test, a search) is a new position
         self._state = state
-        self._views: dict[int, tuple[Any, ...]] = {}
+        self._views: dict[int, list[Any]] = {}
 
     def observation_space(self, agent):
         return self.observation_spaces[agent]
@@ -91,9 +114,9 @@ class CardroomAEC(AECEnv):
     def _seat_obs(self, seat: int) -> dict[str, Any]:
         return self._view(seat)[0]
 
-    def _view(self, seat: int) -> tuple[Any, ...]:
-        """``(observation, legal actions, pending, mask)`` of ``seat`` now
-        (made once per position)."""
+    def _view(self, seat: int) -> list[Any]:
+        """``[observation, legal actions, pending, mask, array]`` of ``seat``
+        now (made once per position; the array when first asked for)."""
         view = self._views.get(seat)
         if view is None:
             state = self._state
@@ -101,7 +124,7 @@ class CardroomAEC(AECEnv):
             acting = state.to_act()
             legal = state.legal_actions(seat) if acting and acting[0] == seat else []
             pending = self.pending if legal else None
-            view = self._views[seat] = (obs, legal, pending, self.codec.action_mask_fast(obs, legal, pending))
+            view = self._views[seat] = [obs, legal, pending, self.codec.action_mask_fast(obs, legal, pending), None]
         return view
 
     def _changed(self) -> None:
@@ -129,7 +152,7 @@ class CardroomAEC(AECEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self.agent_name_mapping[agent]
         # copies: what a caller does to its arrays must not reach the next observe
-        return {"observation": self.array(seat), "action_mask": self._view(seat)[3].copy()}
+        return {"observation": self._array(seat).copy(), "action_mask": self._view(seat)[3].copy()}
 
     def action_mask(self, seat: int) -> np.ndarray:
         """The action mask of ``seat`` now, without its array (a new array)."""
@@ -137,15 +160,33 @@ class CardroomAEC(AECEnv):
 
     def array(self, seat: int) -> np.ndarray:
         """The observation array of ``seat`` now (a new array)."""
-        obs, _legal, pending, _mask = self._view(seat)
-        return self.codec.encode(obs, pending) if pending is not None else self.codec.encode(obs)
+        return self._array(seat).copy()
+
+    def _array(self, seat: int) -> np.ndarray:
+        """The observation array of ``seat`` now, the view's own (not to be
+        changed): the codec's ``encode_fast``, equal to its ``encode``."""
+        view = self._view(seat)
+        if view[4] is None:
+            obs, pending = view[0], view[2]
+            view[4] = self.codec.encode_fast(obs, pending) if pending is not None else self.codec.encode_fast(obs)
+        return view[4]
 
     def protocol_action(self, agent: str, index: int) -> dict[str, Any] | None:
         """The protocol action ``index`` sends for ``agent`` now, or None when
         it is one chip of an Allegory distribute that is not yet complete."""
         seat = self.agent_name_mapping[agent]
-        move, self.pending = decision_step(self.codec, self.state, seat, self._seat_obs(seat), index, self.pending)
-        self._changed()
+        move, self.pending = decision_step(self.codec, self._state, seat, self._seat_obs(seat), index, self.pending)
+        if move is None:
+            # One chip placed, the game unchanged: every seat's observation
+            # and legal actions stand, and so does the placing seat's mask
+            # (a distribute's chips stay legal until the last one is placed);
+            # only its array shows the chips so far.
+            view = self._views[seat]
+            view[2] = self.pending
+            if view[4] is not None:
+                view[4] = self.codec.encode_chips_fast(view[4], view[0], self.pending)
+        else:
+            self._changed()
         return move
 
     def step(self, action) -> None:
@@ -158,15 +199,20 @@ class CardroomAEC(AECEnv):
         if not self._view(seat)[3][int(action)]:
             raise ValueError(f"{agent}: action {action} is not legal now")
         self.play(seat, int(action))
-        if self.state.is_terminal():
+        self._advance()
+        if self.render_mode == "human":
+            self.render()
+
+    def _advance(self) -> None:
+        """PettingZoo's bookkeeping after a step: the next agent, or the
+        rewards and terminations of the end."""
+        if self._state.is_terminal():
             for agent_name, value in zip(self.agents, self.final_rewards()):
                 self.rewards[agent_name] = value
                 self.terminations[agent_name] = True
-        else:
-            self.agent_selection = self.possible_agents[self.state.to_act()[0]]
-        self._accumulate_rewards()
-        if self.render_mode == "human":
-            self.render()
+            self._accumulate_rewards()
+        else:  # every reward is 0 until the end: accumulating them would change nothing
+            self.agent_selection = self.possible_agents[self._state.to_act()[0]]
 
     def play(self, seat: int, index: int) -> None:
         """Action ``index`` of ``seat``, the seat to act, checked legal by the
@@ -178,6 +224,53 @@ class CardroomAEC(AECEnv):
             self.events.append({"by": seat, "action": move, "ms": 0})
             self._resolve_chance()
             self._changed()
+
+    def step_protocol(self, seat: int, obs: dict[str, Any], move: dict[str, Any]) -> None:
+        """``step`` of every index that plays the protocol action ``move`` of
+        ``seat``, the agent to act (``obs``: its observation now), at once:
+        the same game, events, rewards and bookkeeping, without making the
+        seat's mask and array (Gymnasium's opponents play through this).
+        What the engine refuses (it does not move then) is stepped index by
+        index, so that ``step`` raises what it raises."""
+        codec = self.codec
+        indices = codec.protocol_to_actions(obs, move)
+        whole = None
+        if self.pending is None and indices:
+            try:
+                if move.get("type") == "distribute":
+                    whole = self._whole_distribute(seat, obs, indices)
+                else:
+                    whole = codec.action_to_protocol(obs, indices[0])  # the very dict ``step`` sends and records
+            except ValueError:
+                whole = None
+        if whole is not None:
+            try:
+                self._state.apply(seat, whole)
+            except IllegalActionError:  # refused, and the game did not move
+                whole = None
+        if whole is None:  # a distribute in progress, chips that do not make one, or a refusal
+            for index in indices:
+                self.step(index)
+            return
+        self._cumulative_rewards[self.possible_agents[seat]] = 0.0
+        self.events.append({"by": seat, "action": whole, "ms": 0})
+        self._resolve_chance()
+        self._changed()
+        self._advance()
+        if self.render_mode == "human":
+            self.render()
+
+    def _whole_distribute(self, seat: int, obs: dict[str, Any], indices: list[int]) -> dict[str, Any] | None:
+        """The ``distribute`` that stepping ``indices`` (one chip each) would
+        send, made by the same ``add_chip`` steps; None unless they are
+        exactly the chips due."""
+        total = self._state.legal_actions(seat)[0]["total"]
+        if len(indices) != total:
+            return None
+        pending = whole = None
+        for index in indices:
+            pending, whole = self.codec.add_chip(obs, pending, index, total)
+        return whole
 
     def final_rewards(self) -> list[float]:
         result = self.state.result()
@@ -208,8 +301,71 @@ class CardroomAEC(AECEnv):
         pass
 
 
+# -- the standard wrappers, without their lookup chains ---------------------
+# A wrapper finds every attribute it does not have (``agent_selection``,
+# ``terminations``...) through ``__getattr__``, one Python call per layer, and
+# PettingZoo's loop reads them many times a step (``agent_iter``, ``last``,
+# each wrapper's checks): with three layers that was about half of a step.
+# These subclasses of the standard wrappers read the game's own attributes
+# at once through properties; what they do is PettingZoo's code unchanged
+# (OrderEnforcingWrapper still refuses them before reset: a property that
+# raises AttributeError falls back to its ``__getattr__``), and
+# AssertOutOfBoundsWrapper checks a plain int against the Discrete space's
+# bounds before asking ``contains`` (which says the same of an int).
+
+_FORWARDED = ("agent_selection", "agents", "terminations", "truncations", "infos", "rewards",
+              "_cumulative_rewards", "possible_agents")  # fmt: skip
+
+
+def _forwarded(name: str, order_enforcing: bool) -> property:
+    if order_enforcing and name not in ("_cumulative_rewards", "possible_agents"):
+
+        def read(self):
+            if not self._has_reset:
+                raise AttributeError(f"{name} cannot be accessed before reset")
+            return getattr(self._game, name)
+
+    else:
+
+        def read(self):
+            return getattr(self._game, name)
+
+    def write(self, value):
+        setattr(self._game, name, value)
+
+    return property(read, write)
+
+
+def _direct(wrapper: type, order_enforcing: bool = False) -> type:
+    """``wrapper`` (a standard wrapper class) reading ``_FORWARDED`` from the
+    game directly."""
+
+    def __init__(self, env, *args, **kwargs):  # noqa: N807
+        self._game = env.unwrapped
+        wrapper.__init__(self, env, *args, **kwargs)
+
+    namespace = {name: _forwarded(name, order_enforcing) for name in _FORWARDED}
+    namespace["__init__"] = __init__
+    namespace["__doc__"] = f"PettingZoo's {wrapper.__name__}, reading the game's attributes directly."
+    return type(wrapper.__name__, (wrapper,), namespace)
+
+
+_TerminateIllegal = _direct(wrappers.TerminateIllegalWrapper)
+_OrderEnforcing = _direct(wrappers.OrderEnforcingWrapper, order_enforcing=True)
+
+
+class _AssertOutOfBounds(_direct(wrappers.AssertOutOfBoundsWrapper)):
+    def step(self, action) -> None:
+        game = self._game
+        if type(action) is int and 0 <= action < game.codec.NUM_ACTIONS:  # Discrete(n).contains says yes
+            self.env.step(action)
+        else:
+            super().step(action)
+
+
 def wrap(raw: CardroomAEC) -> AECEnv:
-    """The standard wrappers of PettingZoo's classic environments."""
-    env = wrappers.TerminateIllegalWrapper(raw, illegal_reward=-1)
-    env = wrappers.AssertOutOfBoundsWrapper(env)
-    return wrappers.OrderEnforcingWrapper(env)
+    """The standard wrappers of PettingZoo's classic environments (their
+    subclasses above: the same checks, without the lookup chains)."""
+    env = _TerminateIllegal(raw, illegal_reward=-1)
+    env = _AssertOutOfBounds(env)
+    return _OrderEnforcing(env)

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from engine import arrays as _arrays
 from engine.allegory.game import CARD_ID, CARD_NAME, CHIPS_PER_PLAYER, PHASE_NAMES, THEMES
 
 MAX_PLAYERS = 6
@@ -236,7 +237,33 @@ def render(obs: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-# The environments build masks with ``action_mask_fast`` (Allegra's is a
-# faster form of its reference); Allegory's reference is as fast as a
-# rewrite made it, so it is its own fast form.
-action_mask_fast = action_mask
+# -- the fast forms the environments use ------------------------------------
+# ``encode`` and ``action_mask`` above are the readable reference; the
+# engine's ``arrays`` module writes the same arrays (compiled with the rules
+# where they are; tests/sdk/research_conformance.py ``fast_codecs`` compares
+# them at every step of many random games).
+assert _arrays.ALLEGORY_OBS_SIZE == OBS_SIZE and _arrays.ALLEGORY_ACTIONS == NUM_ACTIONS
+
+
+def encode_fast(obs: dict[str, Any], pending: list[int] | None = None) -> np.ndarray:
+    """``encode(obs, pending)``, faster: the same array."""
+    out = np.zeros(OBS_SIZE, dtype=np.float32)
+    _arrays.allegory_encode_into(memoryview(out), obs, pending)
+    return out
+
+
+def encode_chips_fast(before: np.ndarray, obs: dict[str, Any], pending: list[int]) -> np.ndarray:
+    """``encode(obs, pending)`` from ``before``, the array of the same
+    observation with other chips of the distribute placed (or none): the
+    same array, made by rewriting only what the chips change."""
+    out = before.copy()
+    _arrays.allegory_pending_into(memoryview(out), obs, pending)
+    return out
+
+
+def action_mask_fast(obs: dict[str, Any], legal: list[dict[str, Any]], pending: list[int] | None = None) -> np.ndarray:
+    """``action_mask(obs, legal, pending)``, faster: the same array."""
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    if _arrays.allegory_mask_into(memoryview(mask), obs, legal, pending) < 0:
+        return action_mask(obs, legal, pending)  # an action with no index: the reference says why
+    return mask

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from engine import arrays as _arrays
 from engine.allegra.game import CARD_COUNTS, COLS, PHASE_NAMES, ROUNDS, ROWS
 
 MAX_PLAYERS = 6
@@ -245,63 +246,43 @@ def policy_action(obs: dict[str, Any], legal: list[dict[str, Any]], pick) -> dic
     return action_to_protocol(obs, index)
 
 
-# -- the fast form the environments use ----------------------------------
-# ``action_mask`` above is the readable reference; ``action_mask_fast`` gives
-# the same array (tests/sdk/research_conformance.py ``fast_codecs`` compares
-# them over many random games) with slots mapped to indices through tables
-# made once and one numpy call. (A rewrite of ``encode`` the same way was not
-# faster: the reference is the form used.)
+# -- the fast forms the environments use ------------------------------------
+# ``encode`` and ``action_mask`` above are the readable reference; the
+# engine's ``arrays`` module writes the same arrays (compiled with the rules
+# where they are; tests/sdk/research_conformance.py ``fast_codecs`` compares
+# them at every step of many random games).
+assert _arrays.ALLEGRA_OBS_SIZE == OBS_SIZE and _arrays.ALLEGRA_ACTIONS == NUM_ACTIONS
 
 
-def _area_tables(n: int) -> list[list[int]]:
-    """Per owner: the area index of each table slot (``seat * CELLS + row *
-    COLS + col``), or -1 where the slot is not in the owner's area."""
-    tables = []
-    for owner in range(n):
-        table = [-1] * (n * CELLS)
-        for a in range(AREA):
-            s, r, c = area_slot(n, owner, a)
-            table[s * CELLS + r * COLS + c] = a
-        tables.append(table)
-    return tables
+def _fractions() -> list[list[float]]:
+    """Per value index, the float32 count ``encode`` reaches after adding
+    ``1 / count`` once per card of that value, 0 to all of them (made by
+    the reference's own float32 additions)."""
+    table = []
+    for v in VALUES:
+        out = np.zeros(1, dtype=np.float32)
+        row = [0.0]
+        for _ in range(_TOTAL[v]):
+            out[0] += 1 / _TOTAL[v]
+            row.append(float(out[0]))
+        table.append(row)
+    return table
 
 
-_AREAS = {n: _area_tables(n) for n in range(2, MAX_PLAYERS + 1)}
-_SLOT_BASES = {"reveal": REVEAL, "take_discard": TAKE, "swap": SWAP}
-_SIMPLE = {"draw": DRAW, "knock": KNOCK, "pass": PASS, "discard": DISCARD}
+_FRACTIONS = _fractions()
+
+
+def encode_fast(obs: dict[str, Any]) -> np.ndarray:
+    """``encode(obs)``, faster: the same array."""
+    out = np.zeros(OBS_SIZE, dtype=np.float32)
+    if _arrays.allegra_encode_into(memoryview(out), obs, _FRACTIONS) < 0:
+        return encode(obs)  # more cards of a value than a deck holds: the reference's own sums
+    return out
 
 
 def action_mask_fast(obs: dict[str, Any], legal: list[dict[str, Any]], pending: Any = None) -> np.ndarray:
     """``action_mask(obs, legal)``, faster: the same array."""
     mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-    if not legal:
-        return mask
-    seat, n = obs["seat"], obs["num_players"]
-    own = _AREAS[n][seat]
-    knocker = obs["knocker"]
-    theirs = _AREAS[n][knocker] if knocker is not None else None
-    indices = []
-    for action in legal:
-        kind = action["type"]
-        if kind in _SLOT_BASES:
-            s, r, c = action["slot"]
-            a, base = own[s * CELLS + r * COLS + c], _SLOT_BASES[kind]
-        elif kind == "exchange" and theirs is not None:
-            (s, r, c), (s2, r2, c2) = action["take"], action["put"]
-            q, a = theirs[s * CELLS + r * COLS + c], own[s2 * CELLS + r2 * COLS + c2]
-            base = EXCHANGE + q * AREA if q >= 0 else -1
-        elif kind == "place" and theirs is not None:
-            s, r, c = action["slot"]
-            a, base = theirs[s * CELLS + r * COLS + c], PLACE
-        elif kind == "discard" and action["flip"] is not None:
-            s, r, c = action["flip"]
-            a, base = own[s * CELLS + r * COLS + c], FLIP
-        elif kind == "give":
-            a, base = (action["to"] - seat) % n, GIVE
-        else:  # draw, knock, pass, discard without a flip
-            a, base = 0, _SIMPLE.get(kind, -1)
-        if a < 0 or base < 0:  # not an action of this position: the reference says why
-            a, base = 0, protocol_to_action(obs, action)
-        indices.append(base + a)
-    mask[indices] = 1
+    if _arrays.allegra_mask_into(memoryview(mask), obs, legal) < 0:
+        return action_mask(obs, legal)  # an action with no index: the reference says why
     return mask

@@ -73,7 +73,7 @@ class BatchedGames:
         """Row ``i``: the seat to act in game ``i``, what ``observe`` shows it."""
         game = self.games[i]
         seat = game.state.to_act()[0]
-        self.observations[i] = game.array(seat)
+        self.observations[i] = game._array(seat)
         self.action_masks[i] = game._view(seat)[3]
         self.seats[i] = seat
 

@@ -40,6 +40,8 @@ from typing import Any
 
 import gymnasium
 import numpy as np
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
 
 from cardroom_sdk.envs._common import replay_document
 from engine import game_ids, get_game_class
@@ -101,6 +103,7 @@ class SingleSeatEnv(gymnasium.Env):
         self._options = dict(options or {})
         self._episode_seed = 0
         self.policies: dict[int, Any] = {}
+        self._drivers: set[int] = set()
         self._forfeits: list[dict[str, Any]] = []  # the last episode's program forfeits, for replay()
         self.render_mode = render_mode
         self.metadata = {"render_modes": ["ansi", "human"]}
@@ -131,18 +134,19 @@ class SingleSeatEnv(gymnasium.Env):
 
     def _play_others(self) -> None:
         aec = self.aec
-        while not aec.state.is_terminal() and aec.agent_selection != self.agent:
+        drivers = self._drivers
+        while not aec._state.is_terminal() and aec.agent_selection != self.agent:
             seat = aec.agent_name_mapping[aec.agent_selection]
-            obs = aec.state.observation(seat)
+            state = aec._state
+            obs = state.observation(seat)
             policy = self.policies[seat]
-            if _is_seat_driver(policy):
-                move = policy.act(aec.state)
+            if seat in drivers:
+                move = policy.act(state)
                 if policy.fault is not None and policy.fault_event is None:
                     policy.fault_event = len(aec.events)
             else:
-                move = policy(obs, aec.state.legal_actions(seat), self._opponent_rng)
-            for index in aec.codec.protocol_to_actions(obs, move):
-                aec.step(index)
+                move = policy(obs, state.legal_actions(seat), self._opponent_rng)
+            aec.step_protocol(seat, obs, move)
 
     def _outcome_info(self) -> dict:
         """At the end of an episode: the program opponents that forfeited
@@ -162,19 +166,28 @@ class SingleSeatEnv(gymnasium.Env):
         self.aec.reset(seed=seed)
         self._episode_seed = seed if seed is not None else random.randrange(2**31)
         self.policies = self._fresh_policies()
+        self._drivers = {s for s, policy in self.policies.items() if _is_seat_driver(policy)}  # asked once an episode
         self._play_others()
         return self.aec.observe(self.agent), {}
 
     def step(self, action):
+        reward, terminated, info = self._act(int(action))
+        return self.aec.observe(self.agent), reward, terminated, False, info
+
+    def _act(self, action: int) -> tuple[float, bool, dict]:
+        """``step`` without its observation: ``(reward, terminated, info)``."""
         aec = self.aec
-        if not aec.action_mask(self.seat)[int(action)]:
-            return aec.observe(self.agent), -1.0, True, False, {"illegal": True}
-        aec.step(int(action))
+        if not aec._view(self.seat)[3][action]:
+            return -1.0, True, {"illegal": True}
+        # the AEC step of a legal action of the seat to act in a game not over, its checks just made
+        aec._cumulative_rewards[self.agent] = 0.0
+        aec.play(self.seat, action)
+        aec._advance()
         self._play_others()
         terminated = aec.state.is_terminal()
         reward = aec.final_rewards()[self.seat] if terminated else 0.0
         info = self._outcome_info() if terminated else {}
-        return aec.observe(self.agent), float(reward), terminated, False, info
+        return float(reward), terminated, info
 
     def action_masks(self) -> np.ndarray:
         """Which actions the learning seat may take now, as booleans (the
@@ -205,11 +218,99 @@ class SingleSeatEnv(gymnasium.Env):
         return text
 
 
+class SingleSeatVectorEnv(gymnasium.vector.VectorEnv):
+    """``num_envs`` episodes of ``SingleSeatEnv`` stepped in one call, what
+    ``gymnasium.make_vec`` on the registered ids gives (the arguments are
+    ``SingleSeatEnv``'s). It plays and answers exactly as
+    ``make_vec(..., vectorization_mode="sync")``, a ``SyncVectorEnv`` of the
+    same environments (next-step autoreset, episode ``i`` of a reset with
+    ``seed`` seeded ``seed + i``; tests/sdk/research_conformance.py
+    ``gymnasium_vector_equal`` compares them), without its per-environment
+    wrappers and copies: each episode's array and mask are written straight
+    into the batch's rows. ``envs`` are the episodes' own environments
+    (``replay()``, ``action_masks()``)."""
+
+    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(self, num_envs: int = 1, **kwargs: Any):
+        if not (type(num_envs) is int and num_envs >= 1):
+            raise ValueError(f"num_envs must be a whole number of environments, at least 1, not {num_envs!r}")
+        self.envs = [SingleSeatEnv(**kwargs) for _ in range(num_envs)]
+        self.num_envs = num_envs
+        first = self.envs[0]
+        self.single_observation_space = first.observation_space
+        self.single_action_space = first.action_space
+        self.observation_space = batch_space(first.observation_space, num_envs)
+        self.action_space = batch_space(first.action_space, num_envs)
+        codec = first.aec.codec
+        self._obs_size = codec.OBS_SIZE
+        self._masks = np.zeros((num_envs, codec.NUM_ACTIONS), dtype=np.int8)
+        self._autoreset = np.zeros(num_envs, dtype=bool)
+
+    def _show(self, i: int, arrays: np.ndarray) -> None:
+        env = self.envs[i]
+        arrays[i] = env.aec._array(env.seat)
+        self._masks[i] = env.aec._view(env.seat)[3]
+
+    def _observations(self, arrays: np.ndarray) -> dict[str, np.ndarray]:
+        # the arrays are new at every call, the masks the batch's own (action_masks() reads them)
+        return {"observation": arrays, "action_mask": self._masks.copy()}
+
+    def reset(self, *, seed: int | list[int | None] | None = None, options: dict | None = None):
+        if seed is None:
+            seeds = [None] * self.num_envs
+        elif isinstance(seed, int):
+            seeds = [seed + i for i in range(self.num_envs)]
+        else:
+            seeds = list(seed)
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"seed must be one seed per environment ({self.num_envs}), not {len(seeds)}")
+        infos: dict[str, Any] = {}
+        arrays = np.empty((self.num_envs, self._obs_size), dtype=np.float32)
+        for i, (env, env_seed) in enumerate(zip(self.envs, seeds)):
+            _obs, info = env.reset(seed=env_seed, options=options)
+            self._show(i, arrays)
+            infos = self._add_info(infos, info, i)
+        self._autoreset[:] = False
+        return self._observations(arrays), infos
+
+    def step(self, actions):
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,):
+            raise ValueError(f"actions must be one index per episode, shape ({self.num_envs},), not {actions.shape}")
+        rewards = np.zeros(self.num_envs, dtype=np.float64)
+        terminations = np.zeros(self.num_envs, dtype=bool)
+        infos: dict[str, Any] = {}
+        arrays = np.empty((self.num_envs, self._obs_size), dtype=np.float32)
+        for i, env in enumerate(self.envs):
+            if self._autoreset[i]:  # the episode ended at the last step: this one only starts the next
+                _obs, info = env.reset()
+            else:
+                rewards[i], terminations[i], info = env._act(int(actions[i]))
+            self._show(i, arrays)
+            infos = self._add_info(infos, info, i)
+        self._autoreset = terminations.copy()
+        return self._observations(arrays), rewards, terminations, np.zeros(self.num_envs, dtype=bool), infos
+
+    def action_masks(self) -> np.ndarray:
+        """Each episode's mask as booleans, one row each (sb3-contrib's MaskablePPO calls this)."""
+        return self._masks.astype(bool)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        for env in self.envs:
+            env.close()
+
+
 def _register() -> None:
     """The ids in Gymnasium's registry (once: a second import registers nothing)."""
     for game, env_id in ENV_IDS.items():
         if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point=f"{__name__}:SingleSeatEnv", kwargs={"game": game})
+            gymnasium.register(
+                id=env_id,
+                entry_point=f"{__name__}:SingleSeatEnv",
+                vector_entry_point=f"{__name__}:SingleSeatVectorEnv",
+                kwargs={"game": game},
+            )
 
 
 _register()

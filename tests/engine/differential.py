@@ -4,7 +4,9 @@
 a caller can see at every step: the state's every field, whose turn it is,
 the chance event drawn, the acting seat's legal actions, its random and
 default actions, and the result. In the "observed" games it also yields
-every seat's and the spectator's observation and legal actions, a world
+every seat's and the spectator's observation and legal actions, the
+arrays ``engine.arrays`` writes of them (the fast form of the SDK's codecs;
+tests/sdk/research_conformance.py holds it to the codecs themselves), a world
 sampled with ``cardroom_sdk.sample_world``, and the engine's answer to bad
 input (junk actions, wrong or ill-typed seats: the error's type and message,
 and that the state did not change). Two processes, one per form of the
@@ -23,6 +25,7 @@ import hashlib
 import json
 import random
 import sys
+from array import array
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -79,6 +82,41 @@ def _tried(state, before: str, method: str, *args) -> Any:
     return [_outcome(getattr(copy, method), *args), _fields(copy) == before]
 
 
+def _arrays(game_id: str, state, n: int, to_act: list[int]) -> list[Any]:
+    """Every seat's observation array and mask as ``engine.arrays`` writes
+    them (bytes), with an Allegory distribute half placed where one is due."""
+    from engine import arrays
+
+    if game_id == "allegory":
+        size, actions = arrays.ALLEGORY_OBS_SIZE, arrays.ALLEGORY_ACTIONS
+    else:
+        size, actions = arrays.ALLEGRA_OBS_SIZE, arrays.ALLEGRA_ACTIONS
+    shown = []
+    for seat in range(n):
+        obs = state.observation(seat)
+        legal = state.legal_actions(seat) if seat in to_act else []
+        out, mask = array("f", bytes(4 * size)), array("b", bytes(actions))
+        if game_id == "allegory":
+            pending = [i % 2 for i in range(len(obs["pool"]))] if obs["phase"] == "distribute" else None
+            written = [
+                arrays.allegory_encode_into(out, obs, pending),
+                arrays.allegory_mask_into(mask, obs, legal, pending),
+            ]
+            if pending is not None:  # the same chips written over the array of none
+                over = array("f", bytes(4 * size))
+                arrays.allegory_encode_into(over, obs, None)
+                arrays.allegory_pending_into(over, obs, pending)
+                written.append(over == out)
+        else:
+            written = [arrays.allegra_encode_into(out, obs, FRACTIONS), arrays.allegra_mask_into(mask, obs, legal)]
+        shown.append([written, out.tobytes(), mask.tobytes()])
+    return shown
+
+
+# Allegra's discard counts: any table does to compare the forms (the codec's is float32 sums)
+FRACTIONS = [[c / 16 for c in range(16)] for _ in range(20)]
+
+
 def trace_game(game_id: str, n: int, options: dict | None, seed: int, observe: bool) -> Iterator[Any]:
     rng = random.Random(seed)
     probe = random.Random(seed + 1)  # bad input and sampled worlds: a stream of their own
@@ -92,6 +130,8 @@ def trace_game(game_id: str, n: int, options: dict | None, seed: int, observe: b
         if observe:
             yield [state.observation(None), [state.observation(s) for s in range(n)]]
             yield [state.legal_actions(s) for s in range(n)]
+            if not state.is_chance_node():
+                yield ["arrays", _arrays(game_id, state, n, state.to_act())]
         if probing:
             yield [[_outcome(f, s) for s in BAD_SEATS] for f in (state.observation, state.legal_actions)]
         if state.is_chance_node():

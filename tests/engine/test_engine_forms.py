@@ -45,7 +45,7 @@ def python(code: str, form: str | None, cwd: Path = ROOT) -> subprocess.Complete
 
 
 REPORT = (
-    "import json, sys, engine, engine.allegra.game, engine.allegory.game\n"
+    "import json, sys, engine, engine.allegra.game, engine.allegory.game, engine.arrays\n"
     f"files = [sys.modules[m].__file__ for m in {COMPILED_MODULES!r}]\n"
     "print(json.dumps([engine.ENGINE_FORM, engine.ENGINE_FORM_WHY, files]))"
 )

@@ -410,6 +410,132 @@ def gymnasium_vectors() -> None:
         print(f"gymnasium make_vec: {game}, {finished} episodes ended; ismcts episodes repeat")
 
 
+def _random_opponent(_obs, legal, rng):
+    """A random legal action; an Allegory distribute's chips named in the
+    reverse of the Pool's order (the environment records them in its own)."""
+    action = rng.choice(legal)
+    if action["type"] == "distribute":
+        names = rng.choices(action["cards"], k=action["total"])
+        action = {"type": "distribute", "chips": {name: names.count(name) for name in reversed(dict.fromkeys(names))}}
+    return action
+
+
+def gymnasium_opponents(games: int = 30) -> None:
+    """The differential test of ``SingleSeatEnv``'s opponents played at once
+    (``step_protocol``) and its learner's action played without the AEC
+    ``step``'s bookkeeping: the same seeds and learner actions as every
+    action stepped index by index through the AEC ``step`` (the way they
+    were played before) give the same observations, masks, rewards and
+    replays; an opponent's illegal action raises the same ValueError."""
+    from cardroom_sdk.envs.gym import SingleSeatEnv
+
+    def by_index(env):
+        aec = env.aec
+
+        def step_protocol(seat, obs, move):
+            for index in aec.codec.protocol_to_actions(obs, move):
+                aec.step(index)
+
+        def act(action):  # the learner's action through the AEC step, as SingleSeatEnv played it before
+            if not aec.action_mask(env.seat)[action]:
+                return -1.0, True, {"illegal": True}
+            aec.step(action)
+            env._play_others()
+            if not aec.state.is_terminal():
+                return 0.0, False, {}
+            return float(aec.final_rewards()[env.seat]), True, env._outcome_info()
+
+        aec.step_protocol = step_protocol
+        env._act = act
+        return env
+
+    steps = 0
+    for k in range(games):
+        game = ("allegory", "allegra")[k % 2]
+        n = COUNTS[k % len(COUNTS)]
+        envs = [SingleSeatEnv(game, num_players=n, seat=k % n, opponents=_random_opponent) for _ in range(2)]
+        by_index(envs[1])
+        (obs, _), (other, _) = [env.reset(seed=k) for env in envs]
+        pick = np.random.default_rng(k)
+        done = False
+        while not done:
+            assert np.array_equal(obs["observation"], other["observation"]), (game, n, k)
+            assert np.array_equal(obs["action_mask"], other["action_mask"]), (game, n, k)
+            action = int(pick.choice(np.flatnonzero(obs["action_mask"])))
+            (obs, *rest), (other, *rest_other) = [env.step(action) for env in envs]
+            assert rest == rest_other, (game, n, k, rest, rest_other)
+            done = rest[1]
+            steps += 1
+        assert envs[0].replay() == envs[1].replay(), (game, n, k, "replays differ")
+        assert strict_problems(envs[0].replay()) == []
+        verify(envs[0].replay())
+    bad_moves = {"allegory": ({"type": "bid", "amount": 90}, {"type": "take", "card": "nothing"}),
+                 "allegra": ({"type": "give", "to": 1}, {"type": "knock"}, {"type": "nothing"})}  # fmt: skip
+    for game, moves in bad_moves.items():
+        for move in moves:
+            errors = []
+            policy = lambda *_, move=move: move  # noqa: E731
+            for env in (SingleSeatEnv(game, opponents=policy), by_index(SingleSeatEnv(game, opponents=policy))):
+                try:
+                    env.reset(seed=1)
+                    for _ in range(20):  # the opponent's turn comes
+                        obs, _r, done, _t, _i = env.step(int(np.flatnonzero(env.action_masks())[0]))
+                    errors.append(None)
+                except Exception as exc:  # noqa: BLE001 (compared below)
+                    errors.append((type(exc), str(exc)))
+            assert errors[0] == errors[1] and errors[0] is not None, (game, move, errors)
+    print(f"gymnasium opponents at once: {games} episodes, {steps} learner steps equal to index by index")
+
+
+def _same(a, b) -> bool:
+    """Equal values, numpy arrays (dtype included) within dicts too."""
+    if isinstance(a, dict) or isinstance(b, dict):
+        return isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        return isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b) and all(map(_same, a, b))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.asarray(a).dtype == np.asarray(b).dtype and np.array_equal(a, b)
+    return a == b
+
+
+def gymnasium_vector_equal(steps: int = 300) -> None:
+    """``make_vec`` on the registered ids gives ``SingleSeatVectorEnv``,
+    which plays as ``make_vec(..., vectorization_mode="sync")`` does: the
+    same seeds and actions give the same observations, masks, rewards,
+    terminations, infos (at every step, across next-step autoresets and an
+    illegal action) and replays; ``check_env`` of Gymnasium passes its
+    episodes' environments."""
+    import gymnasium
+
+    from cardroom_sdk.envs.gym import ENV_IDS, SingleSeatVectorEnv
+
+    for game, env_id in ENV_IDS.items():
+        for n in (2, 3, 4, 6):
+            kwargs = {"num_players": n, "seat": 1, "opponents": _random_opponent}
+            fast = gymnasium.make_vec(env_id, num_envs=5, **kwargs)
+            assert isinstance(fast.unwrapped, SingleSeatVectorEnv), type(fast.unwrapped)
+            sync = gymnasium.make_vec(env_id, num_envs=5, vectorization_mode="sync", **kwargs)
+            shown = [fast.reset(seed=n), sync.reset(seed=n)]
+            assert _same(*shown), (game, n, "reset")
+            pick = np.random.default_rng(n)
+            ended = 0
+            for k in range(steps):
+                masks = shown[0][0]["action_mask"]
+                actions = [int(pick.choice(np.flatnonzero(m))) if m.any() else 0 for m in masks]
+                if k == 7:
+                    actions[2] = int(np.flatnonzero(masks[2] == 0)[0])  # illegal: the episode ends, reward -1
+                shown = [fast.step(actions), sync.step(actions)]
+                for part, a, b in zip(("observations", "rewards", "terminations", "truncations", "infos"), *shown):
+                    assert _same(a, b), (game, n, k, part, a, b)
+                ended += int(shown[0][2].sum())
+            for mine, theirs in zip(fast.unwrapped.envs, sync.unwrapped.envs):
+                assert mine.replay() == theirs.unwrapped.replay(), (game, n, "replays differ")
+            assert ended > 5, (game, n, ended)
+            fast.close()
+            sync.close()
+            print(f"gymnasium make_vec: {game} {n} players, {steps} steps of 5 episodes equal to SyncVectorEnv's")
+
+
 def gymnasium_action_masks(games: int = 100) -> None:
     """action_masks() agrees with the engine's legal actions at every step
     of 100 games: exactly the indices of the legal actions (for an Allegory
@@ -647,7 +773,7 @@ SECTIONS = {
     for f in (
         pettingzoo_api, no_hidden_cards, action_mapping, fast_codecs, batched_envs, agreement, gymnasium_wrapper,
         gymnasium_vectors,
-        gymnasium_action_masks,
+        gymnasium_action_masks, gymnasium_opponents, gymnasium_vector_equal,
         openspiel_games, openspiel_resample, openspiel_bots, openspiel_agreement,
     )
 }  # fmt: skip

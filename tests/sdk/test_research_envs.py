@@ -154,6 +154,12 @@ def test_registered_ids_vectorise_and_action_masks_agree_with_the_legal_actions(
     assert "gymnasium action_masks: 100 games" in masks
 
 
+def test_gymnasium_opponents_played_whole_and_make_vec_answer_as_the_reference(research_venv):
+    opponents, vectors = _conformance(research_venv, ["gymnasium_opponents"], ["gymnasium_vector_equal"])
+    assert "gymnasium opponents at once: 30 episodes" in opponents and "equal to index by index" in opponents
+    assert vectors.count("equal to SyncVectorEnv's") == 8
+
+
 def test_openspiel_checks_pass_and_its_ismcts_bot_plays_both_games(research_venv):
     games, search = _conformance(research_venv, ["openspiel_games"], ["openspiel_resample", "openspiel_bots"])
     assert games.count("openspiel random_sim_test:") == 8 and "openspiel parameters: checked" in games

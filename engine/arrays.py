@@ -1,0 +1,345 @@
+"""A seat's observation written into flat buffers: the fast form of
+``cardroom_sdk.envs``'s codecs (``allegory_codec.encode``/``action_mask``,
+``allegra_codec.encode``/``action_mask``), compiled with the rules
+(engine/form.py lists this module), pure Python where they are not.
+
+The codecs' functions are the readable reference. These write the same
+values, in the same order, from the same input (a seat's own observation,
+what bot protocol v1 sends, and its legal actions), into a buffer the codec
+made: a ``memoryview`` of a zeroed float32 array (observation) or int8 array
+(mask). Buffers are written one element at a time through the buffer
+protocol, not through numpy's indexing, which costs several times more a
+store; no numpy here, so mypyc compiles every line. The buffer is zeros,
+so a flag that is 0 is not written (the reference's store of 0.0 changes
+nothing). Equality with the reference, array for array at every step of
+many random games, is tested in tests/sdk/research_conformance.py
+(``fast_codecs``); tests/engine/differential.py holds the compiled form to
+this one.
+
+A mask writer returns -1 when an action is not one of the position's
+indices; the codec then asks its reference, which says why.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from engine.allegory.game import CARD_ID, CHIPS_PER_PLAYER, THEMES
+from engine.allegory.game import PHASE_NAMES as ALLEGORY_PHASES
+from engine.allegra.game import CARD_COUNTS, COLS, ROUNDS, ROWS
+from engine.allegra.game import PHASE_NAMES as ALLEGRA_PHASE_NAMES
+
+MAX_PLAYERS: Final = 6
+
+# -- Allegory (allegory_codec's layout) --------------------------------------
+MAX_POOL: Final = 6
+MAX_CHIPS: Final[int] = CHIPS_PER_PLAYER * MAX_PLAYERS
+NUM_CARDS: Final[int] = len(CARD_ID)
+_PHASE_AT: Final[dict[str, int]] = {name: i for i, name in enumerate(ALLEGORY_PHASES)}
+_THEME_AT: Final[dict[str, int]] = {name: i for i, name in enumerate(THEMES)}
+_ROUND_AT: Final[int] = len(ALLEGORY_PHASES)
+_MORAL_AT: Final[int] = _ROUND_AT + 2
+_BID_AT: Final[int] = _MORAL_AT + len(THEMES)
+_POOL_AT: Final[int] = _BID_AT + 2
+_SLOT: Final[int] = NUM_CARDS + 2
+_LEFT_AT: Final[int] = _POOL_AT + MAX_POOL * _SLOT
+_PLAYERS_AT: Final[int] = _LEFT_AT + 1
+_PLAYER: Final[int] = 8 + NUM_CARDS
+ALLEGORY_OBS_SIZE: Final[int] = _PLAYERS_AT + MAX_PLAYERS * _PLAYER
+REST, CLAIM, TAKE, CHIP, BID = 0, 1, 7, 13, 19  # the first index of each kind of action
+ALLEGORY_ACTIONS: Final[int] = 19 + MAX_CHIPS  # BID + MAX_CHIPS
+
+
+def allegory_encode_into(out: Any, obs: dict[str, Any], pending: list[int] | None) -> None:
+    """``allegory_codec.encode(obs, pending)`` written into ``out`` (zeros)."""
+    seat: int = obs["seat"]
+    n: int = obs["num_players"]
+    phase: str = obs["phase"]
+    out[_PHASE_AT[phase]] = 1.0
+    if obs["round_kind"] == "prologue":
+        out[_ROUND_AT] = 1.0
+    out[_ROUND_AT + 1] = min(int(obs["round"]), 100) / 100
+    moral = obs.get("moral")
+    if moral is not None:
+        out[_MORAL_AT + _THEME_AT[moral]] = 1.0
+    out[_BID_AT] = obs["high_bid"] / MAX_CHIPS
+    out[_BID_AT + 1] = obs["deck_size"] / NUM_CARDS
+    placed = 0
+    if pending:
+        for chips in pending:
+            placed += chips
+    i = 0
+    for slot in obs["pool"]:
+        base = _POOL_AT + i * _SLOT
+        out[base + CARD_ID[slot["card"]]] = 1.0
+        out[base + NUM_CARDS] = slot["chips"] / MAX_CHIPS
+        if pending:
+            out[base + NUM_CARDS + 1] = pending[i] / MAX_CHIPS
+        i += 1
+    players = obs["players"]
+    winner = obs["winner"]
+    if phase == "distribute":
+        out[_LEFT_AT] = (players[winner]["bid"] - placed) / MAX_CHIPS
+    to_act = obs["to_act"]
+    high_bidder = obs["high_bidder"]
+    for rel in range(n):
+        s = (seat + rel) % n
+        p = players[s]
+        base = _PLAYERS_AT + rel * _PLAYER
+        out[base] = 1.0
+        out[base + 1] = p["chips"] / MAX_CHIPS
+        out[base + 2] = p["bid"] / MAX_CHIPS
+        if p["rested"]:
+            out[base + 3] = 1.0
+        if high_bidder == s:
+            out[base + 4] = 1.0
+        if s in to_act:
+            out[base + 5] = 1.0
+        if winner == s:
+            out[base + 6] = 1.0
+        out[base + 7] = p["cards"] / 10
+        for cards in p["tales"].values():
+            for name in cards:
+                out[base + 8 + CARD_ID[name]] = 1.0
+
+
+def allegory_pending_into(out: Any, obs: dict[str, Any], pending: list[int]) -> None:
+    """Over ``out``, an array ``allegory_encode_into`` wrote of ``obs`` with
+    other chips placed (or none): what ``pending`` changes, so that ``out``
+    is then ``allegory_codec.encode(obs, pending)`` (a distribute placed one
+    chip a step changes nothing else)."""
+    placed = 0
+    i = 0
+    for chips in pending:
+        out[_POOL_AT + i * _SLOT + NUM_CARDS + 1] = chips / MAX_CHIPS
+        placed += chips
+        i += 1
+    if obs["phase"] == "distribute":
+        out[_LEFT_AT] = (obs["players"][obs["winner"]]["bid"] - placed) / MAX_CHIPS
+
+
+def allegory_mask_into(out: Any, obs: dict[str, Any], legal: list[dict[str, Any]], pending: list[int] | None) -> int:
+    """``allegory_codec.action_mask(obs, legal, pending)`` written into
+    ``out`` (zeros): 0, or -1 when an action has no index here."""
+    if not legal:
+        return 0
+    position: dict[str, int] = {}
+    i = 0
+    for slot in obs["pool"]:
+        position[slot["card"]] = i
+        i += 1
+    placed = 0
+    if pending:
+        for chips in pending:
+            placed += chips
+    for action in legal:
+        kind = action["type"]
+        if kind == "bid":
+            amount = action["amount"]
+            if not (isinstance(amount, int) and 1 <= amount <= MAX_CHIPS):
+                return -1
+            out[BID + amount - 1] = 1
+        elif kind == "rest":
+            if "claim" in action:
+                at = position.get(action["claim"], -1)
+                if at < 0:
+                    return -1
+                out[CLAIM + at] = 1
+            else:
+                out[REST] = 1
+        elif kind == "take":
+            at = position.get(action["card"], -1)
+            if at < 0:
+                return -1
+            out[TAKE + at] = 1
+        elif kind == "distribute":
+            if action["total"] > placed:
+                for j in range(len(action["cards"])):
+                    out[CHIP + j] = 1
+        else:
+            return -1
+    return 0
+
+
+# -- Allegra (allegra_codec's layout) ----------------------------------------
+CELLS: Final[int] = ROWS * COLS
+AREA: Final[int] = CELLS + ROWS
+VALUES: Final[list[int]] = sorted(CARD_COUNTS)
+NUM_VALUES: Final[int] = len(VALUES)
+_VALUE_AT: Final[dict[int, int]] = {v: i for i, v in enumerate(VALUES)}
+_PHASES: Final[list[str]] = sorted(set(ALLEGRA_PHASE_NAMES), key=ALLEGRA_PHASE_NAMES.index)
+_APHASE_AT: Final[dict[str, int]] = {name: i for i, name in enumerate(_PHASES)}
+_AROUND_AT: Final[int] = len(_PHASES)
+_DECK_AT: Final[int] = _AROUND_AT + ROUNDS
+_TOP_AT: Final[int] = _DECK_AT + 4
+_DRAWN_AT: Final[int] = _TOP_AT + NUM_VALUES + 1
+_DISCARDS_AT: Final[int] = _DRAWN_AT + NUM_VALUES + 1
+_REMOVED_AT: Final[int] = _DISCARDS_AT + NUM_VALUES
+_HELD_AT: Final[int] = _REMOVED_AT + NUM_VALUES
+_PLACED_AT: Final[int] = _HELD_AT + NUM_VALUES + 1
+_SEATS_AT: Final[int] = _PLACED_AT + MAX_PLAYERS * CELLS
+_CELL: Final[int] = 2 + NUM_VALUES
+_SEAT: Final[int] = CELLS * _CELL + 10
+ALLEGRA_OBS_SIZE: Final[int] = _SEATS_AT + MAX_PLAYERS * _SEAT
+DRAW, KNOCK, PASS, DISCARD = 0, 1, 2, 3
+REVEAL, TAKE_DISCARD, SWAP, FLIP, PLACE, GIVE, EXCHANGE = 4, 19, 34, 49, 64, 79, 85
+ALLEGRA_ACTIONS: Final[int] = EXCHANGE + AREA * AREA
+
+
+def _count_values(cards: list[int], counts: list[int]) -> None:
+    for v in cards:
+        counts[_VALUE_AT[v]] += 1
+
+
+def allegra_encode_into(out: Any, obs: dict[str, Any], fractions: list[list[float]]) -> int:
+    """``allegra_codec.encode(obs)`` written into ``out`` (zeros): 0, or -1
+    when a pile holds more cards of a value than ``fractions`` knows.
+    ``fractions[v][c]`` is the float32 value the reference reaches after
+    adding ``1 / count of value v`` ``c`` times (the codec makes it with
+    numpy's own float32 sums, so the counts come out bit for bit alike)."""
+    seat: int = obs["seat"]
+    n: int = obs["num_players"]
+    out[_APHASE_AT[obs["phase"]]] = 1.0
+    out[_AROUND_AT + min(int(obs["round"]), ROUNDS) - 1] = 1.0
+    out[_DECK_AT] = obs["deck_size"] / 120
+    if obs["final_turns"]:
+        out[_DECK_AT + 1] = 1.0
+    limit = obs["turn_limit"]
+    out[_DECK_AT + 2] = obs["turn"] / limit if limit else 0.0
+    held = obs["held"]
+    if held is not None:
+        out[_DECK_AT + 3] = 1.0
+    discard: list[int] = obs["discard"]
+    out[_TOP_AT + (_VALUE_AT[discard[-1]] if discard else NUM_VALUES)] = 1.0
+    drawn = obs["drawn"]
+    out[_DRAWN_AT + (NUM_VALUES if drawn is None else _VALUE_AT[drawn])] = 1.0
+    for at, cards in ((_DISCARDS_AT, discard), (_REMOVED_AT, obs["removed"])):
+        counts = [0] * NUM_VALUES
+        _count_values(cards, counts)
+        for value in range(NUM_VALUES):
+            count = counts[value]
+            if count:
+                if count >= len(fractions[value]):
+                    return -1
+                out[at + value] = fractions[value][count]
+    if held is not None:
+        card = held["card"]
+        out[_HELD_AT + (NUM_VALUES if card == "?" else _VALUE_AT[card])] = 1.0
+    placed = obs["placed"]
+    if placed is not None:
+        s = placed[0]
+        out[_PLACED_AT + ((s - seat) % n) * CELLS + placed[1] * COLS + placed[2]] = 1.0
+    to_act = obs["to_act"]
+    knockers = obs["knockers"]
+    grids = obs["grids"]
+    active, knocker, ender = obs["active"], obs["knocker"], obs["ender"]
+    scores = obs["scores"]
+    round_scores = obs["round_scores"]
+    for rel in range(n):
+        s = (seat + rel) % n
+        base = _SEATS_AT + rel * _SEAT
+        cell = base
+        for row in grids[s]:
+            for shown in row:
+                if shown is None:
+                    out[cell] = 1.0
+                elif shown == "?":
+                    out[cell + 1] = 1.0
+                else:
+                    out[cell + 2 + _VALUE_AT[shown]] = 1.0
+                cell += _CELL
+        base += CELLS * _CELL
+        if s in to_act:
+            out[base] = 1.0
+        if active == s:
+            out[base + 1] = 1.0
+        if knocker == s:
+            out[base + 2] = 1.0
+        if s in knockers:
+            out[base + 3] = 1.0
+        if ender == s:
+            out[base + 4] = 1.0
+        out[base + 5] = scores[s] / 100
+        r = 0
+        for round_scores_of in round_scores[:ROUNDS]:
+            out[base + 6 + r] = round_scores_of[s] / 100
+            r += 1
+        out[base + 9] = 1.0
+    return 0
+
+
+def _area_table(n: int, owner: int) -> list[int]:
+    """The area index of each table slot (``seat * CELLS + row * COLS +
+    col``) in ``owner``'s area, -1 where the slot is not in it."""
+    table = [-1] * (n * CELLS)
+    for a in range(CELLS):
+        table[owner * CELLS + a] = a
+    for r in range(ROWS):
+        table[((owner + 1) % n) * CELLS + r * COLS + COLS - 1] = CELLS + r
+    return table
+
+
+_AREAS: Final[dict[int, list[list[int]]]] = {
+    n: [_area_table(n, owner) for owner in range(n)] for n in range(2, MAX_PLAYERS + 1)
+}
+_SLOT_BASES: Final[dict[str, int]] = {"reveal": REVEAL, "take_discard": TAKE_DISCARD, "swap": SWAP}
+_SIMPLE: Final[dict[str, int]] = {"draw": DRAW, "knock": KNOCK, "pass": PASS}
+
+
+def _slot_at(table: list[int], slot: Any) -> int:
+    s: int = slot[0]
+    r: int = slot[1]
+    c: int = slot[2]
+    if not (0 <= r < ROWS and 0 <= c < COLS and 0 <= s * CELLS < len(table)):
+        return -1
+    return table[s * CELLS + r * COLS + c]
+
+
+def allegra_mask_into(out: Any, obs: dict[str, Any], legal: list[dict[str, Any]]) -> int:
+    """``allegra_codec.action_mask(obs, legal)`` written into ``out``
+    (zeros): 0, or -1 when an action has no index here."""
+    if not legal:
+        return 0
+    seat: int = obs["seat"]
+    n: int = obs["num_players"]
+    own = _AREAS[n][seat]
+    knocker = obs["knocker"]
+    theirs = _AREAS[n][knocker] if knocker is not None else None
+    for action in legal:
+        kind = action["type"]
+        if kind in _SLOT_BASES:
+            a = _slot_at(own, action["slot"])
+            if a < 0:
+                return -1
+            out[_SLOT_BASES[kind] + a] = 1
+        elif kind == "exchange":
+            if theirs is None:
+                return -1
+            q = _slot_at(theirs, action["take"])
+            a = _slot_at(own, action["put"])
+            if q < 0 or a < 0:
+                return -1
+            out[EXCHANGE + q * AREA + a] = 1
+        elif kind == "place":
+            if theirs is None:
+                return -1
+            a = _slot_at(theirs, action["slot"])
+            if a < 0:
+                return -1
+            out[PLACE + a] = 1
+        elif kind == "discard":
+            flip = action["flip"]
+            if flip is None:
+                out[DISCARD] = 1
+            else:
+                a = _slot_at(own, flip)
+                if a < 0:
+                    return -1
+                out[FLIP + a] = 1
+        elif kind == "give":
+            out[GIVE + (action["to"] - seat) % n] = 1
+        elif kind in _SIMPLE:
+            out[_SIMPLE[kind]] = 1
+        else:
+            return -1
+    return 0
