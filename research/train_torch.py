@@ -107,12 +107,17 @@ class Logits(torch.nn.Module):
 
 
 def export(model: MaskablePPO, game: str, path: Path) -> None:
-    """The policy to ONNX, checked against torch on random observations with
-    ONNX Runtime (the bot's runtime)."""
+    """The policy's logits to ONNX (``export_logits``)."""
+    export_logits(Logits(model.policy).eval(), game, path)
+
+
+def export_logits(net: torch.nn.Module, game: str, path: Path) -> None:
+    """A module from observation arrays to logits, to ONNX in the starter
+    kit's format (decision 221), checked against torch on random
+    observations with ONNX Runtime (the bot's runtime)."""
     import onnxruntime
 
     codec = CODECS[game]
-    net = Logits(model.policy).eval()
     example = torch.zeros(1, codec.OBS_SIZE)
     torch.onnx.export(
         net, (example,), str(path), input_names=["observation"], output_names=["logits"],
