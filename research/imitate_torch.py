@@ -45,7 +45,6 @@ import argparse  # noqa: E402
 import hashlib  # noqa: E402
 import json  # noqa: E402
 import random  # noqa: E402
-import shutil  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -58,7 +57,7 @@ from cardroom_sdk.envs import allegra_codec  # noqa: E402
 from engine import new_game  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from train_torch import STARTER, export_logits  # noqa: E402
+from train_torch import write_package  # noqa: E402
 
 CODECS = {"allegra": allegra_codec}
 DEFAULT_CACHE = Path(__file__).resolve().parents[1] / "var" / "imitation"
@@ -237,21 +236,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  trained on {positions} positions: agrees with the teacher on {agreement:.3f}", flush=True)
     seconds, cpu_seconds = time.monotonic() - start, time.process_time() - cpu
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    for name in ("bot.py", "cardroom.toml"):
-        shutil.copy(STARTER / name, args.out / name)
-    model_path = args.out / f"{args.game}.onnx"
-    export_logits(net, args.game, model_path)
-    record_path = args.out / "training.json"
-    records = json.loads(record_path.read_text()) if record_path.exists() else {}
-    records[args.game] = {
-        "algorithm": "behaviour cloning with DAgger (PyTorch)", "teacher": f"builtin:ismcts, {args.teacher_iterations} iterations",
+    record = {
+        "algorithm": "behaviour cloning with DAgger (PyTorch)",
+        "teacher": f"builtin:ismcts, {args.teacher_iterations} iterations",
         "opponents": args.opponents, "games_per_round": args.games, "rounds": history, "epochs": args.epochs,
         "seed": args.seed, "hidden": [args.hidden, args.hidden], "lr": args.lr,
         "seconds": round(seconds, 1), "cpu_seconds": round(cpu_seconds, 1),
-        "torch": torch.__version__, "model_sha256": hashlib.sha256(model_path.read_bytes()).hexdigest(),
     }  # fmt: skip
-    record_path.write_text(json.dumps(records, indent=2) + "\n")
+    model_path = write_package(args.out, args.game, net, record)
     print(f"{args.game}: {history[-1]['positions']} positions in {seconds:.0f} s ({cpu_seconds:.0f} s CPU); "
           f"model {model_path} ({model_path.stat().st_size} bytes)")  # fmt: skip
     return 0
