@@ -24,8 +24,8 @@ takes (decision 221); decision 266 says why this recipe and what it gives.
 Reproducible: the teacher searches a fixed number of iterations, every game
 is seeded, torch runs one thread, so the same options give the same model.
 Each round's labelled positions are cached in ``--cache`` (default
-``var/imitation``), keyed by everything that made them; a second run with
-the same options only trains. Allegra only: in Allegory the search bot at
+``var/imitation`` below the current folder), keyed by everything that made
+them; a second run with the same options only trains. Allegra only: in Allegory the search bot at
 a small budget is no stronger than ``builtin:greedy`` (docs/luck.md), so
 there is no stronger teacher to copy at this cost.
 
@@ -60,7 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from train_torch import write_package  # noqa: E402
 
 CODECS = {"allegra": allegra_codec}
-DEFAULT_CACHE = Path(__file__).resolve().parents[1] / "var" / "imitation"
+DEFAULT_CACHE = Path("var") / "imitation"  # below the folder it runs in
 
 
 class MaskedLogits(torch.nn.Module):
@@ -142,6 +142,8 @@ def collect(args, net: MaskedLogits | None, round_no: int, seed_base: int) -> di
             masks += m
             labels += y
             ranks.append(rank)
+            if len(ranks) % 100 == 0:
+                print(f"    {len(ranks)} games, {len(labels)} positions", flush=True)
     won = float(np.mean([r == 1 for r in ranks]))
     player = "teacher" if net is None else "student"
     print(f"  round {round_no}: the {player} won {won:.3f} of {len(ranks)} games against "
