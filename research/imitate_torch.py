@@ -134,7 +134,7 @@ def collect(args, net: MaskedLogits | None, round_no: int, seed_base: int) -> di
     """One round's labelled positions: ``--games`` games against each
     opponent, the learner's seat alternating."""
     observations, masks, labels, ranks = [], [], [], []
-    started = time.monotonic()
+    started, cpu = time.monotonic(), time.process_time()
     for opponent in args.opponents:
         for g in range(args.games):
             rank, (o, m, y) = play(args.game, net, args.teacher_iterations, opponent, g % 2, seed_base + g)
@@ -153,24 +153,25 @@ def collect(args, net: MaskedLogits | None, round_no: int, seed_base: int) -> di
         "masks": np.stack(masks),
         "labels": np.asarray(labels, dtype=np.int64),
         "won": np.asarray([won]),
+        "seconds": np.asarray([time.monotonic() - started, time.process_time() - cpu]),  # wall, CPU
     }
 
 
-def cached_round(args, net: MaskedLogits | None, round_no: int, student_sha: str) -> dict[str, np.ndarray]:
-    """A round's positions from the cache, or collected and cached. The key
-    covers the game, teacher, opponents, games, seed, round and the student's
-    weights (round 0 has none)."""
+def cached_round(args, net: MaskedLogits | None, round_no: int, student_sha: str) -> tuple[dict[str, np.ndarray], str]:
+    """A round's positions from the cache, or collected and cached, and their
+    key: it covers the game, teacher, opponents, games, seed, round and the
+    student's weights (round 0 has none)."""
     key = json.dumps([args.game, args.teacher_iterations, args.opponents, args.games, args.seed, round_no, student_sha])
     path = args.cache / f"{args.game}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.npz"
     if path.exists():
         with np.load(path) as data:
             print(f"  round {round_no}: {len(data['labels'])} positions from {path}", flush=True)
-            return {name: data[name] for name in data.files}
+            return {name: data[name] for name in data.files}, path.stem
     seed_base = 1_000_000 * (args.seed + 1) + 10_000 * round_no
     data = collect(args, net, round_no, seed_base)
     args.cache.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(path, **data)
-    return data
+    return data, path.stem
 
 
 def weights_sha(net: MaskedLogits) -> str:
@@ -181,24 +182,50 @@ def weights_sha(net: MaskedLogits) -> str:
 
 
 def fit(net: MaskedLogits, rounds: list[dict[str, np.ndarray]], args, generator: torch.Generator) -> float:
-    """``--epochs`` passes of masked cross-entropy over every round's
-    positions; returns the last pass's agreement with the teacher."""
+    """Masked cross-entropy over every round's positions, continuing from the
+    weights so far: each round the same number of gradient steps, ``--epochs``
+    passes' worth of the first round's positions (so a round costs the same
+    however many positions have piled up). Returns the agreement with the
+    teacher over those steps' last pass's worth."""
     observations = torch.from_numpy(np.concatenate([r["observations"] for r in rounds]))
     masks = torch.from_numpy(np.concatenate([r["masks"] for r in rounds]))
     labels = torch.from_numpy(np.concatenate([r["labels"] for r in rounds]))
+    per_pass = -(-len(rounds[0]["labels"]) // args.batch)  # batches in a pass over the first round
+    steps = args.epochs * per_pass
+    batches = []
+    while len(batches) < steps:
+        batches += torch.randperm(len(labels), generator=generator).split(args.batch)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     net.train()
-    for _ in range(args.epochs):
-        agree = 0
-        for batch in torch.randperm(len(labels), generator=generator).split(args.batch):
-            logits = net(observations[batch].float()).masked_fill(~masks[batch], -1e9)
-            loss = torch.nn.functional.cross_entropy(logits, labels[batch])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
+    last_pass = steps - per_pass
+    agree = seen = 0
+    for step, batch in enumerate(batches[:steps]):
+        logits = net(observations[batch].float()).masked_fill(~masks[batch], -1e9)
+        loss = torch.nn.functional.cross_entropy(logits, labels[batch])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step >= last_pass:
             agree += int((logits.argmax(1) == labels[batch]).sum())
+            seen += len(batch)
     net.eval()
-    return agree / len(labels)
+    return agree / seen
+
+
+def cached_fit(net: MaskedLogits, rounds: list[dict[str, np.ndarray]], args, generator, data_keys: list[str]) -> float:
+    """``fit``, or its weights from the cache when the same positions were
+    trained on with the same options before (training is deterministic)."""
+    key = json.dumps([data_keys, args.hidden, args.epochs, args.lr, args.weight_decay, args.batch, args.seed])
+    path = args.cache / f"{args.game}-weights-{hashlib.sha256(key.encode()).hexdigest()[:16]}.pt"
+    if path.exists():
+        saved = torch.load(path)
+        net.load_state_dict(saved["weights"])
+        generator.set_state(saved["generator"])
+        return saved["agreement"]
+    agreement = fit(net, rounds, args, generator)
+    args.cache.mkdir(parents=True, exist_ok=True)
+    torch.save({"weights": net.state_dict(), "generator": generator.get_state(), "agreement": agreement}, path)
+    return agreement
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -227,14 +254,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"imitating ismcts:{args.teacher_iterations} in {args.game} against {', '.join(args.opponents)}: "
           f"{args.rounds} rounds of {args.games} games each", flush=True)  # fmt: skip
     start, cpu = time.monotonic(), time.process_time()
-    rounds, history = [], []
+    rounds, data_keys, history = [], [], []
     for round_no in range(args.rounds):
         student = None if round_no == 0 else net
-        rounds.append(cached_round(args, student, round_no, "" if student is None else weights_sha(net)))
-        agreement = fit(net, rounds, args, generator)
+        data, key = cached_round(args, student, round_no, "" if student is None else weights_sha(net))
+        rounds.append(data)
+        data_keys.append(key)
+        agreement = cached_fit(net, rounds, args, generator, data_keys)
         positions = sum(len(r["labels"]) for r in rounds)
         won = float(rounds[-1]["won"][0])  # by the teacher in round 0, by the student after
         history.append({"round": round_no, "won": won, "positions": positions, "agreement": round(agreement, 4)})
+        if "seconds" in data:  # the games' time, whichever run played them (not kept by older caches)
+            history[-1]["games_seconds"], history[-1]["games_cpu_seconds"] = (
+                round(float(t), 1) for t in data["seconds"]
+            )
         print(f"  trained on {positions} positions: agrees with the teacher on {agreement:.3f}", flush=True)
     seconds, cpu_seconds = time.monotonic() - start, time.process_time() - cpu
 

@@ -31,6 +31,7 @@ def test_an_imitated_policy_exports_plays_a_verified_match_and_repeats(tmp_path)
     record = json.loads((first / "training.json").read_text())["allegra"]
     assert [r["round"] for r in record["rounds"]] == [0, 1]
     assert record["rounds"][1]["positions"] > record["rounds"][0]["positions"] > 0
+    assert all(r["games_cpu_seconds"] > 0 for r in record["rounds"])  # what the games cost, kept with them
     assert len(list((tmp_path / "cache").iterdir())) == 2  # one file a round
 
     assert_plays_a_verified_match(first, "allegra", tmp_path)
