@@ -32,6 +32,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
+import copy  # noqa: E402
 import hashlib  # noqa: E402
 import json  # noqa: E402
 import shutil  # noqa: E402
@@ -51,6 +52,7 @@ from cardroom_sdk.envs.gym import ENV_IDS  # noqa: E402
 
 CODECS = {"allegory": allegory_codec, "allegra": allegra_codec}
 STARTER = Path(__file__).resolve().parents[1] / "bots" / "starters" / "python-onnx"
+NEGLIGIBLE = 1e-30  # a weight smaller than this is exported as 0 (export_logits)
 
 
 class ObservationArray(gymnasium.ObservationWrapper):
@@ -109,10 +111,20 @@ class Logits(torch.nn.Module):
 def export_logits(net: torch.nn.Module, game: str, path: Path) -> None:
     """A module from observation arrays to logits, to ONNX in the starter
     kit's format (decision 221), checked against torch on random
-    observations with ONNX Runtime (the bot's runtime)."""
+    observations with ONNX Runtime (the bot's runtime). Weights below
+    ``NEGLIGIBLE`` are written as 0: weight decay leaves them on inputs
+    that are always 0 (the seats of a larger table) and on actions that are
+    never legal, their products are subnormal floats, which the CPU
+    computes many times slower (measured: a decision of a 256-unit Allegra
+    model 142 µs of CPU with them, 55 µs without), and they change no logit
+    by a visible amount (at most 2e-36 there)."""
     import onnxruntime
 
     codec = CODECS[game]
+    net = copy.deepcopy(net)
+    with torch.no_grad():
+        for parameter in net.parameters():
+            parameter[parameter.abs() < NEGLIGIBLE] = 0
     example = torch.zeros(1, codec.OBS_SIZE)
     torch.onnx.export(
         net, (example,), str(path), input_names=["observation"], output_names=["logits"],

@@ -33,3 +33,29 @@ def test_a_briefly_trained_policy_exports_and_plays_a_verified_match(tmp_path):
     record = json.loads((out / "training.json").read_text())["allegra"]
     assert record["steps"] >= 2048 and record["algorithm"] == "sb3-contrib MaskablePPO"
     assert_plays_a_verified_match(out, "allegra", tmp_path)
+
+
+def test_the_export_writes_negligible_weights_as_zero(tmp_path):
+    """Weight decay leaves weights near 1e-38 on inputs that are always 0;
+    their products are subnormal floats, which ONNX Runtime computes many
+    times slower, so the export writes them as 0, and leaves the trained
+    module as it was."""
+    import numpy as np
+    import onnx
+    import torch
+    from onnx import numpy_helper
+
+    from cardroom_sdk.envs import allegra_codec
+
+    net = torch.nn.Linear(allegra_codec.OBS_SIZE, allegra_codec.NUM_ACTIONS)
+    with torch.no_grad():
+        net.weight[:, 600:900] = 1e-42  # subnormal
+        net.weight[:, 900:] = 1e-33  # normal, but its products with the inputs are not
+    research_script("train_torch").export_logits(net, "allegra", tmp_path / "allegra.onnx")
+    weight = next(
+        numpy_helper.to_array(t)
+        for t in onnx.load(tmp_path / "allegra.onnx").graph.initializer
+        if t.dims == list(net.weight.shape)
+    )
+    assert (weight[:, 600:] == 0).all() and (weight[:, :600] == net.weight[:, :600].detach().numpy()).all()
+    assert float(net.weight[0, 600]) == np.float32(1e-42) and float(net.weight[0, 900]) == np.float32(1e-33)
