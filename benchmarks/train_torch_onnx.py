@@ -97,9 +97,12 @@ def main() -> int:
     reached = False
     for game in games:
         info = records[game]
-        print(
-            f"{game}: {info['steps']} steps, {info['games']} games, {info['seconds']:.0f} s ({info['cpu_seconds']:.0f} s CPU)"
-        )
+        if "rounds" in info:  # the imitation recipe
+            done = f"{len(info['rounds'])} rounds, {info['rounds'][-1]['positions']} positions"
+        else:
+            done = f"{info['steps']} steps, {info['games']} games"
+        cpu = f" ({info['cpu_seconds']:.0f} s CPU)" if "cpu_seconds" in info else ""
+        print(f"{game}: {done}, {info['seconds']:.0f} s{cpu}")
         for opponent in ("builtin:random", "builtin:greedy"):
             result = lead(game, bot, opponent, args.deals, 1, work / f"{game}-{opponent.split(':')[1]}")
             print(f"  vs {opponent}: {result['per_game']:.3f} points a game, lead {result['lead']:+.3f} "

@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--opponents", default="greedy", help="bots the games are played against (default greedy)")
     parser.add_argument("--games", type=int, default=300, help="games a round against each opponent (default 300)")
     parser.add_argument("--rounds", type=int, default=4, help="rounds: the teacher's, then DAgger's (default 4)")
-    parser.add_argument("--epochs", type=int, default=8, help="passes over the positions after each round")
+    parser.add_argument("--epochs", type=int, default=6, help="gradient steps after each round, in passes over round 0")
     parser.add_argument("--hidden", type=int, default=256, help="units in each of the two hidden layers")
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--weight-decay", type=float, default=1e-5)

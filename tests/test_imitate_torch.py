@@ -32,7 +32,8 @@ def test_an_imitated_policy_exports_plays_a_verified_match_and_repeats(tmp_path)
     assert [r["round"] for r in record["rounds"]] == [0, 1]
     assert record["rounds"][1]["positions"] > record["rounds"][0]["positions"] > 0
     assert all(r["games_cpu_seconds"] > 0 for r in record["rounds"])  # what the games cost, kept with them
-    assert len(list((tmp_path / "cache").iterdir())) == 2  # one file a round
+    cached = sorted(p.suffix for p in (tmp_path / "cache").iterdir())
+    assert cached == [".npz", ".npz", ".pt", ".pt"]  # a round's positions and its trained weights
 
     assert_plays_a_verified_match(first, "allegra", tmp_path)
 
@@ -40,4 +41,4 @@ def test_an_imitated_policy_exports_plays_a_verified_match_and_repeats(tmp_path)
     assert trainer.main(["allegra", "--out", str(second), *options]) == 0
     again = json.loads((second / "training.json").read_text())["allegra"]
     assert again["model_sha256"] == record["model_sha256"]
-    assert len(list((tmp_path / "cache").iterdir())) == 2
+    assert sorted(p.suffix for p in (tmp_path / "cache").iterdir()) == cached
