@@ -1,7 +1,8 @@
 """The PyTorch recipe end to end (docs/train.md, issue 38): for each game,
 train with research/train_torch.py (MaskablePPO, CPU, ``--minutes`` of wall
-time, the two games one after the other or side by side with ``--parallel``),
-export to ONNX into one bot package (the python-onnx starter's bot.py), then
+time, the two games one after the other or side by side with ``--parallel``;
+or, with ``--recipe imitate``, research/imitate_torch.py: Allegra, imitating
+builtin:ismcts with DAgger), export to ONNX into one bot package (the python-onnx starter's bot.py), then
 play it against builtin:random and builtin:greedy in `cardroom tournament
 GAME BOT OPPONENT --format duplicate --deals N` and report its lead in points
 per game with the tournament's 95% interval (paired by deal). The target:
@@ -12,6 +13,7 @@ onnxruntime; see docs/train.md) and, for the sandbox, as root (the bot runs
 in the `python` runtime, which has ONNX Runtime):
 
     python benchmarks/train_torch_onnx.py --minutes 18 --parallel [--deals 30] [--work DIR]
+    python benchmarks/train_torch_onnx.py --recipe imitate --games allegra [-- --rounds 3 --games 300]
     python benchmarks/train_torch_onnx.py --bot DIR      # only the tournaments, of a package trained before
 """
 
@@ -35,14 +37,20 @@ ROOT = Path(__file__).resolve().parents[1]
 GAMES = ("allegory", "allegra")
 
 
-def train(games: list[str], out: Path, minutes: float, seed: int, parallel: bool) -> dict[str, dict]:
+def train(
+    games: list[str], out: Path, minutes: float, seed: int, parallel: bool, recipe: str = "ppo", extra: tuple = ()
+) -> dict[str, dict]:
     """Each game's model into ``out`` (through a folder of its own, so that
     side-by-side runs never write one training.json at once)."""
     started, load_before = time.monotonic(), load()
     runs = {}
     for game in games:
-        argv = [sys.executable, str(ROOT / "research" / "train_torch.py"), game, "--out", str(out / f".{game}"),
-                "--minutes", str(minutes), "--seed", str(seed)]  # fmt: skip
+        if recipe == "imitate":
+            argv = [sys.executable, str(ROOT / "research" / "imitate_torch.py"), game, "--out", str(out / f".{game}"),
+                    "--seed", str(seed), *extra]  # fmt: skip
+        else:
+            argv = [sys.executable, str(ROOT / "research" / "train_torch.py"), game, "--out", str(out / f".{game}"),
+                    "--minutes", str(minutes), "--seed", str(seed)]  # fmt: skip
         runs[game] = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if not parallel:
             runs[game].wait()
@@ -70,6 +78,11 @@ def main() -> int:
     parser.add_argument("--parallel", action="store_true", help="train the games side by side (one core each)")
     parser.add_argument("--deals", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0, help="the training seed")
+    parser.add_argument(
+        "--recipe", choices=("ppo", "imitate"), default="ppo",
+        help="ppo: research/train_torch.py; imitate: research/imitate_torch.py (Allegra only; its options follow --)",
+    )  # fmt: skip
+    parser.add_argument("imitate_options", nargs="*", help="after --: options for research/imitate_torch.py")
     parser.add_argument("--bot", type=Path, help="play this package (trained before) instead of training")
     parser.add_argument("--work", type=Path, help="keep the bot and tournaments here (default: a temporary folder)")
     args = parser.parse_args()
@@ -79,14 +92,17 @@ def main() -> int:
     print(f"{os.cpu_count()} cores, load average {load()}; sandbox: {os.environ.get('CARDROOM_SANDBOX', 'default')}")
     bot = args.bot or work / "bot"
     if args.bot is None:
-        train(games, bot, args.minutes, args.seed, args.parallel)
+        train(games, bot, args.minutes, args.seed, args.parallel, args.recipe, tuple(args.imitate_options))
     records = json.loads((bot / "training.json").read_text())
     reached = False
     for game in games:
         info = records[game]
-        print(
-            f"{game}: {info['steps']} steps, {info['games']} games, {info['seconds']:.0f} s ({info['cpu_seconds']:.0f} s CPU)"
-        )
+        if "rounds" in info:  # the imitation recipe
+            done = f"{len(info['rounds'])} rounds, {info['rounds'][-1]['positions']} positions"
+        else:
+            done = f"{info['steps']} steps, {info['games']} games"
+        cpu = f" ({info['cpu_seconds']:.0f} s CPU)" if "cpu_seconds" in info else ""
+        print(f"{game}: {done}, {info['seconds']:.0f} s{cpu}")
         for opponent in ("builtin:random", "builtin:greedy"):
             result = lead(game, bot, opponent, args.deals, 1, work / f"{game}-{opponent.split(':')[1]}")
             print(f"  vs {opponent}: {result['per_game']:.3f} points a game, lead {result['lead']:+.3f} "

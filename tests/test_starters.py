@@ -125,3 +125,16 @@ def test_starter_draws_from_the_os_unless_its_author_sets_a_debugging_seed(packa
     seeded = {"CARDROOM_BOT_SEED": "debug-3"}
     assert _talk(packages[name], lines, seeded) == _talk(packages[name], lines, seeded)
     assert _talk(packages[name], lines, seeded) != _talk(packages[name], lines, {"CARDROOM_BOT_SEED": "debug-4"})
+
+
+def test_the_onnx_starters_training_record_names_the_models_it_ships():
+    """training.json says how each shipped model was made; its SHA-256 must
+    be the file's, or the record describes a model that is not there."""
+    import hashlib
+
+    kit = STARTERS / "python-onnx"
+    records = json.loads((kit / "training.json").read_text())
+    models = {p.stem for p in kit.glob("*.onnx")}
+    assert models == set(records) == {"allegory", "allegra"}
+    for game, record in records.items():
+        assert record["model_sha256"] == hashlib.sha256((kit / f"{game}.onnx").read_bytes()).hexdigest(), game
