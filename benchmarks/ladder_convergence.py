@@ -476,6 +476,7 @@ def summarise(runs: list[Run], true_order: list[str]) -> dict[str, Any]:
                     "final_tau": [],
                     "settled_right": [],
                     "settled_shown": [],
+                    "settled_at_end": [],
                     "runs": 0,
                 },
             )
@@ -494,6 +495,7 @@ def summarise(runs: list[Run], true_order: list[str]) -> dict[str, Any]:
             if label in run.settled:
                 row["settled_right"].append(sum(a for a, _b in run.settled[label]))
                 row["settled_shown"].append(sum(b for _a, b in run.settled[label]))
+                row["settled_at_end"].append(run.settled[label][-1][1] / len(true_order))
     out = {}
     for label, row in per.items():
         entry = {"runs": row["runs"], "final_tau": mean_interval(row["final_tau"])}
@@ -501,6 +503,7 @@ def summarise(runs: list[Run], true_order: list[str]) -> dict[str, Any]:
             entry[name] = {**mean_interval(row[name]), "runs_reaching": len(row[name]), "values": row[name]}
         if row["settled_shown"]:
             entry["settled_within_one"] = share_interval(row["settled_right"], row["settled_shown"])
+            entry["settled_at_end"] = mean_interval(row["settled_at_end"])
         out[label] = entry
     ratios = {}
     for new in ("plain", "adjusted", "elo-sets", "plain-sets", "adjusted-sets"):
@@ -653,6 +656,7 @@ def print_report(report: dict[str, Any]) -> None:
             settled = row.get("settled_within_one")
             if settled:
                 parts.append(f"settled within one {_fmt(settled, 3)} of {settled['shown']}")
+                parts.append(f"share settled at the end {_fmt(row['settled_at_end'], 2)}")
             print(f"  {label}: " + ", ".join(parts))
         for label, ratios in res["summary"]["ratios"].items():
             print(f"  {label}: " + ", ".join(f"{n} {_fmt(r, 2)}" for n, r in ratios.items()))
