@@ -82,7 +82,16 @@ TOP = 3
 # finished level (0.80-0.81 points a match, decision 246), so one stands for
 # search there, and the rates of random moves grade the rest.
 FIELDS = {
-    "allegory": ["greedy", "greedy-e0.1", "ismcts-20", "ismcts-10", "greedy-e0.5", "ismcts-5", "greedy-e0.9", "random"],
+    "allegory": [
+        "greedy",
+        "greedy-e0.1",
+        "greedy-e0.25",
+        "ismcts-10",
+        "greedy-e0.55",
+        "greedy-e0.6",
+        "ismcts-5",
+        "random",
+    ],
     "allegra": [
         "ismcts-2",
         "greedy",
