@@ -12,20 +12,21 @@ to score the mean over the others of the logistic ``sigma(theta_i -
 theta_j)``, which is the expectation of its rank points (the mean of its
 pairwise results, decision 184). The fit is where every version's expected
 points equal its actual points (each outcome counting ``matches`` times),
-with one virtual drawn match of every version against a fixed opponent of
-strength 0 (a prior: a version with few or no matches sits near the middle,
-and a version that won everything has a finite rating). It maximises the
-concave
+less theta_a / PRIOR_SD^2: a normal prior N(0, 2^2) on every strength, as
+much information as one drawn match against an average version (a version
+with few or no matches sits near the middle, and one that won everything,
+or whose adjusted points exceed what any strength can be expected to
+score, has a finite rating). It maximises the concave
 
     L(theta) = sum_o w_o [ sum_i p_i theta_(v_i)
                            - 1/(k-1) sum_(i<j) log(exp theta_(v_i) + exp theta_(v_j)) ]
-               + sum_a [ theta_a / 2 - log(1 + exp theta_a) ]
+               - sum_a theta_a^2 / (2 PRIOR_SD^2)
 
 (for k = 2 and results 0/1 it is exactly Bradley-Terry's log-likelihood), by
 Newton's method. The interval is the cluster-robust ("sandwich") one,
 clustered by outcome: cov = J^-1 B J^-1 with J = -Hessian of L and B the sum
 over outcomes of the outer product of each outcome's score vector (times
-G/(G-1), G outcomes), plus the virtual match's binomial variance, taken
+G/(G-1), G outcomes), plus the prior's information 1/PRIOR_SD^2, taken
 relative to the field's mean; its quantile is Student's t with (the
 version's outcomes - 1) degrees of freedom, as the sandwich is too narrow on
 few outcomes. Being built on the residuals, it narrows as the payoffs'
@@ -57,7 +58,7 @@ RATING_CENTRE = 1500.0
 RATING_PER_LOGIT = 400.0 / math.log(10.0)  # Elo's scale
 LEVEL = 0.95  # the intervals' coverage
 Z95 = 1.959963984540054  # the normal's two-sided 95% quantile
-PRIOR_MATCHES = 1.0  # virtual drawn matches of every version against strength 0
+PRIOR_SD = 2.0  # the normal prior's standard deviation of a strength (log-odds)
 MORE_MATCHES_CAP = 10_000  # "about this many or more": no end in sight
 
 
@@ -163,11 +164,11 @@ def _cholesky_solve(matrix: list[list[float]], rhs: list[list[float]]) -> list[l
 class _Problem:
     """The outcomes as index tuples, and L, its gradient and -Hessian."""
 
-    def __init__(self, outcomes: Sequence[Outcome], prior: float):
+    def __init__(self, outcomes: Sequence[Outcome], prior_sd: float):
         self.versions = tuple(sorted({v for o in outcomes for v in o.versions}))
         index = {v: i for i, v in enumerate(self.versions)}
         self.rows = [(tuple(index[v] for v in o.versions), o.payoffs, float(o.matches)) for o in outcomes]
-        self.prior = prior
+        self.prior_sd = prior_sd
         n = len(self.versions)
         self.matches = [0] * n
         for o in outcomes:
@@ -185,7 +186,7 @@ class _Problem:
                     ta, tb = theta[seats[x]], theta[seats[y]]
                     pairs += max(ta, tb) + _log1pexp(-abs(ta - tb))
             total += w * (part - pairs / (k - 1))
-        total += self.prior * sum(t / 2 - _log1pexp(t) for t in theta)
+        total -= sum(t * t for t in theta) / (2 * self.prior_sd**2)
         return total
 
     def residuals(self, theta: Sequence[float], seats: Sequence[int], payoffs: Sequence[float]) -> list[float]:
@@ -196,11 +197,10 @@ class _Problem:
 
     def gradient_and_information(self, theta: Sequence[float]) -> tuple[list[float], list[list[float]]]:
         n = len(theta)
-        grad = [self.prior * (0.5 - _sigmoid(t)) for t in theta]
+        grad = [-t / self.prior_sd**2 for t in theta]
         info = [[0.0] * n for _ in range(n)]
-        for i, t in enumerate(theta):
-            s = _sigmoid(t)
-            info[i][i] += self.prior * s * (1 - s)
+        for i in range(n):
+            info[i][i] += 1 / self.prior_sd**2
         for seats, payoffs, w in self.rows:
             k = len(seats)
             for a, r in zip(seats, self.residuals(theta, seats, payoffs)):
@@ -217,12 +217,12 @@ class _Problem:
         return grad, info
 
 
-def fit(outcomes: Iterable[Outcome], *, prior_matches: float = PRIOR_MATCHES) -> Fit:
+def fit(outcomes: Iterable[Outcome], *, prior_sd: float = PRIOR_SD) -> Fit:
     """The model fitted to ``outcomes`` (see the module docstring)."""
-    if not prior_matches > 0:
-        raise ValueError("prior_matches must be positive (it keeps every rating finite)")
+    if not (prior_sd > 0 and math.isfinite(prior_sd)):
+        raise ValueError("prior_sd must be positive and finite (it keeps every rating finite)")
     outcomes = _checked(outcomes)
-    problem = _Problem(outcomes, prior_matches)
+    problem = _Problem(outcomes, prior_sd)
     n = len(problem.versions)
     if n == 0:
         return Fit((), (), (), (), (), 0)
@@ -245,7 +245,7 @@ def fit(outcomes: Iterable[Outcome], *, prior_matches: float = PRIOR_MATCHES) ->
             break
     _, info = problem.gradient_and_information(theta)
     # The meat: each outcome's score vector, outer product, summed (CR1
-    # small-sample factor), plus the virtual matches' binomial variance.
+    # small-sample factor), plus the prior's information (one observation's worth).
     g = len(problem.rows)
     factor = g / (g - 1) if g > 1 else 1.0
     meat = [[0.0] * n for _ in range(n)]
@@ -254,9 +254,8 @@ def fit(outcomes: Iterable[Outcome], *, prior_matches: float = PRIOR_MATCHES) ->
         for a, ra in score:
             for b, rb in score:
                 meat[a][b] += factor * ra * rb
-    for i, t in enumerate(theta):
-        s = _sigmoid(t)
-        meat[i][i] += prior_matches * s * (1 - s)
+    for i in range(n):
+        meat[i][i] += 1 / prior_sd**2
     identity = [[1.0 if r == c else 0.0 for r in range(n)] for c in range(n)]
     inverse = _cholesky_solve(info, identity)  # columns of J^-1 (symmetric)
     half = _cholesky_solve(info, [list(col) for col in zip(*_matmul(meat, inverse))])
@@ -264,7 +263,9 @@ def fit(outcomes: Iterable[Outcome], *, prior_matches: float = PRIOR_MATCHES) ->
     # Strengths are told apart only relative to each other: report them
     # relative to the field's mean (theta - mean theta, and its covariance
     # P C P with P = I - 1/n), so a rating's interval says where it stands in
-    # the field, not how well the virtual opponent pins the whole field.
+    # the field, not how well the prior pins the whole field. (With payoffs
+    # that add up to what a table's seats share, rank points or adjusted
+    # ones, the fitted mean is 0 already.)
     mean = sum(theta) / n
     row_mean = [sum(row) / n for row in full]
     grand = sum(row_mean) / n
@@ -291,10 +292,10 @@ def quantile(outcomes: int, level: float = LEVEL) -> float:
     return t_quantile(max(outcomes - 1, 1), 0.5 + level / 2)
 
 
-def rank(outcomes: Iterable[Outcome], *, prior_matches: float = PRIOR_MATCHES, level: float = LEVEL) -> list[Rank]:
+def rank(outcomes: Iterable[Outcome], *, prior_sd: float = PRIOR_SD, level: float = LEVEL) -> list[Rank]:
     """Every version that played, best first (ties in rating by version id);
     deterministic."""
-    model = fit(outcomes, prior_matches=prior_matches)
+    model = fit(outcomes, prior_sd=prior_sd)
     n = len(model.versions)
     order = sorted(range(n), key=lambda i: (-model.theta[i], model.versions[i]))
     out = []

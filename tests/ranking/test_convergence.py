@@ -71,6 +71,21 @@ def test_summary_counts_on_a_known_run():
     assert summary["ratios"]["elo/plain"]["tau_reached"]["estimate"] == pytest.approx(1.5)
 
 
+def test_more_matches_calibration_on_a_known_run():
+    lc = _benchmark()
+    waiting = [
+        {"a": (10, 20), "b": (10, 5), "c": (10, 10_000)},
+        {"a": (20, 8), "b": (15, None), "c": (20, 10_000)},
+        {"a": (30, None), "b": (20, None), "c": (30, 10_000)},
+    ]
+    pairs = sorted(lc.more_matches_calibration(waiting))
+    # a: shown 20 at 10 and 8 at 20, settled at 30; b: shown 5 at 10, settled at 15; c: the cap, never counted
+    assert pairs == [(5, 5), (8, 10), (20, 20)]
+    summary = lc.calibration_summary(pairs + [(7, None)])
+    assert summary["shown"] == 4 and summary["settled_in_run"] == 3
+    assert summary["ratio_quartiles"][1] == pytest.approx(1.0)
+
+
 @pytest.mark.django_db
 def test_quick_form_end_to_end(tmp_path):
     lc = _benchmark()
@@ -90,6 +105,7 @@ def test_quick_form_end_to_end(tmp_path):
             assert row[name]["runs_reaching"] == len(row[name]["values"]) <= 2
             assert all(0 < x for x in row[name]["values"])
         if not label.startswith("elo"):
+            assert row["more_matches"]["settled_in_run"] <= row["more_matches"]["shown"]
             share = row["settled_within_one"]
             assert share["shown"] == 0 or 0.0 <= share["estimate"] <= 1.0
     assert "elo/adjusted-sets" in result["summary"]["ratios"]

@@ -29,15 +29,13 @@ def _two_player(strengths: dict[int, float], matches: int, rng: random.Random) -
 def test_fit_is_where_expected_points_equal_actual_points():
     """The documented formula, recomputed: at the fit every version's
     actual points (each outcome counting `matches` times) equal its expected
-    points, plus the one virtual drawn match against strength 0."""
+    points plus theta / PRIOR_SD^2 (the normal prior)."""
     rng = random.Random(5)
     outcomes = _two_player({1: 0.8, 2: 0.0, 3: -0.8}, 120, rng)
     outcomes += [Outcome((1, 2, 3), (1.0, 0.5, 0.0), matches=3), Outcome((3, 2, 1), (0.5, 1.0, 0.0))]
+    outcomes += [Outcome((1, 3), (1.2, -0.2)), Outcome((2, 3), (0.4, 0.6))]  # adjusted payoffs
     model = fit(outcomes)
-    # Ratings are reported relative to the field's mean; the prior's
-    # opponent sits at the uncentred 0, so recover the shift from the fit.
-    shift = _prior_shift(model, outcomes)
-    theta = {v: model.theta[i] + shift for v, i in model.index.items()}
+    theta = {v: model.theta[i] for v, i in model.index.items()}
     for v in model.versions:
         actual = expected = 0.0
         for o in outcomes:
@@ -47,21 +45,16 @@ def test_fit_is_where_expected_points_equal_actual_points():
             seat = o.versions.index(v)
             actual += o.matches * o.payoffs[seat]
             expected += o.matches * sum(_sigmoid(theta[v] - theta[u]) for u in o.versions if u != v) / (k - 1)
-        assert actual + 0.5 == pytest.approx(expected + _sigmoid(theta[v]), abs=1e-8)
+        assert actual == pytest.approx(expected + theta[v] / ranking.PRIOR_SD**2, abs=1e-8)
 
 
-def _prior_shift(model: ranking.Fit, outcomes: list[Outcome]) -> float:
-    """The constant c with theta + c the uncentred fit: the prior's terms
-    sum to the outcomes' surplus, sum_a (1/2 - sigma(theta_a + c)) = 0
-    (each outcome's points and expected points have the same total)."""
-    low, high = -10.0, 10.0
-    for _ in range(200):
-        mid = (low + high) / 2
-        if sum(0.5 - _sigmoid(t + mid) for t in model.theta) > 0:
-            low = mid
-        else:
-            high = mid
-    return (low + high) / 2
+def test_points_beyond_any_expectation_still_give_a_finite_rating():
+    """Adjusted points can add up to more than any strength is expected to
+    score (a version that won every match, with luck against it): the prior
+    keeps the fit finite."""
+    ranks = rank([Outcome((1, 2), (1.4, -0.4)) for _ in range(20)])
+    assert all(math.isfinite(r.rating) and math.isfinite(r.low) and math.isfinite(r.high) for r in ranks)
+    assert ranks[0].version == 1 and ranks[0].rating > 2000
 
 
 def test_two_versions_recover_the_odds_on_elo_s_scale():
