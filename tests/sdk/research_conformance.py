@@ -589,7 +589,7 @@ class _RecallCheck:
             keys = self.act(state, keys, int(rng.choice(legal)))
 
 
-def openspiel_perfect_recall(bases: int = 2, branch_len: int = 25, counts=(2, 3, 4)) -> None:
+def openspiel_perfect_recall(bases: int = 1, branch_len: int = 25, counts=(2, 3, 4)) -> None:
     """The information state (tensor and string) is perfect recall: over
     random games and branches off them (another chance outcome or another
     action at a node, then random play), every seat's action-observation
