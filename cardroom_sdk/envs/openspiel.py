@@ -21,10 +21,10 @@ docs/decisions/):
   shuffle. The engine applies the event when its last card is drawn.
 * **Observations** come from the seat's own observation (what bot protocol
   v1 sends): the string is its JSON, the tensor the PettingZoo encoding.
-  The **information state** adds what the seat saw before: the string names
-  the seat's earlier decision observations by count and digest (perfect
-  recall without a string that grows with the game), the tensor appends the
-  elementwise maximum of their encodings (decision 213). The **public**
+  The **information state** has perfect recall: it is the seat's view of a
+  log of what the table showed, step by step (``cardroom_sdk.envs.infostate``):
+  the tensor adds a slot per step up to ``max_game_length`` and what chance
+  showed, the string a digest of the same view (decision 260). The **public**
   observation is a seat's observation less its own part, the same for every
   seat; the **private** one is that part (decision 212).
   ``resample_from_infostate`` is ``cardroom_sdk.sample_world`` given those
@@ -437,8 +437,8 @@ class _Observer:
 
     * its own observation (public info and its private info, the default):
       the JSON of what bot protocol v1 sends, the PettingZoo tensor;
-    * with ``perfect_recall``, its information state: the string names its
-      past too, the tensor adds what it ever saw (decision 213);
+    * with ``perfect_recall``, its information state: its past step by step
+      too, in named parts (decision 260);
     * public info only: the public view, the same for every seat;
     * its private info only: what its observation shows beyond that.
 
