@@ -56,7 +56,8 @@ class Recall:
         self.open_phase: str | None = None  # the phase the open group is taken in
         self.known: int | None = None  # in a resampled world, the one seat whose past is known
         self.digests: list[tuple[int, str]] = [(0, "")] * n  # per seat: (closed entries digested, digest)
-        self.bits: list[tuple[int, int, np.ndarray]] = [(0, 0, np.zeros(0, np.int64))] * n  # see ``_closed_bits``
+        # per seat: (closed entries taken in, steps among them, the tensor's bits they set)
+        self.bits: list[tuple[int, int, np.ndarray]] = [(0, 0, np.zeros(0, np.int64))] * n
         self.aux: Any = None  # what the game compares the next event with
 
     def copy(self) -> Recall:
@@ -114,23 +115,24 @@ class Recall:
             return None
         return entry
 
-    def view(self, seat: int) -> list[tuple]:
-        """The log as ``seat`` saw it."""
-        return [e for e in (self.seen_by(entry, seat) for entry in self.log) if e is not None]
-
     def for_seat(self, seat: int) -> Recall:
         """A copy that keeps ``seat``'s view only (a world resampled for it:
-        the other seats' pasts are not known there)."""
+        the other seats' pasts are not known there). Its digest and tensor
+        are made again from that view, and come out the same."""
         other = self.copy()
-        other.log = [
-            e if e[0] != "step" else (*e[:2], e[2] if e[1] == seat else e[4], e[3], e[4])
-            for e in self.log
-            if self.seen_by(e, seat) is not None
-        ]
+        kept = [k for k, e in enumerate(self.log) if self.seen_by(e, seat) is not None]
+        moved = {old: new for new, old in enumerate(kept)}  # a group is named by its first step's position
+        other.log = []
+        for k in kept:
+            e = self.log[k]
+            if e[0] == "step":  # another seat's action, as this one was shown it
+                e = ("step", e[1], e[2] if e[1] == seat else e[4], None if e[3] is None else moved[e[3]], e[4])
+            other.log.append(e)
+        other.open = None if self.open is None else moved[self.open]
         other.known = seat
         n = len(self.digests)
-        other.digests = [self.digests[seat] if s == seat else (0, _UNKNOWN) for s in range(n)]
-        other.bits = [self.bits[seat] if s == seat else (0, 0, np.zeros(0, np.int64)) for s in range(n)]
+        other.digests = [(0, "")] * n
+        other.bits = [(0, 0, np.zeros(0, np.int64))] * n
         return other
 
     def _closed(self) -> int:
@@ -222,9 +224,6 @@ class _Layout:
     def _write_floats(self, recall: Recall, seat: int, out: np.ndarray) -> None:
         """Parts that are not 0/1 (none by default)."""
 
-    def names(self) -> dict[str, tuple[int, int]]:
-        return self.parts
-
 
 class AllegoryLayout(_Layout):
     """The observation (835), then a slot per step up to ``max_game_length``:
@@ -276,13 +275,14 @@ class AllegraLayout(_Layout):
 
     codec = allegra_codec
     KINDS = 11  # draw, knock, pass, discard; reveal, take, swap, flip, place, give; exchange
+    REVEALS = 3  # cards one step turns face up for every seat, at most (an exchange: both cells and the held card)
 
     def __init__(self, game):
         codec = self.codec
         self.n = game.num_players
         self.max_steps = codec.max_steps(game)
         self.action_width = self.KINDS + 2 * codec.AREA
-        self.step_width = self.n + self.action_width + 2 * codec.NUM_VALUES
+        self.step_width = self.n + self.action_width + (self.REVEALS + 1) * codec.NUM_VALUES
         self._place(
             [
                 ("observation", codec.OBS_SIZE),
@@ -304,10 +304,10 @@ class AllegraLayout(_Layout):
 
     def _chance_bits(self, entry, seat, steps):
         c = self.codec
-        if entry[0] == "reveal":  # belongs to the step before it
-            _, value, only = entry
+        if entry[0] == "reveal":  # belongs to the step before it: its k-th card for all, or the seat's own
+            _, value, only, k = entry
             slot = self.parts["steps"][0] + (steps - 1) * self.step_width + self.n + self.action_width
-            return [slot + (c.NUM_VALUES if only is not None else 0) + c.VALUES.index(value)]
+            return [slot + (self.REVEALS if only is not None else k) * c.NUM_VALUES + c.VALUES.index(value)]
         if entry[0] == "deal":
             _, value, k = entry
             return [self.parts["deals"][0] + k * c.NUM_VALUES + c.VALUES.index(value)]
@@ -329,46 +329,73 @@ class AllegraLayout(_Layout):
     @staticmethod
     def visible(obs: dict[str, Any]) -> Counter:
         """Every card face up in ``obs``, by value."""
-        seen = Counter(obs["discard"])
-        seen.update(obs["removed"])
-        for grid in obs["grids"]:
-            for row in grid:
-                seen.update(v for v in row if v is not None and v != "?")
+        return Counter(AllegraLayout.places(obs).values())
+
+    @staticmethod
+    def places(obs: dict[str, Any]) -> dict[tuple, int]:
+        """Every card face up in ``obs`` by its place, in a fixed order:
+        the grids' cells, the drawn card, the discard pile and the removed
+        cards (bottom first), the held card."""
+        places: dict[tuple, int] = {}
+        for s, grid in enumerate(obs["grids"]):
+            for r, row in enumerate(grid):
+                for c, v in enumerate(row):
+                    if v is not None and v != "?":
+                        places["cell", s, r, c] = v
         if obs["drawn"] is not None:
-            seen[obs["drawn"]] += 1
+            places["drawn",] = obs["drawn"]
+        for k, v in enumerate(obs["discard"]):
+            places["discard", k] = v
+        for k, v in enumerate(obs["removed"]):
+            places["removed", k] = v
         held = obs["held"]
         if held is not None and held["card"] != "?":
-            seen[held["card"]] += 1
-        return seen
+            places["held",] = held["card"]
+        return places
+
+    @classmethod
+    def turned(cls, before: dict[str, Any] | None, now: dict[str, Any]) -> list[int]:
+        """The cards face up in ``now`` that were not in ``before`` (the
+        multiset difference), named in the order of their places: a card
+        that moved and a new one of the same value are told apart by place
+        only where the table shows a difference."""
+        old = cls.places(before) if before is not None else {}
+        new = cls.places(now)
+        budget = Counter(new.values()) - Counter(old.values())
+        out = []
+        for place, v in new.items():
+            if budget[v] > 0 and old.get(place) != v:
+                out.append(v)
+                budget[v] -= 1
+        return out + sorted(budget.elements())
 
     def after_event(self, recall: Recall, public: dict[str, Any], event: str, private: dict | None) -> None:
         """After an engine event (``event``: "deal", "reshuffle", "round_end",
         "over" or "move"), given the public view after it and ``private``,
         the view of a seat that sees more (the knocker shown the held card
         alone): what was turned face up, for everyone and for that seat."""
-        before, before_private = recall.aux or (Counter(), None)
-        now = self.visible(public)
+        before, before_private = recall.aux or (None, None)
         if event == "deal":  # every card face down but the discard pile's first
             deals = sum(1 for e in recall.log if e[0] == "deal")
             recall.log.append(("deal", public["discard"][-1], deals))
         elif event == "round_end":  # every card turned; the next deal takes them away
             recall.log.append(("round_end", {**public, "seat": None}))
         elif event == "reshuffle":  # the discard pile went back to the deck, its first card is drawn
-            recall.log.append(("reveal", public["drawn"], None))
+            recall.log.append(("reveal", public["drawn"], None, 0))
         elif event == "move":
-            new = now - before
-            if sum(new.values()) > 1:
-                raise ValueError(f"one step turned {sum(new.values())} cards face up: {dict(new)}")
-            recall.log.extend(("reveal", v, None) for v in new.elements())
-        extra = None
-        if private is not None:
+            new = self.turned(before, public)
+            if len(new) > self.REVEALS:
+                raise ValueError(f"one step turned {len(new)} cards face up: {new}")
+            recall.log.extend(("reveal", v, None, k) for k, v in enumerate(new))
+        if private is not None:  # what the seat sees beyond the public view, if it is new to it
             seat = private["seat"]
-            extra = (seat, self.visible(private) - now)
-            mine = extra[1] - before_private[1] if before_private and before_private[0] == seat else extra[1]
+            mine = self.visible(private) - self.visible(public)
+            if before_private is not None and before_private["seat"] == seat:
+                mine -= self.visible(before_private) - self.visible(before)
             if sum(mine.values()) > 1:
                 raise ValueError(f"one step showed seat {seat} alone {sum(mine.values())} cards: {dict(mine)}")
-            recall.log.extend(("reveal", v, seat) for v in mine.elements())
-        recall.aux = (now, extra)
+            recall.log.extend(("reveal", v, seat, 0) for v in mine.elements())
+        recall.aux = (public, private)
         recall.close_if_over(public["phase"])
 
 
