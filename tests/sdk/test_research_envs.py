@@ -162,7 +162,7 @@ def test_openspiel_checks_pass_and_its_ismcts_bot_plays_both_games(research_venv
         assert f"openspiel ismcts: {game} 2 players" in search
         assert f"openspiel evaluate_bots: {game} 2 players" in search
     assert "openspiel rl_environment: allegory, " in search and "info_state of 137671" in search
-    assert "openspiel rl_environment: allegra, " in search and "info_state of 420822" in search
+    assert "openspiel rl_environment: allegra, " in search and "info_state of 577914" in search
 
 
 def test_the_information_state_is_perfect_recall_and_shows_no_hidden_card(research_venv):
