@@ -327,54 +327,50 @@ class AllegraLayout(_Layout):
         return "knock" if obs["phase"] == "knock" else None
 
     @staticmethod
-    def visible(obs: dict[str, Any]) -> Counter:
-        """Every card face up in ``obs``, by value."""
-        return Counter(AllegraLayout.places(obs).values())
-
-    @staticmethod
-    def places(obs: dict[str, Any]) -> dict[tuple, int]:
-        """Every card face up in ``obs`` by its place, in a fixed order:
+    def places(obs: dict[str, Any]) -> list[tuple[Any, int]]:
+        """Every card face up in ``obs`` with its place, in a fixed order:
         the grids' cells, the drawn card, the discard pile and the removed
         cards (bottom first), the held card."""
-        places: dict[tuple, int] = {}
-        for s, grid in enumerate(obs["grids"]):
-            for r, row in enumerate(grid):
-                for c, v in enumerate(row):
-                    if v is not None and v != "?":
-                        places["cell", s, r, c] = v
+        places = [
+            (("cell", i), v)
+            for i, v in enumerate(v for grid in obs["grids"] for row in grid for v in row)
+            if v is not None and v != "?"
+        ]
         if obs["drawn"] is not None:
-            places["drawn",] = obs["drawn"]
-        for k, v in enumerate(obs["discard"]):
-            places["discard", k] = v
-        for k, v in enumerate(obs["removed"]):
-            places["removed", k] = v
+            places.append(("drawn", obs["drawn"]))
+        places.extend((("discard", k), v) for k, v in enumerate(obs["discard"]))
+        places.extend((("removed", k), v) for k, v in enumerate(obs["removed"]))
         held = obs["held"]
         if held is not None and held["card"] != "?":
-            places["held",] = held["card"]
+            places.append(("held", held["card"]))
         return places
 
-    @classmethod
-    def turned(cls, before: dict[str, Any] | None, now: dict[str, Any]) -> list[int]:
-        """The cards face up in ``now`` that were not in ``before`` (the
-        multiset difference), named in the order of their places: a card
-        that moved and a new one of the same value are told apart by place
-        only where the table shows a difference."""
-        old = cls.places(before) if before is not None else {}
-        new = cls.places(now)
-        budget = Counter(new.values()) - Counter(old.values())
+    @staticmethod
+    def turned(before: list[tuple[Any, int]], now: list[tuple[Any, int]]) -> list[int]:
+        """The cards face up ``now`` that were not ``before`` (places, as
+        ``places`` gives them; the multiset difference of their values),
+        named in the order of their places: a card that moved and a new one
+        of the same value are told apart by place only where the table
+        shows a difference."""
+        budget = Counter(v for _, v in now)
+        budget.subtract(v for _, v in before)
+        if all(k <= 0 for k in budget.values()):
+            return []
+        old = dict(before)
         out = []
-        for place, v in new.items():
+        for place, v in now:
             if budget[v] > 0 and old.get(place) != v:
                 out.append(v)
                 budget[v] -= 1
-        return out + sorted(budget.elements())
+        return out + sorted(v for v, k in budget.items() for _ in range(k))
 
     def after_event(self, recall: Recall, public: dict[str, Any], event: str, private: dict | None) -> None:
         """After an engine event (``event``: "deal", "reshuffle", "round_end",
         "over" or "move"), given the public view after it and ``private``,
         the view of a seat that sees more (the knocker shown the held card
         alone): what was turned face up, for everyone and for that seat."""
-        before, before_private = recall.aux or (None, None)
+        before, before_private = recall.aux or ([], None)
+        now = self.places(public)
         if event == "deal":  # every card face down but the discard pile's first
             deals = sum(1 for e in recall.log if e[0] == "deal")
             recall.log.append(("deal", public["discard"][-1], deals))
@@ -383,19 +379,21 @@ class AllegraLayout(_Layout):
         elif event == "reshuffle":  # the discard pile went back to the deck, its first card is drawn
             recall.log.append(("reveal", public["drawn"], None, 0))
         elif event == "move":
-            new = self.turned(before, public)
+            new = self.turned(before, now)
             if len(new) > self.REVEALS:
                 raise ValueError(f"one step turned {len(new)} cards face up: {new}")
             recall.log.extend(("reveal", v, None, k) for k, v in enumerate(new))
+        extra = None
         if private is not None:  # what the seat sees beyond the public view, if it is new to it
             seat = private["seat"]
-            mine = self.visible(private) - self.visible(public)
-            if before_private is not None and before_private["seat"] == seat:
-                mine -= self.visible(before_private) - self.visible(before)
+            extra = (seat, Counter(v for _, v in self.places(private)) - Counter(v for _, v in now))
+            mine = extra[1]
+            if before_private is not None and before_private[0] == seat:
+                mine = mine - before_private[1]
             if sum(mine.values()) > 1:
                 raise ValueError(f"one step showed seat {seat} alone {sum(mine.values())} cards: {dict(mine)}")
             recall.log.extend(("reveal", v, seat, 0) for v in mine.elements())
-        recall.aux = (public, private)
+        recall.aux = (now, extra)
         recall.close_if_over(public["phase"])
 
 
