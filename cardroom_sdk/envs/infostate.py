@@ -41,6 +41,8 @@ _UNKNOWN = "unknown"  # the digest of a seat whose past a resampled world does n
 
 
 def _entry_json(entry: tuple) -> str:
+    if entry[0] == "round_end":  # the view, not its encodings (kept to save encoding it at every call)
+        entry = entry[:2]
     return json.dumps(entry, sort_keys=True, separators=(",", ":"))
 
 
@@ -318,8 +320,8 @@ class AllegraLayout(_Layout):
         start, _ = self.parts["round_ends"]
         k = 0
         for entry in recall.log:
-            if entry[0] == "round_end":
-                out[start + k * c.OBS_SIZE : start + (k + 1) * c.OBS_SIZE] = c.encode({**entry[1], "seat": seat})
+            if entry[0] == "round_end":  # ("round_end", public view, its encoding for each seat)
+                out[start + k * c.OBS_SIZE : start + (k + 1) * c.OBS_SIZE] = entry[2][seat]
                 k += 1
 
     @staticmethod
@@ -375,7 +377,8 @@ class AllegraLayout(_Layout):
             deals = sum(1 for e in recall.log if e[0] == "deal")
             recall.log.append(("deal", public["discard"][-1], deals))
         elif event == "round_end":  # every card turned; the next deal takes them away
-            recall.log.append(("round_end", {**public, "seat": None}))
+            encoded = tuple(self.codec.encode({**public, "seat": s}) for s in range(self.n))
+            recall.log.append(("round_end", {**public, "seat": None}, encoded))
         elif event == "reshuffle":  # the discard pile went back to the deck, its first card is drawn
             recall.log.append(("reveal", public["drawn"], None, 0))
         elif event == "move":
