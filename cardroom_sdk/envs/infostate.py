@@ -13,14 +13,16 @@ The log holds, in order:
   each seat's indices of the group in sorted order (Allegory's others see
   how many chips went where, not in which order).
 * What chance showed, as the table shows it: Allegory's Pool cards in the
-  order they arrive (``("arrive", card)``); Allegra's card newly face up
-  after a step (``("reveal", value, seat)``, seat None when every seat sees
-  it, the knocker's seat for a held card only the knocker is shown), the
-  discard pile's first card at each deal (``("deal", value)``) and the table
-  at the end of each round but the last (``("round_end", public view)``),
-  when every card is turned and the next deal takes them away.
+  order they arrive (``("arrive", card, k)``, the k-th to arrive);
+  Allegra's cards newly face up after a step (``("reveal", value, seat,
+  k)``, the step's k-th in the order of their places, seat None when every
+  seat sees it, the knocker's seat for a held card only the knocker is
+  shown), the discard pile's first card at each deal (``("deal", value,
+  k)``) and the table at the end of each round but the last
+  (``("round_end", public view, its encoding for each seat)``), when every
+  card is turned and the next deal takes them away.
 
-A seat's view of the log (``view``) leaves out what it was not shown; the
+A seat's view of the log (``Recall.seen_by``) leaves out what it was not shown; the
 tensor and the string's digest are made from that view only, so they are
 the same for two pasts the seat cannot tell apart and differ for two it
 can (tests/sdk/research_conformance.py, ``openspiel_perfect_recall``).
