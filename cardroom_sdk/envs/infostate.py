@@ -73,12 +73,14 @@ class Recall:
         other.aux = self.aux  # immutable (tuples, frozensets)
         return other
 
+    # pickled (OpenSpiel's serialization) without the per-seat caches, made again when asked
     def __getstate__(self):
-        return {k: getattr(self, k) for k in self.__slots__}
+        return {k: getattr(self, k) for k in ("log", "open", "open_phase", "known", "aux")} | {"n": len(self.digests)}
 
     def __setstate__(self, data) -> None:
-        for k in self.__slots__:
-            setattr(self, k, data[k])
+        self.__init__(data.pop("n"))
+        for k, v in data.items():
+            setattr(self, k, v)
 
     # -- recording ------------------------------------------------------------
     def step(self, seat: int, index: int, secret_phase: str | None) -> None:
