@@ -21,10 +21,10 @@ docs/decisions/):
   shuffle. The engine applies the event when its last card is drawn.
 * **Observations** come from the seat's own observation (what bot protocol
   v1 sends): the string is its JSON, the tensor the PettingZoo encoding.
-  The **information state** adds what the seat saw before: the string names
-  the seat's earlier decision observations by count and digest (perfect
-  recall without a string that grows with the game), the tensor appends the
-  elementwise maximum of their encodings (decision 213). The **public**
+  The **information state** has perfect recall: it is the seat's view of a
+  log of what the table showed, step by step (``cardroom_sdk.envs.infostate``):
+  the tensor adds a slot per step up to ``max_game_length`` and what chance
+  showed, the string a digest of the same view (decision 260). The **public**
   observation is a seat's observation less its own part, the same for every
   seat; the **private** one is that part (decision 212).
   ``resample_from_infostate`` is ``cardroom_sdk.sample_world`` given those
@@ -34,7 +34,6 @@ docs/decisions/):
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 from collections import Counter
@@ -43,8 +42,9 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from cardroom_sdk.envs import allegory_codec, allegra_codec, codec
+from cardroom_sdk.envs import allegory_codec, allegra_codec, codec, infostate
 from cardroom_sdk.envs._common import decision_step, rank_rewards, replay_document
+from cardroom_sdk.envs.infostate import Recall
 from cardroom_sdk.worlds import sample_world
 from engine import CHANCE, new_game
 from engine.allegory.game import CARD_ID, CARD_NAME, THEMES
@@ -55,15 +55,9 @@ __all__ = ["AllegoryGame", "AllegraGame", "CardroomState"]
 NUM_CARDS = len(CARD_NAME)  # Allegory's chance outcomes: a card's id, or NUM_CARDS + a Moral's theme
 VALUES = sorted(set(CARDS))  # Allegra's chance outcomes: the index of a card's value
 
-_UNKNOWN = (0, "unknown")  # the digest of a seat whose past a resampled world does not know
-
 
 def _json(obs: dict[str, Any]) -> str:
     return json.dumps(obs, sort_keys=True, separators=(",", ":"))
-
-
-def _chain(digest: str, obs: dict[str, Any]) -> str:
-    return hashlib.sha256((digest + _json(obs)).encode()).hexdigest()
 
 
 class _Table:
@@ -72,7 +66,7 @@ class _Table:
     the engine's cheap way (observations and events are never changed once
     recorded, so lists of them are copied shallowly)."""
 
-    __slots__ = ("engine", "events", "draws", "pending", "seen", "digests", "recall", "views", "left")
+    __slots__ = ("engine", "events", "draws", "pending", "seen", "recall", "views", "left")
 
     def __init__(self, engine, n: int):
         self.engine = engine
@@ -82,9 +76,7 @@ class _Table:
         self.left: dict[int, int] | None = None  # chance outcome -> cards of it left to deal now
         self.pending: list[int] | None = None  # an Allegory distribute's chips so far
         self.seen: list[list[dict[str, Any]]] = [[] for _ in range(n)]  # each seat's decision observations
-        self.digests: list[tuple[int, str]] = [(0, "")] * n  # (observations digested, digest), made on demand
-        # (observations taken in, their encodings' elementwise maximum), made on demand
-        self.recall: list[tuple[int, np.ndarray | None]] = [(0, None)] * n
+        self.recall = Recall(n)  # what the table showed, step by step: the information states (decision 260)
         self.views: dict[Any, Any] = {}  # engine observations (and encodings) of this position, by seat
 
     def view(self, seat: int) -> dict[str, Any]:
@@ -103,8 +95,7 @@ class _Table:
         other.left = None if self.left is None else dict(self.left)
         other.pending = None if self.pending is None else list(self.pending)
         other.seen = [list(s) for s in self.seen]
-        other.digests = list(self.digests)
-        other.recall = list(self.recall)  # the arrays are replaced, never changed in place
+        other.recall = self.recall.copy()
         other.views = dict(self.views)
         return other
 
@@ -115,7 +106,7 @@ class _Table:
         return {
             "game": (game.id, game.num_players, dict(game.options)),
             "events": self.events, "draws": self.draws, "pending": self.pending,
-            "seen": self.seen, "digests": self.digests,
+            "seen": self.seen, "recall": self.recall,
             "engine": self.engine if self.events is None else None,
         }  # fmt: skip
 
@@ -130,9 +121,8 @@ class _Table:
                     state.apply(event["by"], event["action"])
         self.engine = state
         self.views = {}
-        self.recall = [(0, None)] * state.num_players  # made again from ``seen`` when asked
         self.left = None
-        for key in ("events", "draws", "pending", "seen", "digests"):
+        for key in ("events", "draws", "pending", "seen", "recall"):
             setattr(self, key, data[key])
 
 
@@ -196,18 +186,20 @@ class CardroomState(pyspiel.State):
                 engine.apply_chance(event)
                 if t.events is not None:
                     t.events.append({"by": CHANCE, "action": event})
-                self._record()
+                self._record(event["type"])
             return
         seat = engine.to_act()[0]
         if int(action) not in self._legal_actions(seat):
             raise ValueError(f"action {action} is not legal for seat {seat} now")
+        layout = self.get_game().layout
+        t.recall.step(seat, int(action), layout.secret_phase(t.view(seat), int(action)))
         move, t.pending = decision_step(self._codec, engine, seat, t.view(seat), int(action), t.pending)
         if move is not None:
             t.views = {}
             engine.apply(seat, move)
             if t.events is not None:
                 t.events.append({"by": seat, "action": move, "ms": 0})
-            self._record()
+            self._record("move")
 
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
@@ -233,28 +225,29 @@ class CardroomState(pyspiel.State):
         return "\n".join(lines)
 
     # -- the information state ---------------------------------------------
-    def _record(self) -> None:
-        """After an engine event: the seat that decides next receives its
-        observation (what an ``act`` message would carry)."""
+    def _record(self, event: str) -> None:
+        """After an engine event (a chance event's type, or "move"): the log
+        of what the table showed takes in what it shows now, and the seat
+        that decides next receives its observation (what an ``act`` message
+        would carry)."""
         t = self._t
         engine = t.engine
+        if event == "move" and engine.is_terminal():
+            event = "over"
+        elif event == "move" and engine.is_chance_node() and engine.chance_kind() == "deal":
+            event = "round_end"
+        public = self.public_view()
+        private = None
+        if self._game_id == "allegra" and public["held"] is not None:
+            knocker = t.view(public["held"]["seat"])
+            if knocker["held"] != public["held"]:  # the knocker alone is shown the held card
+                private = knocker
+        self.get_game().layout.after_event(t.recall, public, event, private)
         if engine.is_terminal() or engine.is_chance_node():
             return
         seat = engine.to_act()[0]
         obs = t.view(seat)
         t.seen[seat].append(obs)
-
-    def _digest(self, player: int) -> str:
-        """A digest of the observations ``player`` received at its decisions
-        (chained, so it names the whole sequence)."""
-        t = self._t
-        done, digest = t.digests[player]
-        seen = t.seen[player]
-        if done < len(seen):
-            for obs in seen[done:]:
-                digest = _chain(digest, obs)
-            t.digests[player] = (len(seen), digest)
-        return digest
 
     def seat_history(self, player: int) -> list[dict[str, Any]]:
         """The observations ``player`` received at its decisions so far,
@@ -276,8 +269,8 @@ class CardroomState(pyspiel.State):
         if pending is not None:
             text += f"\ndistribute so far: {pending}"
         if perfect_recall:
-            digest = self._digest(player) or "none"
-            text = f"seat {player}, {len(t.seen[player])} decision observations, digest {digest[:24]}\n{text}"
+            digest = t.recall.digest(player) or "none"
+            text = f"seat {player}, {t.recall.steps()} steps, digest {digest[:24]}\n{text}"
         return text
 
     def observation_tensor_of(self, player: int) -> np.ndarray:
@@ -291,20 +284,14 @@ class CardroomState(pyspiel.State):
             tensor = t.views[key] = self._codec.encode(t.view(player))
         return tensor
 
-    def information_state_tensor_of(self, player: int) -> np.ndarray:
-        """The observation's tensor, then the elementwise maximum of the
-        encodings of every decision observation the seat received so far
-        (zeros before its first): what it ever saw, from its own
-        observations only (2 x ``OBS_SIZE``; decision 213)."""
-        t = self._t
-        done, recall = t.recall[player]
-        seen = t.seen[player]
-        if recall is None:
-            recall = np.zeros(self._codec.OBS_SIZE, np.float32)
-        if done < len(seen):
-            recall = np.maximum.reduce([recall, *(self._codec.encode(obs) for obs in seen[done:])])
-            t.recall[player] = (len(seen), recall)
-        return np.concatenate([self.observation_tensor_of(player), recall])
+    def information_state_tensor_of(self, player: int, out: np.ndarray | None = None) -> np.ndarray:
+        """The observation's tensor, then the seat's view of the log, slot by
+        slot (``cardroom_sdk.envs.infostate``; decision 260), into ``out``."""
+        layout = self.get_game().layout
+        if out is None:
+            out = np.zeros(layout.size, np.float32)
+        layout.write(self._t.recall, player, self.observation_tensor_of(player), out)
+        return out
 
     # -- public and private observations (OpenSpiel's factored observations) --
     def public_view(self) -> dict[str, Any]:
@@ -371,8 +358,7 @@ class CardroomState(pyspiel.State):
         world = _Table(sample_world(obs, rng, history), engine.num_players)
         world.events = None
         world.seen = [list(s) if p == player_id else [] for p, s in enumerate(t.seen)]
-        world.digests = [d if p == player_id else _UNKNOWN for p, d in enumerate(t.digests)]
-        world.recall = [r if p == player_id else (0, None) for p, r in enumerate(t.recall)]
+        world.recall = t.recall.for_seat(player_id)
         world.pending = self.seat_pending(player_id)
         world.pending = None if world.pending is None else list(world.pending)
         return self.get_game().new_initial_state_from(world)
@@ -451,15 +437,15 @@ class _Observer:
 
     * its own observation (public info and its private info, the default):
       the JSON of what bot protocol v1 sends, the PettingZoo tensor;
-    * with ``perfect_recall``, its information state: the string names its
-      past too, the tensor adds what it ever saw (decision 213);
+    * with ``perfect_recall``, its information state: its past step by step
+      too, in named parts (decision 260);
     * public info only: the public view, the same for every seat;
     * its private info only: what its observation shows beyond that.
 
     Any other kind (every seat's private info, a public or private record
     with perfect recall) is refused: a seat never sees another's cards."""
 
-    def __init__(self, codec, iig_obs_type, params):
+    def __init__(self, codec, layout, iig_obs_type, params):
         if params:
             raise ValueError(f"observation parameters are not supported, not {params}")
         if iig_obs_type is None:
@@ -474,19 +460,20 @@ class _Observer:
             if recall and not (public and private):
                 raise ValueError("perfect recall is offered for a seat's whole information state only")
         self.kind = "infostate" if recall else "seat" if public and private else "public" if public else "private"
-        size = {
-            "seat": codec.OBS_SIZE, "infostate": 2 * codec.OBS_SIZE,
-            "public": codec.OBS_SIZE, "private": codec.PRIVATE_SIZE,
-        }[self.kind]  # fmt: skip
+        if self.kind == "infostate":  # named parts, as OpenSpiel's C++ games name theirs
+            self.tensor = np.zeros(layout.size, np.float32)
+            self.dict = {name: self.tensor[a : a + size] for name, (a, size) in layout.parts.items()}
+            return
+        size = {"seat": codec.OBS_SIZE, "public": codec.OBS_SIZE, "private": codec.PRIVATE_SIZE}[self.kind]
         self.tensor = np.zeros(size, np.float32)
-        self.dict = {"observation": self.tensor} if self.kind != "infostate" else {"info_state": self.tensor}
+        self.dict = {"observation": self.tensor}
 
     def set_from(self, state: CardroomState, player: int) -> None:
         kind = self.kind
         if kind == "seat":
             self.tensor[:] = state.observation_tensor_of(player)
         elif kind == "infostate":
-            self.tensor[:] = state.information_state_tensor_of(player)
+            state.information_state_tensor_of(player, self.tensor)
         elif kind == "public":
             self.tensor[:] = state.public_tensor()
         else:
@@ -532,6 +519,7 @@ class CardroomGame(pyspiel.Game):
         n = int(params.get("players", 2))
         options = {k: v for k, v in params.items() if k != "players"}
         self.engine_game = new_game(self.game_id, n, options)  # raises on a bad count or option
+        self.layout = infostate.layout(self.engine_game)
         info = pyspiel.GameInfo(
             num_distinct_actions=self.codec.NUM_ACTIONS,
             max_chance_outcomes=self.chance_outcome_count,
@@ -550,7 +538,7 @@ class CardroomGame(pyspiel.Game):
         return CardroomState(self, table)
 
     def make_py_observer(self, iig_obs_type=None, params=None) -> _Observer:
-        return _Observer(self.codec, iig_obs_type, params)
+        return _Observer(self.codec, self.layout, iig_obs_type, params)
 
 
 class AllegoryGame(CardroomGame):

@@ -5,6 +5,7 @@ SECTION...``; exits non-zero at the first failure."""
 
 from __future__ import annotations
 
+import json
 import random
 import sys
 
@@ -152,7 +153,7 @@ def openspiel_no_hidden_cards() -> None:
                         size = len(real["observation"][1])
                         infostate = real["information state"][1]
                         assert np.array_equal(infostate[:size], real["observation"][1])
-                        recalled += not np.array_equal(np.maximum(infostate[size:], infostate[:size]), infostate[:size])
+                        recalled += bool(infostate[size:].any())  # the seat's past, beyond the observation
                         if checked % 7 == 0:  # a copy re-made from its events recalls the same
                             text = pyspiel.serialize_game_and_state(os_game, state)
                             copy = pyspiel.deserialize_game_and_state(text)[1]
@@ -371,7 +372,9 @@ def gymnasium_wrapper() -> None:
                 assert "illegal" not in info
             assert reward == rank_rewards(env.unwrapped.aec.state.result().ranks)[n - 1]
             replay = env.unwrapped.replay()
-            assert strict_problems(replay) == [] and verify(replay).result.ranks == env.unwrapped.aec.state.result().ranks
+            assert (
+                strict_problems(replay) == [] and verify(replay).result.ranks == env.unwrapped.aec.state.result().ranks
+            )
             env.close()
             print(f"gymnasium check_env: {game} {n} players against {opponents}")
 
@@ -629,6 +632,112 @@ def openspiel_games() -> None:
     print("openspiel parameters: checked")
 
 
+def _tensor_key(tensor: np.ndarray) -> bytes:
+    """A tensor's digest (its non-zero entries and where they are: the
+    tensors are long and mostly zeros)."""
+    import hashlib
+
+    at = np.flatnonzero(tensor)
+    return hashlib.sha256(len(tensor).to_bytes(8, "big") + at.tobytes() + tensor[at].tobytes()).digest()
+
+
+class _RecallCheck:
+    """Plays one game (and count) for ``openspiel_perfect_recall``: keeps
+    each seat's action-observation history as a chained digest, independent
+    of the games' own record, and the maps between histories, tensors and
+    strings it has met."""
+
+    def __init__(self, game: str, n: int, branch_len: int):
+        import pyspiel
+
+        self.name, self.n, self.branch_len = f"{game} {n}", n, branch_len
+        self.game = _openspiel_game(game, n)
+        self.observer = _openspiel_observers(self.game)["information state"]
+        self.rng = np.random.default_rng(2600 + n)
+        self.maps: tuple[dict, ...] = (
+            {},
+            {},
+            {},
+            {},
+        )  # history->tensor, tensor->history, tensor->string, string->tensor
+        self.tables: dict[bytes, str] = {}  # history -> the whole table, to count the hidden differences
+        self.hidden = self.checked = 0
+        self.chance = pyspiel.PlayerId.CHANCE
+
+    def visit(self, state, keys: list[bytes]) -> None:
+        tensor_of, history_of, string_of, tensor_of_string = self.maps
+        table = json.dumps(state.engine_state.observation(None), sort_keys=True)
+        for seat in range(self.n):
+            self.observer.set_from(state, seat)
+            tensor = _tensor_key(self.observer.tensor)
+            string = self.observer.string_from(state, seat)
+            key = keys[seat]
+            assert tensor_of.setdefault(key, tensor) == tensor, f"{self.name}: one history, two tensors"
+            assert history_of.setdefault(tensor, key) == key, f"{self.name}: two histories, one tensor"
+            assert string_of.setdefault(tensor, string) == string, f"{self.name}: one tensor, two strings"
+            assert tensor_of_string.setdefault(string, tensor) == tensor, f"{self.name}: two tensors, one string"
+            self.hidden += self.tables.setdefault(key, table) != table
+            self.checked += 1
+
+    def act(self, state, keys: list[bytes], action: int) -> list[bytes]:
+        import hashlib
+
+        player = state.current_player()
+        if player != self.chance:  # a seat remembers its own action
+            keys = list(keys)
+            keys[player] = hashlib.sha256(keys[player] + f"|{action}".encode()).digest()
+        state.apply_action(action)
+        return keys
+
+    def play(self, state, keys: list[bytes], nodes: int | None = None) -> None:
+        """Random play from ``state`` (``nodes`` decisions, or to the end
+        with branches off the way: two other actions or chance outcomes at
+        some nodes, each played on for ``branch_len`` decisions)."""
+        import hashlib
+
+        rng = self.rng
+        while nodes is None or nodes > 0:
+            chance = state.is_chance_node()
+            if not chance:  # an engine chance event is seen whole, not card by card
+                keys = [hashlib.sha256(k + state.observation_string(s).encode()).digest() for s, k in enumerate(keys)]
+                self.visit(state, keys)
+            if state.is_terminal():
+                return
+            legal = [a for a, _p in state.chance_outcomes()] if chance else state.legal_actions()
+            # the last cards of a deal (few outcomes left) lie deepest: the seats see them last, if ever
+            odds = (0.5 if len(legal) <= 4 else 0.05) if chance else 0.04
+            if nodes is None and len(legal) > 1 and rng.random() < odds:
+                for other in rng.choice(legal, size=2, replace=False):
+                    copy = state.clone()
+                    self.play(copy, self.act(copy, keys, int(other)), self.branch_len)
+            if nodes is not None and not chance:
+                nodes -= 1
+            keys = self.act(state, keys, int(rng.choice(legal)))
+
+
+def openspiel_perfect_recall(bases: int = 1, branch_len: int = 25, counts=(2, 3, 4)) -> None:
+    """The information state (tensor and string) is perfect recall: over
+    random games and branches off them (another chance outcome or another
+    action at a node, then random play), every seat's action-observation
+    history (its observation string at every decision node and its own
+    actions) and its information state determine each other: the same
+    history always gives the same tensor and string, two histories never
+    share a tensor or a string. Branches at chance nodes give the same
+    history over different hidden cards (a card the seat has not seen, a
+    Moral of another seat): the tensor must not tell them apart, so no
+    hidden card reaches any element."""
+    for game in ENVS:
+        for n in counts:
+            check = _RecallCheck(game, n, branch_len)
+            for _ in range(bases):
+                check.play(check.game.new_initial_state(), [b""] * n)
+            assert check.hidden > 0, f"{game} {n}: no two tables with the same history were compared"
+            print(
+                f"perfect recall, openspiel: {game} {n} players ({check.checked} seat views, "
+                f"{len(check.maps[0])} histories, {check.hidden} with other hidden cards)"
+            )
+
+
 def openspiel_resample() -> None:
     """At decision nodes of random games, every seat's resampled state is
     exactly ``sample_world`` of its observation and earlier observations
@@ -773,8 +882,13 @@ SECTIONS = {
     for f in (
         pettingzoo_api, no_hidden_cards, action_mapping, fast_codecs, batched_envs, agreement, gymnasium_wrapper,
         gymnasium_vectors,
+<<<<<<< HEAD
         gymnasium_action_masks, gymnasium_opponents, gymnasium_vector_equal,
         openspiel_games, openspiel_resample, openspiel_bots, openspiel_agreement,
+=======
+        gymnasium_action_masks,
+        openspiel_games, openspiel_resample, openspiel_bots, openspiel_agreement, openspiel_perfect_recall,
+>>>>>>> infostate
     )
 }  # fmt: skip
 

@@ -110,7 +110,9 @@ def test_no_hidden_card_reaches_an_observation_and_actions_map_both_ways(researc
 def _playthroughs(bin_dir: Path, *args: str) -> subprocess.CompletedProcess:
     """scripts/openspiel_playthroughs.py run by the venv's Python from /tmp
     (so the wheel's games are the ones played, not the checkout's)."""
-    return _run([bin_dir / "python", PLAYTHROUGHS, *args], cwd="/tmp", timeout=900)
+    # OpenSpiel formats every tensor of every state, shown or not: with the
+    # perfect-recall tensor (half a million floats in Allegra) that is minutes
+    return _run([bin_dir / "python", PLAYTHROUGHS, *args], cwd="/tmp", timeout=3600)
 
 
 def test_openspiel_generate_playthrough_matches_the_checked_in_files(research_venv, tmp_path):
@@ -125,7 +127,7 @@ def test_openspiel_generate_playthrough_matches_the_checked_in_files(research_ve
     for name in files:
         text = (PLAYTHROUGH_DIR / name).read_text()
         assert "PublicObservationString()" in text and "PrivateObservationString(1)" in text
-        assert "InformationStateTensorShape() = [" in text
+        assert "InformationStateTensorShape() = observation: [" in text and ", steps: [" in text
         shutil.copy(PLAYTHROUGH_DIR / name, tmp_path / name)
     changed = tmp_path / "python_allegory.txt"
     lines = changed.read_text().split("\n")
@@ -167,8 +169,19 @@ def test_openspiel_checks_pass_and_its_ismcts_bot_plays_both_games(research_venv
     for game in ("allegory", "allegra"):
         assert f"openspiel ismcts: {game} 2 players" in search
         assert f"openspiel evaluate_bots: {game} 2 players" in search
-    assert "openspiel rl_environment: allegory, " in search and "info_state of 1670" in search
-    assert "openspiel rl_environment: allegra, " in search and "info_state of 2590" in search
+    assert "openspiel rl_environment: allegory, " in search and "info_state of 137671" in search
+    assert "openspiel rl_environment: allegra, " in search and "info_state of 577914" in search
+
+
+def test_the_information_state_is_perfect_recall_and_shows_no_hidden_card(research_venv):
+    """Each seat's action-observation history and its information state
+    (tensor and string) determine each other, over random games and
+    branches off them, among them branches that differ only in cards the
+    seat has not seen (decision 260)."""
+    (out,) = _conformance(research_venv, ["openspiel_perfect_recall"], timeout=1800)
+    for game in ("allegory", "allegra"):
+        for n in (2, 3, 4):
+            assert f"perfect recall, openspiel: {game} {n} players (" in out
 
 
 def test_a_thousand_games_through_each_interface_agree_with_the_engine_and_verify(research_venv, tmp_path):
