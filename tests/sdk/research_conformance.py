@@ -882,13 +882,8 @@ SECTIONS = {
     for f in (
         pettingzoo_api, no_hidden_cards, action_mapping, fast_codecs, batched_envs, agreement, gymnasium_wrapper,
         gymnasium_vectors,
-<<<<<<< HEAD
         gymnasium_action_masks, gymnasium_opponents, gymnasium_vector_equal,
-        openspiel_games, openspiel_resample, openspiel_bots, openspiel_agreement,
-=======
-        gymnasium_action_masks,
         openspiel_games, openspiel_resample, openspiel_bots, openspiel_agreement, openspiel_perfect_recall,
->>>>>>> infostate
     )
 }  # fmt: skip
 
