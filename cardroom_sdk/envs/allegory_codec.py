@@ -252,13 +252,11 @@ def encode_fast(obs: dict[str, Any], pending: list[int] | None = None) -> np.nda
     return out
 
 
-def encode_chips_fast(before: np.ndarray, obs: dict[str, Any], pending: list[int]) -> np.ndarray:
-    """``encode(obs, pending)`` from ``before``, the array of the same
-    observation with other chips of the distribute placed (or none): the
-    same array, made by rewriting only what the chips change."""
-    out = before.copy()
+def encode_chips_into(out: np.ndarray, obs: dict[str, Any], pending: list[int]) -> None:
+    """Over ``out``, the array of the same observation with other chips of
+    the distribute placed (or none): ``encode(obs, pending)``, made in place
+    by rewriting only what the chips change."""
     _arrays.allegory_pending_into(memoryview(out), obs, pending)
-    return out
 
 
 def action_mask_fast(obs: dict[str, Any], legal: list[dict[str, Any]], pending: list[int] | None = None) -> np.ndarray:
