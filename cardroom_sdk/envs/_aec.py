@@ -179,7 +179,10 @@ class CardroomAEC(AECEnv):
     def protocol_action(self, agent: str, index: int) -> dict[str, Any] | None:
         """The protocol action ``index`` sends for ``agent`` now, or None when
         it is one chip of an Allegory distribute that is not yet complete."""
-        seat = self.agent_name_mapping[agent]
+        return self._decide(self.agent_name_mapping[agent], index)
+
+    def _decide(self, seat: int, index: int) -> dict[str, Any] | None:
+        """``protocol_action`` of the agent of ``seat``."""
         view = self._view(seat)
         codec = self.codec
         if self.pending is not None and codec.CHIP <= index < codec.BID:
@@ -230,7 +233,7 @@ class CardroomAEC(AECEnv):
         caller: the game's part of ``step``, without PettingZoo's bookkeeping
         (``BatchedGames`` steps its games with it). False when it was one
         chip of a distribute not yet complete (the game did not move)."""
-        move = self.protocol_action(self.possible_agents[seat], index)
+        move = self._decide(seat, index)
         if move is None:
             return False
         self._state.apply(seat, move)
@@ -276,15 +279,11 @@ class CardroomAEC(AECEnv):
 
     def _whole_distribute(self, seat: int, obs: dict[str, Any], indices: list[int]) -> dict[str, Any] | None:
         """The ``distribute`` that stepping ``indices`` (one chip each) would
-        send, made by the same ``add_chip`` steps; None unless they are
-        exactly the chips due."""
-        total = self._state.legal_actions(seat)[0]["total"]
-        if len(indices) != total:
+        send (the codec's ``chips_action``, what its ``add_chip`` steps
+        make); None unless they are exactly the chips due."""
+        if len(indices) != self._state.legal_actions(seat)[0]["total"]:
             return None
-        pending = whole = None
-        for index in indices:
-            pending, whole = self.codec.add_chip(obs, pending, index, total)
-        return whole
+        return self.codec.chips_action(obs, indices)
 
     def final_rewards(self) -> list[float]:
         result = self.state.result()

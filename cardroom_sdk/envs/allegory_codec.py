@@ -193,7 +193,20 @@ def add_chip(obs: dict[str, Any], pending: list[int] | None, index: int, total: 
     placed[int(index) - CHIP] += 1
     if sum(placed) < total:
         return placed, None
-    return None, {"type": "distribute", "chips": {s["card"]: k for s, k in zip(obs["pool"], placed) if k}}
+    return None, _distribute(obs, placed)
+
+
+def chips_action(obs: dict[str, Any], indices: list[int]) -> dict[str, Any]:
+    """The whole ``distribute`` that ``add_chip`` makes of the ``CHIP``
+    indices ``indices`` when they are all the chips due."""
+    placed = [0] * len(obs["pool"])
+    for index in indices:
+        placed[index - CHIP] += 1
+    return _distribute(obs, placed)
+
+
+def _distribute(obs: dict[str, Any], placed: list[int]) -> dict[str, Any]:
+    return {"type": "distribute", "chips": {s["card"]: k for s, k in zip(obs["pool"], placed) if k}}
 
 
 def policy_action(obs: dict[str, Any], legal: list[dict[str, Any]], pick) -> dict[str, Any]:

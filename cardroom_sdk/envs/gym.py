@@ -187,7 +187,7 @@ class SingleSeatEnv(gymnasium.Env):
             return 0.0, False, {}
         aec._advance()
         self._play_others()
-        terminated = aec.state.is_terminal()
+        terminated = aec._state.is_terminal()
         reward = aec.final_rewards()[self.seat] if terminated else 0.0
         info = self._outcome_info() if terminated else {}
         return float(reward), terminated, info

@@ -449,15 +449,14 @@ def gymnasium_opponents(games: int = 30) -> None:
                 return 0.0, False, {}
             return float(aec.final_rewards()[env.seat]), True, env._outcome_info()
 
-        def protocol_action(agent, index):  # decision_step at every index, the seat's views then made afresh
-            seat = aec.agent_name_mapping[agent]
+        def decide(seat, index):  # decision_step at every index, the seat's views then made afresh
             obs = aec.state.observation(seat)
             move, aec.pending = decision_step(aec.codec, aec.state, seat, obs, index, aec.pending)
             aec._changed()
             return move
 
         aec.step_protocol = step_protocol
-        aec.protocol_action = protocol_action
+        aec._decide = decide
         env._act = act
         return env
 
