@@ -150,9 +150,14 @@ class CardroomAEC(AECEnv):
         self.agent_selection = self.possible_agents[self.state.to_act()[0]]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = self.agent_name_mapping[agent]
+        return self.seat_observation(self.agent_name_mapping[agent])
+
+    def seat_observation(self, seat: int) -> dict[str, np.ndarray]:
+        """``observe`` of the agent of ``seat``."""
+        view = self._view(seat)
+        array = view[4] if view[4] is not None else self._array(seat)
         # copies: what a caller does to its arrays must not reach the next observe
-        return {"observation": self._array(seat).copy(), "action_mask": self._view(seat)[3].copy()}
+        return {"observation": array.copy(), "action_mask": view[3].copy()}
 
     def action_mask(self, seat: int) -> np.ndarray:
         """The action mask of ``seat`` now, without its array (a new array)."""
@@ -174,17 +179,26 @@ class CardroomAEC(AECEnv):
     def protocol_action(self, agent: str, index: int) -> dict[str, Any] | None:
         """The protocol action ``index`` sends for ``agent`` now, or None when
         it is one chip of an Allegory distribute that is not yet complete."""
-        seat = self.agent_name_mapping[agent]
-        move, self.pending = decision_step(self.codec, self._state, seat, self._seat_obs(seat), index, self.pending)
+        return self._decide(self.agent_name_mapping[agent], index)
+
+    def _decide(self, seat: int, index: int) -> dict[str, Any] | None:
+        """``protocol_action`` of the agent of ``seat``."""
+        view = self._view(seat)
+        codec = self.codec
+        if self.pending is not None and codec.CHIP <= index < codec.BID:
+            # the next chip of a distribute in progress (decision_step's
+            # add_chip, with the legal distribute the view already holds)
+            self.pending, move = codec.add_chip(view[0], self.pending, index, view[1][0]["total"])
+        else:
+            move, self.pending = decision_step(codec, self._state, seat, view[0], index, self.pending)
         if move is None:
             # One chip placed, the game unchanged: every seat's observation
             # and legal actions stand, and so does the placing seat's mask
             # (a distribute's chips stay legal until the last one is placed);
             # only its array shows the chips so far.
-            view = self._views[seat]
             view[2] = self.pending
-            if view[4] is not None:
-                view[4] = self.codec.encode_chips_fast(view[4], view[0], self.pending)
+            if view[4] is not None:  # the view's own array (only copies of it leave), rewritten in place
+                codec.encode_chips_into(view[4], view[0], self.pending)
         else:
             self._changed()
         return move
@@ -214,16 +228,19 @@ class CardroomAEC(AECEnv):
         else:  # every reward is 0 until the end: accumulating them would change nothing
             self.agent_selection = self.possible_agents[self._state.to_act()[0]]
 
-    def play(self, seat: int, index: int) -> None:
+    def play(self, seat: int, index: int) -> bool:
         """Action ``index`` of ``seat``, the seat to act, checked legal by the
         caller: the game's part of ``step``, without PettingZoo's bookkeeping
-        (``BatchedGames`` steps its games with it)."""
-        move = self.protocol_action(self.possible_agents[seat], index)
-        if move is not None:
-            self._state.apply(seat, move)
-            self.events.append({"by": seat, "action": move, "ms": 0})
-            self._resolve_chance()
-            self._changed()
+        (``BatchedGames`` steps its games with it). False when it was one
+        chip of a distribute not yet complete (the game did not move)."""
+        move = self._decide(seat, index)
+        if move is None:
+            return False
+        self._state.apply(seat, move)
+        self.events.append({"by": seat, "action": move, "ms": 0})
+        self._resolve_chance()
+        self._changed()
+        return True
 
     def step_protocol(self, seat: int, obs: dict[str, Any], move: dict[str, Any]) -> None:
         """``step`` of every index that plays the protocol action ``move`` of
@@ -262,15 +279,11 @@ class CardroomAEC(AECEnv):
 
     def _whole_distribute(self, seat: int, obs: dict[str, Any], indices: list[int]) -> dict[str, Any] | None:
         """The ``distribute`` that stepping ``indices`` (one chip each) would
-        send, made by the same ``add_chip`` steps; None unless they are
-        exactly the chips due."""
-        total = self._state.legal_actions(seat)[0]["total"]
-        if len(indices) != total:
+        send (the codec's ``chips_action``, what its ``add_chip`` steps
+        make); None unless they are exactly the chips due."""
+        if len(indices) != self._state.legal_actions(seat)[0]["total"]:
             return None
-        pending = whole = None
-        for index in indices:
-            pending, whole = self.codec.add_chip(obs, pending, index, total)
-        return whole
+        return self.codec.chips_action(obs, indices)
 
     def final_rewards(self) -> list[float]:
         result = self.state.result()

@@ -193,7 +193,20 @@ def add_chip(obs: dict[str, Any], pending: list[int] | None, index: int, total: 
     placed[int(index) - CHIP] += 1
     if sum(placed) < total:
         return placed, None
-    return None, {"type": "distribute", "chips": {s["card"]: k for s, k in zip(obs["pool"], placed) if k}}
+    return None, _distribute(obs, placed)
+
+
+def chips_action(obs: dict[str, Any], indices: list[int]) -> dict[str, Any]:
+    """The whole ``distribute`` that ``add_chip`` makes of the ``CHIP``
+    indices ``indices`` when they are all the chips due."""
+    placed = [0] * len(obs["pool"])
+    for index in indices:
+        placed[index - CHIP] += 1
+    return _distribute(obs, placed)
+
+
+def _distribute(obs: dict[str, Any], placed: list[int]) -> dict[str, Any]:
+    return {"type": "distribute", "chips": {s["card"]: k for s, k in zip(obs["pool"], placed) if k}}
 
 
 def policy_action(obs: dict[str, Any], legal: list[dict[str, Any]], pick) -> dict[str, Any]:
@@ -252,13 +265,11 @@ def encode_fast(obs: dict[str, Any], pending: list[int] | None = None) -> np.nda
     return out
 
 
-def encode_chips_fast(before: np.ndarray, obs: dict[str, Any], pending: list[int]) -> np.ndarray:
-    """``encode(obs, pending)`` from ``before``, the array of the same
-    observation with other chips of the distribute placed (or none): the
-    same array, made by rewriting only what the chips change."""
-    out = before.copy()
+def encode_chips_into(out: np.ndarray, obs: dict[str, Any], pending: list[int]) -> None:
+    """Over ``out``, the array of the same observation with other chips of
+    the distribute placed (or none): ``encode(obs, pending)``, made in place
+    by rewriting only what the chips change."""
     _arrays.allegory_pending_into(memoryview(out), obs, pending)
-    return out
 
 
 def action_mask_fast(obs: dict[str, Any], legal: list[dict[str, Any]], pending: list[int] | None = None) -> np.ndarray:

@@ -172,7 +172,7 @@ class SingleSeatEnv(gymnasium.Env):
 
     def step(self, action):
         reward, terminated, info = self._act(int(action))
-        return self.aec.observe(self.agent), reward, terminated, False, info
+        return self.aec.seat_observation(self.seat), reward, terminated, False, info
 
     def _act(self, action: int) -> tuple[float, bool, dict]:
         """``step`` without its observation: ``(reward, terminated, info)``."""
@@ -181,10 +181,13 @@ class SingleSeatEnv(gymnasium.Env):
             return -1.0, True, {"illegal": True}
         # the AEC step of a legal action of the seat to act in a game not over, its checks just made
         aec._cumulative_rewards[self.agent] = 0.0
-        aec.play(self.seat, action)
+        if not aec.play(self.seat, action):
+            # one chip of a distribute placed: the game has not moved, the
+            # seat is still to act (what _advance and _play_others would find)
+            return 0.0, False, {}
         aec._advance()
         self._play_others()
-        terminated = aec.state.is_terminal()
+        terminated = aec._state.is_terminal()
         reward = aec.final_rewards()[self.seat] if terminated else 0.0
         info = self._outcome_info() if terminated else {}
         return float(reward), terminated, info

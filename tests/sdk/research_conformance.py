@@ -15,6 +15,7 @@ from replay_schema import strict_problems  # tests/sdk/replay_schema.py, beside 
 from cardroom_sdk import new_game, sample_world
 from cardroom_sdk.envs import allegory_codec, allegory_v1, allegra_codec, allegra_v1
 from cardroom_sdk.envs._aec import rank_rewards
+from cardroom_sdk.envs._common import decision_step
 from cardroom_sdk.envs.batched import BatchedGames
 from engine import CHANCE
 from engine.replay import verify
@@ -428,8 +429,11 @@ def gymnasium_opponents(games: int = 30) -> None:
     (``step_protocol``) and its learner's action played without the AEC
     ``step``'s bookkeeping: the same seeds and learner actions as every
     action stepped index by index through the AEC ``step`` (the way they
-    were played before) give the same observations, masks, rewards and
-    replays; an opponent's illegal action raises the same ValueError."""
+    were played before; each index made a protocol action by
+    ``decision_step`` and the views made afresh, where ``SingleSeatEnv``
+    places a distribute's next chip at once and rewrites its array in
+    place) give the same observations, masks, rewards and replays; an
+    opponent's illegal action raises the same ValueError."""
     from cardroom_sdk.envs.gym import SingleSeatEnv
 
     def by_index(env):
@@ -448,7 +452,14 @@ def gymnasium_opponents(games: int = 30) -> None:
                 return 0.0, False, {}
             return float(aec.final_rewards()[env.seat]), True, env._outcome_info()
 
+        def decide(seat, index):  # decision_step at every index, the seat's views then made afresh
+            obs = aec.state.observation(seat)
+            move, aec.pending = decision_step(aec.codec, aec.state, seat, obs, index, aec.pending)
+            aec._changed()
+            return move
+
         aec.step_protocol = step_protocol
+        aec._decide = decide
         env._act = act
         return env
 
