@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as `make test` (and so CI) runs it:
-#   1. everything against PostgreSQL and Redis (the production stack);
+#   1. everything against PostgreSQL and Redis (the production stack), but
+#      for the research interfaces' checks, which run beside 2 and 3 in a
+#      full run (they need no database and wait on processes of their own);
 #   2. the ladder suite again against SQLite (the embedded default), less the
 #      tests marked any_database (what they check does not depend on the
 #      database: pyproject.toml's markers);
@@ -70,9 +72,34 @@ finish_containers() {  # waits, prints its output, returns its status
   containers_pid=
   return $code
 }
+# The research interfaces' checks (tests/sdk/test_research_envs.py: OpenSpiel's
+# playthroughs and random_sim_test, PettingZoo's and Gymnasium's checks in a
+# venv of their own), run beside the SQLite pass and the containers in a full
+# run; their output is printed after the SQLite pass's.
+RESEARCH=tests/sdk/test_research_envs.py
+RESEARCH_LOG=$(mktemp /tmp/cardroom-test-research.XXXXXX)
+research_pid=
+start_research() {
+  set -m
+  DATABASE_URL=$PG_URL CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-research \
+    $PY -m pytest -q "$RESEARCH" >"$RESEARCH_LOG" 2>&1 &
+  research_pid=$!
+  set +m
+}
+finish_research() {  # waits, prints its output, returns its status
+  [ -z "$research_pid" ] && { rm -f "$RESEARCH_LOG"; return 0; }
+  local code=0
+  wait "$research_pid" || code=$?
+  echo "== the research interfaces ($RESEARCH, run beside the SQLite pass)"
+  cat "$RESEARCH_LOG"
+  rm -f "$RESEARCH_LOG"
+  research_pid=
+  return $code
+}
 interrupted() {
   [ -n "$containers_pid" ] && kill -INT -- "-$containers_pid" 2>/dev/null && wait "$containers_pid"
-  rm -f "$CONTAINERS_LOG"
+  [ -n "$research_pid" ] && kill -INT -- "-$research_pid" 2>/dev/null && wait "$research_pid"
+  rm -f "$CONTAINERS_LOG" "$RESEARCH_LOG"
   exit 130
 }
 trap interrupted INT TERM
@@ -83,11 +110,20 @@ echo "== ruff"
 .venv/bin/ruff check . || status=$?
 if pg_up && redis_up; then
   echo "== tests on PostgreSQL + Redis"
-  DATABASE_URL=$PG_URL CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-pg run_pytest "$@" || status=$?
-  start_containers
+  if [ "$NARROWED" -eq 0 ]; then
+    # the research interfaces' checks need no database and mostly wait on
+    # their own venv's processes: they run beside the containers, below
+    DATABASE_URL=$PG_URL CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-pg run_pytest --ignore="$RESEARCH" || status=$?
+    start_containers
+    start_research
+  else
+    DATABASE_URL=$PG_URL CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-pg run_pytest "$@" || status=$?
+    start_containers
+  fi
   echo "== ladder tests on SQLite (the embedded default; any_database tests deselected)"
   DATABASE_URL=sqlite:///$PWD/var/test-sqlite/db.sqlite3 CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-sqlite \
     run_pytest tests/ladder -m "not any_database" "$@" || status=$?
+  finish_research || status=$?
 else
   if [ "${CI:-}" = "true" ]; then
     echo "CI needs PostgreSQL ($PG_URL) and Redis ($REDIS_URL); at least one is not reachable" >&2
@@ -101,4 +137,5 @@ fi
 # compose stack and its scenario): where a daemon can run; it says SKIPPED and
 # why where not (and fails under CI=true, which can run it).
 finish_containers || status=$?
+rm -f "$RESEARCH_LOG"
 exit $status
