@@ -82,7 +82,6 @@ REFUSED = {"EROFS", "EACCES", "EPERM"}
 # folder and links the bot's own (made by bwrap in its user namespace).
 BUILT_DEV = {
     "null": ["chr", 0o666, 1, 3, 0],
-    "zero": ["chr", 0o666, 1, 5, 0],
     "full": ["chr", 0o666, 1, 7, 0],
     "random": ["chr", 0o666, 1, 8, 0],
     "urandom": ["chr", 0o666, 1, 9, 0],
