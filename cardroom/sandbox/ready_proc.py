@@ -1,0 +1,177 @@
+"""The bot's ``/proc`` once it is ready: five static texts, no procfs
+(decision 267).
+
+procfs numbers each inode it makes for ``/proc/PID/...`` (``/proc/self/fd/N``
+of a descriptor just opened, a new thread's folder) with the host-wide
+``get_next_ino()``, the pipes' and sockets' counter: a seat that makes N of
+them at its move is read by another that makes one at its own and reads its
+number with ``lstat``. No system call filter tells those lookups apart from
+what every runtime does, so once the bot answers ``ready`` (and before
+anything of the match reaches it) its procfs goes:
+
+1. the bot's cgroup is frozen and the worker waits until the kernel says
+   every task of it is (``_Controller.settled_frozen``): no system call of
+   the bot's is under way, none can start;
+2. a thread of the worker with a file-system context of its own
+   (``unshare(CLONE_FS)``) enters the bot's mount namespace (``setns`` on
+   the bot's pidfd), detaches its ``/proc`` with everything bound over it
+   (``umount2(MNT_DETACH)``), and attaches in its place a read-only bind of
+   a folder of the five texts a runtime reads (``READY_VIEW``: ``meminfo``,
+   ``stat``, ``cpuinfo``, ``loadavg``, ``uptime``), cloned from the host's
+   tree before it entered (``open_tree``, ``move_mount``);
+3. every task of the bot is checked for a way into the detached procfs: an
+   open descriptor (``O_PATH`` ones too), its working folder or its root.
+   One is an attack (a descriptor of ``/proc/self/fd`` kept across ``ready``
+   reaches the live procfs still): ``ways_in`` names it and the bot is
+   killed.
+
+Everything that cannot be done fails closed: the bot does not play.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import threading
+from pathlib import Path
+
+from .procview import REPLACED
+
+__all__ = ["READY_VIEW", "replace_proc", "ways_in", "ready_view_folder"]
+
+READY_VIEW = REPLACED  # what a runtime reads of /proc once it plays (decision 267)
+
+# x86-64 system call numbers (the sandbox runs there only: procview.subset_supported)
+_SYS_OPEN_TREE, _SYS_MOVE_MOUNT, _SYS_MOUNT_SETATTR = 428, 429, 442
+_AT_FDCWD = -100
+_AT_EMPTY_PATH, _AT_RECURSIVE = 0x1000, 0x8000
+_OPEN_TREE_CLONE, _OPEN_TREE_CLOEXEC = 0x1, 0o2000000
+_MOVE_MOUNT_F_EMPTY_PATH = 0x4
+_MOUNT_ATTR_RDONLY, _MOUNT_ATTR_NOSUID, _MOUNT_ATTR_NODEV, _MOUNT_ATTR_NOEXEC = 0x1, 0x2, 0x4, 0x8
+_CLONE_FS, _CLONE_NEWNS = 0x200, 0x20000
+_MNT_DETACH = 0x2
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [
+        ("attr_set", ctypes.c_uint64),
+        ("attr_clr", ctypes.c_uint64),
+        ("propagation", ctypes.c_uint64),
+        ("userns_fd", ctypes.c_uint64),
+    ]
+
+
+def _check(result: int, what: str) -> int:
+    if result < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+    return result
+
+
+def ready_view_folder(folder: Path, texts: Path, meminfo_file: Path) -> Path:
+    """``folder`` holding ``READY_VIEW``: ``meminfo_file`` (the bot's memory
+    limit) and the others from ``texts`` (the image's static /proc texts),
+    root's and read-only; made once per memory limit, then reused."""
+    if folder.is_dir():
+        return folder
+    temporary = folder.with_name(f".{folder.name}.{os.getpid()}.{threading.get_ident()}")
+    temporary.mkdir(mode=0o755)
+    for name in READY_VIEW:
+        shutil.copyfile(meminfo_file if name == "meminfo" else texts / name, temporary / name)
+        os.chmod(temporary / name, 0o444)
+    os.chmod(temporary, 0o555)
+    try:
+        os.rename(temporary, folder)
+    except OSError:  # another thread made it first
+        shutil.rmtree(temporary, ignore_errors=True)
+        if not folder.is_dir():
+            raise
+    return folder
+
+
+def replace_proc(pidfd: int, view: Path) -> None:
+    """In the mount namespace of the process ``pidfd``, detach ``/proc``
+    (and what is bound over it) and attach a read-only bind of ``view``
+    there. Raises OSError if any step fails: the bot must not play then."""
+    errors: list[BaseException] = []
+    # setns into a mount namespace needs a file-system context no other
+    # thread shares: a thread of its own, which unshares it and then ends.
+    thread = threading.Thread(target=_replace_in_thread, args=(pidfd, view, errors), name="replace-proc", daemon=True)
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+
+
+def _replace_in_thread(pidfd: int, view: Path, errors: list[BaseException]) -> None:
+    tree = -1
+    try:
+        # Cloned here, in the worker's namespace, where ``view`` is visible.
+        tree = _check(
+            _libc.syscall(
+                ctypes.c_long(_SYS_OPEN_TREE),
+                ctypes.c_long(_AT_FDCWD),
+                os.fsencode(view),
+                ctypes.c_long(_OPEN_TREE_CLONE | _OPEN_TREE_CLOEXEC),
+            ),
+            f"open_tree {view}",
+        )
+        attr = _MountAttr(_MOUNT_ATTR_RDONLY | _MOUNT_ATTR_NOSUID | _MOUNT_ATTR_NODEV | _MOUNT_ATTR_NOEXEC, 0, 0, 0)
+        _check(
+            _libc.syscall(
+                ctypes.c_long(_SYS_MOUNT_SETATTR),
+                ctypes.c_long(tree),
+                b"",
+                ctypes.c_long(_AT_EMPTY_PATH | _AT_RECURSIVE),
+                ctypes.byref(attr),
+                ctypes.c_size_t(ctypes.sizeof(attr)),
+            ),
+            "mount_setattr read-only",
+        )
+        _check(_libc.unshare(_CLONE_FS), "unshare(CLONE_FS)")
+        _check(_libc.setns(pidfd, _CLONE_NEWNS), "setns into the bot's mount namespace")
+        # From here on "/" is the bot's root and "/proc" its procfs.
+        _check(_libc.umount2(b"/proc", _MNT_DETACH), "detaching the bot's /proc")
+        _check(
+            _libc.syscall(
+                ctypes.c_long(_SYS_MOVE_MOUNT),
+                ctypes.c_long(tree),
+                b"",
+                ctypes.c_long(_AT_FDCWD),
+                b"/proc",
+                ctypes.c_long(_MOVE_MOUNT_F_EMPTY_PATH),
+            ),
+            "attaching the static /proc",
+        )
+    except BaseException as exc:  # handed to the caller's thread
+        errors.append(exc)
+    finally:
+        if tree >= 0:
+            os.close(tree)
+
+
+def ways_in(tasks: list[int], proc_dev: int) -> list[str]:
+    """What of ``tasks`` (thread ids, as the host's /proc names them) still
+    reaches the file system ``proc_dev`` (the bot's old procfs): a
+    descriptor, a working folder or a root in it. Read while the bot is
+    frozen. A task that cannot be looked at raises OSError (fail closed)."""
+    found = []
+    for tid in tasks:
+        base = f"/proc/{tid}/task/{tid}"
+        try:
+            places = [("its working folder", f"{base}/cwd"), ("its root", f"{base}/root")]
+            places += [(f"descriptor {name}", f"{base}/fd/{name}") for name in os.listdir(f"{base}/fd")]
+        except FileNotFoundError:
+            continue  # it ended (a frozen task is not killed but by us)
+        for what, path in places:
+            try:
+                st = os.stat(path)  # the file behind the link, O_PATH descriptors too
+            except FileNotFoundError:
+                continue  # a descriptor closed as we listed them: only before the freeze settled
+            if st.st_dev == proc_dev:
+                found.append(f"thread {tid}: {what}")
+    return found
