@@ -248,7 +248,7 @@ def test_a_built_dev_binds_only_the_hosts_true_devices(tmp_path):
     (fake / "null").write_text("")
     assert devdir.host_devices_problem(fake) == f"{fake / 'null'} is not the character device 1:3"
     (fake / "null").unlink()
-    (fake / "null").symlink_to(fake / "zero")
+    (fake / "null").symlink_to(fake / "full")  # another device
     assert devdir.host_devices_problem(fake) == f"{fake / 'null'} is not the character device 1:3"
     (fake / "tty").unlink()
     assert devdir.host_devices_problem(fake) == f"{fake / 'null'} is not the character device 1:3"
