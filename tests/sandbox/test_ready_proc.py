@@ -9,13 +9,15 @@ through what it kept."""
 from __future__ import annotations
 
 import re
+import shutil
 
 import pytest
 
 from cardroom.players import CRASH
 from cardroom.sandbox.ready_proc import READY_VIEW
 
-from .conftest import assert_host_clean
+from .conftest import HOSTILE, assert_host_clean
+from .native import node_package
 from .test_hostile_bots import OPPONENTS, check_forfeit, folder_bot, play
 
 pytestmark = pytest.mark.sandbox
@@ -53,3 +55,16 @@ def test_a_bot_that_keeps_its_procfs_across_ready_is_killed(clean_host, tmp_path
     assert f"kept {how}" in log, log[-2000:]
     assert "kept a way into its procfs across its ready reply" in log, log[-2000:]
     assert not re.search(r"^(read|unreadable) ", log, re.M), log[-2000:]  # it never moved
+
+
+def test_what_node_reads_of_proc_once_ready(clean_host, tmp_path):
+    """os.cpus, os.totalmem, os.loadavg and os.uptime read the static
+    texts; process.memoryUsage reads /proc/self/stat, gone once the bot is
+    ready (process.resourceUsage is getrusage: it works)."""
+    folder = node_package(tmp_path / "proc-after-ready-js", HOSTILE / "proc_after_ready.js")
+    shutil.copyfile(HOSTILE / "node_bot.js", folder / "node_bot.js")
+    log = play(clean_host, [folder, *OPPONENTS]).logs[0]  # (node_bot.js reads no more after its attack)
+    node = seen(log, "node")
+    assert node["cpus"] == "1" and node["loadavg"] == "0,0,0" and node["uptime"] == "0", log[-2000:]
+    assert int(node["totalmem"]) > 0 and int(node["maxrss"]) > 0, log[-2000:]
+    assert node["rss"] == "ENOENT", log[-2000:]
