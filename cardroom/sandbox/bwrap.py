@@ -135,10 +135,28 @@ class BwrapProcess(BotProcess):
 
     def _replace_proc(self, view: Path) -> None:
         """Its procfs gives way to the static ``view`` (ready_proc, decision
-        267), while every task of it is frozen; killed (StartupRefused) if a
-        task still reaches the old one. Fails closed: SandboxError."""
+        267); killed (StartupRefused) if a task of it still reaches the old
+        one once every task is frozen. Fails closed: SandboxError."""
         started = time.perf_counter()
         self.pause()  # (the runner froze it already: a second write changes nothing)
+        proc = f"/proc/{self.inner_pid}/root/proc"
+        try:
+            old_dev = os.stat(proc).st_dev
+            if old_dev == os.stat("/proc").st_dev:  # never the host's own
+                raise OSError(f"{proc} is the host's /proc")
+            assert self._inner_pidfd is not None
+            # While the freeze settles: a lookup under way meanwhile gets the
+            # old procfs or the new view, and what it kept of the old is in
+            # its task's descriptors by the time the task is frozen.
+            replace_proc(self._inner_pidfd, view)
+            if os.stat(proc).st_dev != os.stat(view).st_dev:
+                raise OSError(f"{proc} is not the static view {view} after the switch")
+        except OSError as exc:
+            if self.poll() is not None:
+                raise StartupRefused("its program ended as it answered ready") from None
+            raise SandboxError(f"cannot replace the bot's /proc once it is ready: {exc}") from None
+        # Every task frozen: none is in a system call, so none can still
+        # open something of the old procfs after the check below.
         freezer, path = self._freezer[0]
         deadline = time.monotonic() + FREEZE_SETTLE_S
         while not freezer.settled_frozen(path):
@@ -151,20 +169,12 @@ class BwrapProcess(BotProcess):
                     "(a system call that would not end): the sandbox killed it"
                 )
             time.sleep(FREEZE_POLL_S)
-        proc = f"/proc/{self.inner_pid}/root/proc"
         try:
-            old_dev = os.stat(proc).st_dev
-            if old_dev == os.stat("/proc").st_dev:  # never the host's own
-                raise OSError(f"{proc} is the host's /proc")
-            assert self._inner_pidfd is not None
-            replace_proc(self._inner_pidfd, view)
-            if os.stat(proc).st_dev != os.stat(view).st_dev:
-                raise OSError(f"{proc} is not the static view {view} after the switch")
             held = ways_in(freezer.tasks(path), old_dev)
         except OSError as exc:
             if self.poll() is not None:
                 raise StartupRefused("its program ended as it answered ready") from None
-            raise SandboxError(f"cannot replace the bot's /proc once it is ready: {exc}") from None
+            raise SandboxError(f"cannot look for ways into the bot's old /proc: {exc}") from None
         if held:
             self.kill()
             raise StartupRefused(
