@@ -33,6 +33,7 @@ from __future__ import annotations
 import ctypes
 import os
 import shutil
+import stat
 import threading
 from pathlib import Path
 
@@ -156,9 +157,12 @@ def _replace_in_thread(pidfd: int, view: Path, errors: list[BaseException]) -> N
 
 def ways_in(tasks: list[int], proc_dev: int) -> list[str]:
     """What of ``tasks`` (thread ids, as the host's /proc names them) still
-    reaches the file system ``proc_dev`` (the bot's old procfs): a
-    descriptor, a working folder or a root in it. Read while the bot is
-    frozen. A task that cannot be looked at raises OSError (fail closed)."""
+    reaches the file system ``proc_dev`` (the bot's old procfs), or may: a
+    descriptor, a working folder or a root in it, or a socket with
+    descriptors in flight (sent, not yet received: they could be the old
+    procfs's, and no task holds them till one receives them). Read while
+    the bot is frozen. A task that cannot be looked at raises OSError (fail
+    closed)."""
     found = []
     for tid in tasks:
         base = f"/proc/{tid}/task/{tid}"
@@ -174,4 +178,22 @@ def ways_in(tasks: list[int], proc_dev: int) -> list[str]:
                 continue  # a descriptor closed as we listed them: only before the freeze settled
             if st.st_dev == proc_dev:
                 found.append(f"thread {tid}: {what}")
+            elif stat.S_ISSOCK(st.st_mode):
+                in_flight = _descriptors_in_flight(path.replace("/fd/", "/fdinfo/"))
+                if in_flight:
+                    found.append(f"thread {tid}: {what}, a socket with {in_flight} descriptors in flight")
     return found
+
+
+def _descriptors_in_flight(fdinfo: str) -> int:
+    """A Unix socket's descriptors sent and not yet received (its fdinfo's
+    ``scm_fds``, Linux 5.6+; a listening socket's: those of its connections
+    not yet accepted). Other sockets carry none."""
+    try:
+        with open(fdinfo) as info:
+            for line in info:
+                if line.startswith("scm_fds:"):
+                    return int(line.split()[1])
+    except FileNotFoundError:
+        pass
+    return 0

@@ -2,8 +2,8 @@
 sandbox: before ``ready`` it is the bot's procfs (its processes and the five
 static texts); from ``ready`` on only the five static texts, with no procfs
 behind them. A bot that keeps a way into its procfs across ``ready`` (a
-descriptor, an O_PATH one, a working folder, a thread's or a child's) is
-killed there: it forfeits before its first move, and never reads a number
+descriptor, an O_PATH one, a working folder, a thread's or a child's, a
+descriptor in flight in a socket of its own) is killed there: it forfeits before its first move, and never reads a number
 through what it kept."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def test_after_ready_proc_is_five_static_texts_and_dev_has_no_zero(clean_host, t
     assert after["memtotal"] == before["memtotal"], log[-2000:]
 
 
-@pytest.mark.parametrize("how", ["fd", "opath", "cwd", "thread", "child"])
+@pytest.mark.parametrize("how", ["fd", "opath", "cwd", "thread", "child", "inflight"])
 def test_a_bot_that_keeps_its_procfs_across_ready_is_killed(clean_host, tmp_path, how):
     record = play(clean_host, [folder_bot(tmp_path, "proc_keeper.py", {"how": how}), *OPPONENTS])
     log = check_forfeit(record, 0, CRASH)

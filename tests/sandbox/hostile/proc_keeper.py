@@ -9,6 +9,8 @@ once the match plays (decision 267):
 - cwd: its working folder in /proc/self/fd
 - thread: a thread whose own working folder is /proc/self (unshare(CLONE_FS))
 - child: a child process holding a descriptor of /proc/self/fd, asleep
+- inflight: a descriptor of /proc/self/fd sent over a socket pair of its own
+  and closed: held by no process, in flight till it receives it again
 
 At its first move it logs "read N" (an inode number read through what it
 kept) or "unreadable ERRNO"; the sandbox should kill it before that."""
@@ -17,6 +19,7 @@ import ctypes
 import errno
 import json
 import os
+import socket
 import sys
 import threading
 import time
@@ -53,6 +56,11 @@ def keep():
             while True:
                 time.sleep(1)
         os.close(held)
+    elif HOW == "inflight":
+        kept["pair"] = socket.socketpair()
+        held = os.open("/proc/self/fd", os.O_RDONLY | os.O_DIRECTORY)
+        socket.send_fds(kept["pair"][0], [b"x"], [held])
+        os.close(held)
     print(f"kept {HOW}", file=sys.stderr, flush=True)
 
 
@@ -71,7 +79,9 @@ def look(when):
 def read_inode():
     fd = os.open("/dev/null", os.O_RDONLY)
     try:
-        if HOW == "fd":
+        if HOW == "inflight":
+            kept["dir"] = socket.recv_fds(kept["pair"][1], 1, 1)[1][0]
+        if HOW in ("fd", "inflight"):
             return os.lstat(str(fd), dir_fd=kept["dir"]).st_ino
         if HOW == "opath":
             return os.lstat(f"fd/{fd}", dir_fd=kept["dir"]).st_ino
