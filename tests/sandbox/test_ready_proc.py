@@ -43,6 +43,7 @@ def test_after_ready_proc_is_five_static_texts_and_dev_has_no_zero(clean_host, t
     assert after["self"] == "0", log[-2000:]
     assert before["zero"] == after["zero"] == "0", log[-2000:]
     assert re.search(r"^unreadable ENOENT$", log, re.M), log[-2000:]  # no /proc/self/fd/N: nothing to read
+    assert re.search(r"^uncover EPERM$", log, re.M), log[-2000:]  # the procfs beneath stays covered
     # what a runtime reads there still reads the same
     assert after["cpus"] == before["cpus"] == "1", log[-2000:]
     assert after["memtotal"] == before["memtotal"], log[-2000:]

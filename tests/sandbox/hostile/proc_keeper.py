@@ -108,6 +108,8 @@ for line in sys.stdin:
         moves += 1
         if moves == 1:
             look("after")
+            if ctypes.CDLL(None, use_errno=True).umount2(b"/proc", 2) != 0:  # MNT_DETACH: uncover the procfs
+                print(f"uncover {errno.errorcode.get(ctypes.get_errno())}", file=sys.stderr, flush=True)
             try:
                 print(f"read {read_inode()}", file=sys.stderr, flush=True)
             except OSError as exc:
