@@ -53,6 +53,8 @@ move. The counters:
   procfs inode (lstat of /proc/self/fd/N for a descriptor just opened);
 * zeroino: the shmem counter again, through a shared mapping of /dev/zero
   (a new shmem file; /proc/self/maps shows its number) (decision 238);
+  a ready bot has no procfs and no bot has /dev/zero (decision 267): for
+  both, expect nothing decoded;
 * thinktime: the receiver's own clock between its moves, moved by the
   milliseconds the sender waits before it moves (a step of SCALE ms): the
   timing channel through the shared CPU and clock that no sandbox removes,
