@@ -61,9 +61,9 @@ NO_CGROUP_ADDRESS_FACTOR = 8
 # gate's filter (decision 237) and hands a node or native bot its stdin and
 # stdout (decision 166); beside a Python bot's shim.
 BOT_EXEC_IN_SANDBOX = f"/{IMAGE_PLATFORM}/bot-exec"
-# Once a bot answers ready, its tasks must all be frozen before its /proc is
-# switched (decision 267): the kernel says so within microseconds, unless a
-# task is stuck in a system call that does not return to a signal.
+# Once a bot answers ready and its /proc is switched, its tasks must all be
+# frozen before they are looked at (decision 267): the kernel says so within
+# milliseconds, unless a task is stuck in a call that does not end.
 FREEZE_SETTLE_S = 1.0
 FREEZE_POLL_S = 0.0001
 
