@@ -7,12 +7,11 @@ of a descriptor just opened, a new thread's folder) with the host-wide
 them at its move is read by another that makes one at its own and reads its
 number with ``lstat``. No system call filter tells those lookups apart from
 what every runtime does, so once the bot answers ``ready`` (and before
-anything of the match reaches it) its procfs goes:
+anything of the match reaches it) its procfs is put out of its reach
+(``BwrapProcess.close_startup``):
 
-1. the bot's cgroup is frozen and the worker waits until the kernel says
-   every task of it is (``_Controller.settled_frozen``): no system call of
-   the bot's is under way, none can start;
-2. a thread of the worker with a file-system context of its own
+1. the bot's cgroup is asked to freeze;
+2. meanwhile a thread of the worker with a file-system context of its own
    (``unshare(CLONE_FS)``) enters the bot's mount namespace (``setns`` on
    the bot's pidfd) and attaches over its ``/proc`` a read-only bind of a
    folder of the five texts a runtime reads (``READY_VIEW``: ``meminfo``,
@@ -23,11 +22,15 @@ anything of the match reaches it) its procfs goes:
    capability in its namespaces). Detaching it as well (``MNT_DETACH``)
    would wait for an RCU grace period, 2.8 ms here under load, and close
    nothing more;
-3. every task of the bot is checked for a way into the covered procfs: an
-   open descriptor (``O_PATH`` ones too), its working folder or its root.
-   One is an attack (a descriptor of ``/proc/self/fd`` kept across ``ready``
-   reaches the live procfs still): ``ways_in`` names it and the bot is
-   killed.
+3. once the kernel says every task is frozen
+   (``_Controller.settled_frozen``), no call of the bot's is under way: a
+   lookup made during the switch has ended, and what it kept is in its
+   task's descriptors;
+4. every task is checked for a way into the covered procfs (``ways_in``):
+   an open descriptor (``O_PATH`` ones too), its working folder or its
+   root, or a Unix socket holding descriptors in flight. One is an attack
+   (a descriptor of ``/proc/self/fd`` kept across ``ready`` reaches the
+   live procfs still): the bot is killed.
 
 Everything that cannot be done fails closed: the bot does not play.
 """
