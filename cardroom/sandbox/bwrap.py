@@ -406,6 +406,7 @@ class BwrapLauncher(Launcher):
         # a runtime reads is bound; else every host file is covered. meminfo
         # is per bot.
         self.proc_subset = subset_supported()
+        self._ready_views: dict[int, Path] = {}  # per memory limit: what /proc becomes once a bot is ready
         self._bwrap_stat = os.stat(bwrap)
         # (The host's sysctls: a bot needs none, and their counters
         # (fs.aio-nr, kernel.pty.nr, fs.file-nr ...) are moved by every
@@ -532,9 +533,13 @@ class BwrapLauncher(Launcher):
 
     def _ready_view(self, limits: BotLimits) -> Path:
         """The folder a bot's /proc becomes once it is ready (decision 267):
-        the image's static texts and its own meminfo, one per memory limit."""
-        folder = runs_dir() / "proc" / f"ready-{limits.memory_bytes}"
-        return ready_view_folder(folder, self.image.proc_view, _meminfo_file(limits.memory_bytes))
+        the image's static texts and its own meminfo, one per memory limit
+        (made or found once per launcher)."""
+        folder = self._ready_views.get(limits.memory_bytes)
+        if folder is None:
+            folder = ready_view_folder(runs_dir() / "proc", self.image.proc_view, _meminfo_file(limits.memory_bytes))
+            self._ready_views[limits.memory_bytes] = folder
+        return folder
 
     def as_bot(self, command: list[str], uid: int, rlimits: list[str], netns_fd: int | None) -> tuple[list[str], dict]:
         """``command`` (bwrap's) as the bot's uid under ``rlimits`` (in the

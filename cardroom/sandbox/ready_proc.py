@@ -38,6 +38,7 @@ Everything that cannot be done fails closed: the bot does not play.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import os
 import shutil
 import stat
@@ -80,16 +81,21 @@ def _check(result: int, what: str) -> int:
     return result
 
 
-def ready_view_folder(folder: Path, texts: Path, meminfo_file: Path) -> Path:
-    """``folder`` holding ``READY_VIEW``: ``meminfo_file`` (the bot's memory
-    limit) and the others from ``texts`` (the image's static /proc texts),
-    root's and read-only; made once per memory limit, then reused."""
+def ready_view_folder(parent: Path, texts: Path, meminfo_file: Path) -> Path:
+    """A folder in ``parent`` holding ``READY_VIEW``: ``meminfo_file`` (the
+    bot's memory limit) and the others from ``texts`` (the image's static
+    /proc texts), root's and read-only. Named after what it holds, so that
+    workers of two versions on one host never share a stale one; made once,
+    then reused."""
+    contents = {name: (meminfo_file if name == "meminfo" else texts / name).read_bytes() for name in READY_VIEW}
+    digest = hashlib.sha256(repr(sorted(contents.items())).encode()).hexdigest()[:12]
+    folder = parent / f"ready-{digest}"
     if folder.is_dir():
         return folder
     temporary = folder.with_name(f".{folder.name}.{os.getpid()}.{threading.get_ident()}")
     temporary.mkdir(mode=0o755)
-    for name in READY_VIEW:
-        shutil.copyfile(meminfo_file if name == "meminfo" else texts / name, temporary / name)
+    for name, content in contents.items():
+        (temporary / name).write_bytes(content)
         os.chmod(temporary / name, 0o444)
     os.chmod(temporary, 0o555)
     try:
