@@ -1,24 +1,31 @@
 """What carries a read's duration from one seat to the next (issue 35,
 decision 268), outside the sandbox so each suspect can be taken away alone.
 
-Two processes take turns like two seats of a match (a pipe each way, the
-other one blocked meanwhile): at its turn the sender reads, of a block of
-8 files of a tmpfs (the image is one), the files whose bit is 1; at its
-next turn the receiver reads each file of the block twice, as
-tests/sandbox/hostile/visible.py's probe does, and calls it "read before"
-when the first read took less than three times the second. Between the
-turns the parent (the worker) does one of:
+A sender and a receiver take turns like two seats of a match (one process
+here, moved to the sender's CPU and then the receiver's: the caches are
+physical, so the process does not matter): at its turn the sender reads,
+of a block of 8 files of a tmpfs (the image is one), the files whose bit
+is 1; at its next turn the receiver reads each file of the block twice,
+as tests/sandbox/hostile/visible.py's probe does, and decodes by the first
+read's duration over the second: below 3 is "read before" (the test's
+"time" oracle), and by rank, the 4 files with the lowest ratio (the
+"rank" oracle: the code has half the bits 1). Between the turns the
+worker does one of:
 
 - ``none``: nothing;
 - ``flush``: ``clflush`` of every line of the block's files through a
   read-only mapping (exactly the data the sender could have left in a CPU
   cache, nothing else: the page's LRU state, the inode, the page table
   entries of the kernel stay as they were);
-- ``sweep``: reads a buffer of ``--sweep-mib`` on each CPU (evicts every
-  cache level of both cores, as the worker could between seats).
+- ``sweep``: copies a buffer of ``--sweep-mib`` onto itself on each CPU
+  (what the worker could do between seats to evict the caches);
+- ``copy``: nothing, but the receiver reads its own copies of the files
+  (made before the sender read: other pages, as each seat's copy of the
+  image is).
 
-Prints, for each action and placement, the bits right of those probed and
-the median first/second ratio of files sent and not sent. Run as root on a
+Prints, for each action and placement, the bits right of those probed by
+each decoder, the median first/second ratio of files sent and not sent,
+and the area under the curve of that ratio (0.5: no information). Run as root on a
 quiet host: ``python benchmarks/read_timing_carrier.py``."""
 
 from __future__ import annotations
@@ -109,21 +116,25 @@ def auc(sent: list[float], unsent: list[float]) -> float:
     return wins / (len(sent) * len(unsent))
 
 
-def make_files(folder: str, count: int, rng: random.Random) -> list[str]:
-    paths = []
+def make_files(folder: str, count: int, rng: random.Random) -> tuple[list[str], dict[str, str]]:
+    """``count`` files of 4-256 KiB, and a copy of each."""
+    paths, copies = [], {}
     for i in range(count):
         path = os.path.join(folder, f"f{i:04d}")
         with open(path, "wb") as f:
             f.write(os.urandom(rng.randint(4096, 1 << 18)))
         paths.append(path)
-    return paths
+        copies[path] = f"{path}.copy"
+        with open(path, "rb") as f, open(copies[path], "wb") as out:
+            out.write(f.read())
+    return paths, copies
 
 
-def run_generic(paths, sender_cpu, receiver_cpu, seed, between):
+def run_generic(paths, sender_cpu, receiver_cpu, seed, between, probed=lambda path: path):
     blocks = [paths[i : i + BITS] for i in range(0, len(paths) - BITS + 1, BITS)]
     message = random.Random(seed)
     values = [sum(1 << i for i in message.sample(range(BITS), BITS // 2)) for _ in blocks]
-    right = probed = 0
+    right = ranked = count = 0
     sent_ratios, unsent_ratios = [], []
     mine = os.sched_getaffinity(0)
     for block, value in zip(blocks, values):
@@ -136,14 +147,18 @@ def run_generic(paths, sender_cpu, receiver_cpu, seed, between):
         between(block)
         if receiver_cpu is not None:
             os.sched_setaffinity(0, {receiver_cpu})
+        ratios = []
         for i, path in enumerate(block):
-            first, second = probe(path)
+            first, second = probe(probed(path))
             was_sent = bool(value >> i & 1)
             right += (first < 3 * second) == was_sent
-            probed += 1
+            count += 1
+            ratios.append(first / second)
             (sent_ratios if was_sent else unsent_ratios).append(first / second)
+        quickest = set(sorted(range(BITS), key=ratios.__getitem__)[: BITS // 2])
+        ranked += sum((i in quickest) == bool(value >> i & 1) for i in range(BITS))
         os.sched_setaffinity(0, mine)
-    return right, probed, sent_ratios, unsent_ratios
+    return right, ranked, count, sent_ratios, unsent_ratios
 
 
 def main() -> None:
@@ -156,23 +171,27 @@ def main() -> None:
     buffer = bytearray(os.urandom(args.sweep_mib << 20))
     print(f"load average {os.getloadavg()}", flush=True)
     placements = {"same CPU": (0, 0), "other CPU": (0, 1), "free": (None, None)}
-    for action in ("none", "flush", "sweep"):
+    for action in ("none", "flush", "sweep", "copy"):
         for name, (s, r) in placements.items():
             with tempfile.TemporaryDirectory(dir=args.folder) as folder:
-                paths = make_files(folder, args.files, rng)
+                paths, copies = make_files(folder, args.files, rng)
                 sweep(buffer, sorted(os.sched_getaffinity(0)))  # the fresh files out of the caches
                 if action == "flush":
-                    right, probed, sent, unsent = run_generic(
+                    right, ranked, probed, sent, unsent = run_generic(
                         paths, s, r, 2, between=lambda block: [flush_file(p) for p in block]
                     )
+                elif action == "copy":
+                    right, ranked, probed, sent, unsent = run_generic(
+                        paths, s, r, 2, lambda block: None, copies.__getitem__
+                    )
                 elif action == "none":
-                    right, probed, sent, unsent = run_generic(paths, s, r, 2, between=lambda block: None)
+                    right, ranked, probed, sent, unsent = run_generic(paths, s, r, 2, between=lambda block: None)
                 else:
-                    right, probed, sent, unsent = run_generic(
+                    right, ranked, probed, sent, unsent = run_generic(
                         paths, s, r, 2, between=lambda block: sweep(buffer, sorted(os.sched_getaffinity(0)))
                     )
             print(
-                f"{action:6s} {name:10s} right {right}/{probed}  median first/second: sent {statistics.median(sent):.2f}"
+                f"{action:6s} {name:10s} right {right}/{probed}, by rank {ranked}/{probed}  median first/second: sent {statistics.median(sent):.2f}"
                 f" not sent {statistics.median(unsent):.2f}  AUC {auc(sent, unsent):.3f}  load {os.getloadavg()[0]:.2f}",
                 flush=True,
             )
