@@ -59,7 +59,7 @@ from pathlib import Path
 
 from cardroom.launch import bot_python, sdk_packages
 
-from .config import _ensure_dir, runs_dir, state_dir
+from .config import SandboxError, _ensure_dir, runs_dir, state_dir
 from .devdir import _detach, _mount
 
 TMPFS_MAGIC = 0x01021994
@@ -543,7 +543,8 @@ def seat_copy(root: Path, runtime: str, seat: int) -> Path:
     own beside the image, ``IMAGE-seatN-RUNTIME``, with every file copied
     (``cp -a``: the tree's hard links stay links within the copy), then
     read-only. Where the image is an ordinary folder (the weak mode), so
-    is the copy."""
+    is the copy; a copy that is not in memory where the image is, is
+    refused (SandboxError): its reads would reach a disk."""
     name = f"{root.name}-seat{seat}-{runtime}"
     copy = root.parent / name
     tree = copy / runtime
@@ -558,6 +559,8 @@ def seat_copy(root: Path, runtime: str, seat: int) -> Path:
         if not _complete(copy, name):
             with _filling(copy, name, mount=os.path.ismount(root)):
                 subprocess.run(["cp", "-a", str(root / runtime), str(copy)], check=True, capture_output=True, timeout=300)
+        if in_memory(root) and not in_memory(copy):
+            raise SandboxError(f"the copy of the image for seat {seat} ({copy}) is not in memory: no tmpfs could be mounted")
         return tree
     finally:
         os.close(lock)
