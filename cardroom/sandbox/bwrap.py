@@ -390,6 +390,7 @@ class BwrapLauncher(Launcher):
         the launcher will remount its procfs with subset=pid before the bot
         runs (only what a runtime reads is bound over it then; decision
         177); ``seat``: which copy of the image is its root (decision 268)."""
+        runtime = runtime_of(inner_argv[0])
         if tmpfs is not None:
             shm_args = ["--bind", str(tmpfs[1]), "/dev/shm"]
             tmp_args = ["--bind", str(tmpfs[0]), "/tmp"]
@@ -413,7 +414,7 @@ class BwrapLauncher(Launcher):
             # Its whole root, read-only: the runtime's files, the platform's
             # (SDK and shim, or bot-exec), the mount points below.
             "--ro-bind",
-            str(self.image.tree(runtime_of(inner_argv[0]), seat)),
+            str(self.image.tree(runtime, seat)),
             "/",
         ]
         if stdio_socket is not None:
@@ -423,12 +424,15 @@ class BwrapLauncher(Launcher):
             assert self.bot_exec is not None
             only = ["--listener-only"] if _is_python(inner_argv[0]) else []
             inner_argv = [BOT_EXEC_IN_SANDBOX, f"--stdio-socket={stdio_socket}", *only, "--", *inner_argv]
+        proc_binds = self._proc_binds[proc_subset]
+        if seat:  # the seat's own copies of those files (decision 268)
+            proc_binds = _moved(proc_binds, self.image.proc_view, self.image.seat_proc_view(runtime, seat))
         args += [
             "--proc",
             "/proc",
-            *self._proc_binds[proc_subset],
+            *proc_binds,
             "--ro-bind",
-            str(_meminfo_file(limits.memory_bytes)),
+            str(_meminfo_file(limits.memory_bytes, seat)),
             f"/proc/{MEMINFO}",
         ]
         if self.dev is not None:
@@ -733,10 +737,19 @@ def runtime_of(program: str) -> str:
     return "native"
 
 
-def _meminfo_file(memory_bytes: int) -> Path:
+def _moved(args: list[str], folder: Path, to: Path) -> list[str]:
+    """``args`` with every path in ``folder`` replaced by the same path in
+    ``to``."""
+    inside = f"{folder}/"
+    return [f"{to}/{arg[len(inside) :]}" if arg.startswith(inside) else arg for arg in args]
+
+
+def _meminfo_file(memory_bytes: int, seat: int = 0) -> Path:
     """/proc/meminfo of a bot with ``memory_bytes`` (procview.meminfo),
-    written once per value beside the run folders (in memory)."""
-    path = runs_dir() / "proc" / f"{MEMINFO}-{memory_bytes}"
+    written once per value and seat beside the run folders (in memory: one
+    file per seat, so that no seat reads the pages another's read left in
+    the caches; decision 268)."""
+    path = runs_dir() / "proc" / (f"{MEMINFO}-{memory_bytes}" + (f"-seat{seat}" if seat else ""))
     if not path.exists():
         _ensure_dir(path.parent, 0o755)
         temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")

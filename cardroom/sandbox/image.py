@@ -163,6 +163,13 @@ class Image:
     def proc_view(self) -> Path:
         return self.root / PROC_VIEW
 
+    def seat_proc_view(self, runtime: str, seat: int) -> Path:
+        """The files bound over /proc's for a bot of ``seat``: seat 0 the
+        image's, any other seat's copy's (cpuinfo, stat ... are files every
+        runtime reads: shared, they would be pages one seat's read leaves in
+        the caches for another)."""
+        return self.proc_view if seat == 0 else self.tree(runtime, seat).parent / PROC_VIEW
+
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -541,8 +548,8 @@ def seat_copy(root: Path, runtime: str, seat: int) -> Path:
     first time a bot of that seat starts on this host (under the image
     lock) and kept, like the image, while a worker uses it: a tmpfs of its
     own beside the image, ``IMAGE-seatN-RUNTIME``, with every file copied
-    (``cp -a``: the tree's hard links stay links within the copy), then
-    read-only. Where the image is an ordinary folder (the weak mode), so
+    (``cp -a``: the tree's hard links stay links within the copy), and the
+    files bound over /proc's, then read-only. Where the image is an ordinary folder (the weak mode), so
     is the copy; a copy that is not in memory where the image is, is
     refused (SandboxError): its reads would reach a disk."""
     name = f"{root.name}-seat{seat}-{runtime}"
@@ -558,7 +565,8 @@ def seat_copy(root: Path, runtime: str, seat: int) -> Path:
             _in_use[name] = use
         if not _complete(copy, name):
             with _filling(copy, name, mount=os.path.ismount(root)):
-                subprocess.run(["cp", "-a", str(root / runtime), str(copy)], check=True, capture_output=True, timeout=300)
+                sources = [str(root / runtime), str(root / PROC_VIEW)]
+                subprocess.run(["cp", "-a", *sources, str(copy)], check=True, capture_output=True, timeout=300)
         if in_memory(root) and not in_memory(copy):
             raise SandboxError(f"the copy of the image for seat {seat} ({copy}) is not in memory: no tmpfs could be mounted")
         return tree
