@@ -116,13 +116,13 @@ def auc(sent: list[float], unsent: list[float]) -> float:
     return wins / (len(sent) * len(unsent))
 
 
-def make_files(folder: str, count: int, rng: random.Random) -> tuple[list[str], dict[str, str]]:
-    """``count`` files of 4-256 KiB, and a copy of each."""
+def make_files(folder: str, count: int, rng: random.Random, sizes: tuple[int, int]) -> tuple[list[str], dict[str, str]]:
+    """``count`` files of ``sizes`` bytes (at least, at most), and a copy of each."""
     paths, copies = [], {}
     for i in range(count):
         path = os.path.join(folder, f"f{i:04d}")
         with open(path, "wb") as f:
-            f.write(os.urandom(rng.randint(4096, 1 << 18)))
+            f.write(os.urandom(rng.randint(*sizes)))
         paths.append(path)
         copies[path] = f"{path}.copy"
         with open(path, "rb") as f, open(copies[path], "wb") as out:
@@ -166,15 +166,18 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=400)
     parser.add_argument("--sweep-mib", type=int, default=64)
     parser.add_argument("--folder", default="/dev/shm")
+    parser.add_argument("--sizes", default="4096-262144", help="the files' sizes in bytes, SMALLEST-LARGEST")
+    parser.add_argument("--actions", default="none,flush,sweep,copy")
     args = parser.parse_args()
     rng = random.Random(1)
     buffer = bytearray(os.urandom(args.sweep_mib << 20))
     print(f"load average {os.getloadavg()}", flush=True)
     placements = {"same CPU": (0, 0), "other CPU": (0, 1), "free": (None, None)}
-    for action in ("none", "flush", "sweep", "copy"):
+    sizes = tuple(int(x) for x in args.sizes.split("-"))
+    for action in args.actions.split(","):
         for name, (s, r) in placements.items():
             with tempfile.TemporaryDirectory(dir=args.folder) as folder:
-                paths, copies = make_files(folder, args.files, rng)
+                paths, copies = make_files(folder, args.files, rng, sizes)
                 sweep(buffer, sorted(os.sched_getaffinity(0)))  # the fresh files out of the caches
                 if action == "flush":
                     right, ranked, probed, sent, unsent = run_generic(
