@@ -53,6 +53,11 @@ move. The counters:
   procfs inode (lstat of /proc/self/fd/N for a descriptor just opened);
 * zeroino: the shmem counter again, through a shared mapping of /dev/zero
   (a new shmem file; /proc/self/maps shows its number) (decision 238);
+* vdso: Flush+Reload on the kernel's vDSO, the one page of code every
+  process of the host maps (tests/sandbox/hostile/flush_reload.py): the
+  receiver flushes its lines after each move, the sender calls time()
+  SCALE times for a 1, the receiver times a load of time()'s line at its
+  next move (decision 268);
 * thinktime: the receiver's own clock between its moves, moved by the
   milliseconds the sender waits before it moves (a step of SCALE ms): the
   timing channel through the shared CPU and clock that no sandbox removes,
@@ -127,6 +132,7 @@ WIDTHS = {
     "procino": [(4, 1), (8, 1)],
     "zeroino": [(4, 1), (8, 1)],
     "thinktime": [(2, 2), (4, 2), (4, 5), (6, 5), (4, 20)],
+    "vdso": [(1, 1), (1, 4)],
 }
 TIME = TimeControl(startup_ms=20_000, per_move_ms=3_000, overage_ms=10_000, total_ms=600_000, end_grace_ms=1_000)
 

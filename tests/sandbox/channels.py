@@ -49,13 +49,17 @@ def hostile_bot(folder: Path, program: str, config: dict) -> Path:
     return folder
 
 
+# The channels with a bot pair of their own (the others are covert.py's).
+PROGRAMS = {"vdso": "flush_reload.py"}
+
+
 def covert_bot(
     folder: Path, role: str, channel: str, bits: int, seed: int, scale: int = 1, files_seed: int = 0, across: bool = False
 ) -> Path:
     config = {"role": role, "channel": channel, "bits": bits, "seed": seed, "scale": scale, "files_seed": files_seed}
     if across:
         config["across"] = True
-    return hostile_bot(folder, "covert.py", config)
+    return hostile_bot(folder, PROGRAMS.get(channel, "covert.py"), config)
 
 
 def counter_across_matches(launcher: Launcher, tmp: Path, channel: str, bits: int, time: TimeControl, seed: int) -> tuple[int, int]:
