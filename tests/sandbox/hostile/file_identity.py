@@ -4,6 +4,7 @@ interpreter, a module of the standard library, the SDK, its own main.py
 meminfo, as "file PATH DEVICE INODE" on stderr at
 start; then random legal moves. Two seats of one match that print the same
 device and inode for a path read the same pages of memory (decision 268)."""
+
 import os
 import sys
 
@@ -14,7 +15,14 @@ sys.path.insert(0, HERE)
 
 from visible import log, play  # noqa: E402
 
-PATHS = (sys.executable, os.__file__, cardroom_sdk.__file__, os.path.join(HERE, "main.py"), "/proc/cpuinfo", "/proc/meminfo")
+PATHS = (
+    sys.executable,
+    os.__file__,
+    cardroom_sdk.__file__,
+    os.path.join(HERE, "main.py"),
+    "/proc/cpuinfo",
+    "/proc/meminfo",
+)
 for path in PATHS:
     st = os.stat(path)
     log(f"file {path} {st.st_dev} {st.st_ino}")

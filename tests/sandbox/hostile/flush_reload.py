@@ -14,6 +14,7 @@ threshold by calling time() itself before it answered ready, logs
 "received K SYMBOL" at its move K (from its second). Where a step is
 refused (an executable page for the two machine-code helpers, say), "vdso
 refused: WHY", and it plays on. Both play random legal moves."""
+
 import ctypes
 import json
 import mmap
@@ -100,7 +101,9 @@ def main():
         best = max(lines, key=gap.__getitem__)
         state["line"] = best
         state["threshold"] = (statistics.median(alone[best]) + statistics.median(called[best])) / 2
-        log(f"watching +{best:#x}: {statistics.median(called[best])} cycles after a call, {statistics.median(alone[best])} without")
+        log(
+            f"watching +{best:#x}: {statistics.median(called[best])} cycles after a call, {statistics.median(alone[best])} without"
+        )
         flush(start, size)
     symbols = random.Random(config["seed"])
 
