@@ -376,6 +376,7 @@ class BwrapLauncher(Launcher):
         netns_joined: bool = False,
         stdio_socket: int | None = None,
         proc_subset: bool = False,
+        seat: int = 0,
     ) -> list[str]:
         """The bwrap command line; ``tmpfs``: the bot's (tmp, shm) mounts
         made by ``mount_bot_tmpfs``, else bwrap makes size-limited ones;
@@ -388,7 +389,8 @@ class BwrapLauncher(Launcher):
         166), to the shim for a Python bot; ``proc_subset``:
         the launcher will remount its procfs with subset=pid before the bot
         runs (only what a runtime reads is bound over it then; decision
-        177)."""
+        177); ``seat``: which copy of the image is its root (decision 268)."""
+        runtime = runtime_of(inner_argv[0])
         if tmpfs is not None:
             shm_args = ["--bind", str(tmpfs[1]), "/dev/shm"]
             tmp_args = ["--bind", str(tmpfs[0]), "/tmp"]
@@ -412,7 +414,7 @@ class BwrapLauncher(Launcher):
             # Its whole root, read-only: the runtime's files, the platform's
             # (SDK and shim, or bot-exec), the mount points below.
             "--ro-bind",
-            str(self.image.tree(runtime_of(inner_argv[0]))),
+            str(self.image.tree(runtime, seat)),
             "/",
         ]
         if stdio_socket is not None:
@@ -422,12 +424,15 @@ class BwrapLauncher(Launcher):
             assert self.bot_exec is not None
             only = ["--listener-only"] if _is_python(inner_argv[0]) else []
             inner_argv = [BOT_EXEC_IN_SANDBOX, f"--stdio-socket={stdio_socket}", *only, "--", *inner_argv]
+        proc_binds = self._proc_binds[proc_subset]
+        if seat:  # the seat's own copies of those files (decision 268)
+            proc_binds = _moved(proc_binds, self.image.proc_view, self.image.seat_proc_view(runtime, seat))
         args += [
             "--proc",
             "/proc",
-            *self._proc_binds[proc_subset],
+            *proc_binds,
             "--ro-bind",
-            str(_meminfo_file(limits.memory_bytes)),
+            str(_meminfo_file(limits.memory_bytes, seat)),
             f"/proc/{MEMINFO}",
         ]
         if self.dev is not None:
@@ -479,7 +484,7 @@ class BwrapLauncher(Launcher):
         assert self.prlimit is not None and netns_fd is None
         return [self.prlimit, *rlimits, "--", *command], {"user": uid, "group": uid, "extra_groups": []}
 
-    def spawn(self, root: Path, argv: list[str], limits: BotLimits) -> BotProcess:
+    def spawn(self, root: Path, argv: list[str], limits: BotLimits, seat: int = 0) -> BotProcess:
         interpreter = argv[0]
         if not interpreter.startswith(("/usr/", "/bin/", "./")):  # ./ENTRY: a native bot, in /bot
             raise SandboxError(f"the bot interpreter {interpreter!r} is not under /usr: the sandbox shows its runtime's files under /usr only")
@@ -487,7 +492,8 @@ class BwrapLauncher(Launcher):
             # The platform's to fix (a runtime not installed), never the bot's forfeit.
             raise SandboxError(f"the bot interpreter {interpreter} is not installed (scripts/install-system-packages.sh installs the runtimes)")
         runtime = runtime_of(interpreter)
-        if interpreter.startswith("/") and not os.path.lexists(self.image.tree(runtime) / interpreter.lstrip("/")):
+        tree = self.image.tree(runtime, seat)  # made here the first time a seat needs it, before any lease
+        if interpreter.startswith("/") and not os.path.lexists(tree / interpreter.lstrip("/")):
             raise SandboxError(f"{interpreter} is not in the {runtime} runtime's files (cardroom/sandbox/image.py lists them)")
         lease = lease_uid()
         uid = lease.uid
@@ -588,6 +594,7 @@ class BwrapLauncher(Launcher):
                 netns_joined=netns_fd is not None,
                 stdio_socket=child_fd if self.bot_exec is not None and handover else None,
                 proc_subset=proc_subset,
+                seat=seat,
             )
             memory_cgroup = any(controller.name == "memory" for controller, _ in cgroups)
             command, as_uid = self.as_bot(command, uid, _rlimit_options(limits, memory_cgroup), netns_fd)
@@ -730,10 +737,19 @@ def runtime_of(program: str) -> str:
     return "native"
 
 
-def _meminfo_file(memory_bytes: int) -> Path:
+def _moved(args: list[str], folder: Path, to: Path) -> list[str]:
+    """``args`` with every path in ``folder`` replaced by the same path in
+    ``to``."""
+    inside = f"{folder}/"
+    return [f"{to}/{arg[len(inside) :]}" if arg.startswith(inside) else arg for arg in args]
+
+
+def _meminfo_file(memory_bytes: int, seat: int = 0) -> Path:
     """/proc/meminfo of a bot with ``memory_bytes`` (procview.meminfo),
-    written once per value beside the run folders (in memory)."""
-    path = runs_dir() / "proc" / f"{MEMINFO}-{memory_bytes}"
+    written once per value and seat beside the run folders (in memory: one
+    file per seat, so that no seat reads the pages another's read left in
+    the caches; decision 268)."""
+    path = runs_dir() / "proc" / (f"{MEMINFO}-{memory_bytes}" + (f"-seat{seat}" if seat else ""))
     if not path.exists():
         _ensure_dir(path.parent, 0o755)
         temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
@@ -878,6 +894,6 @@ class UnsandboxedLauncher(PlainLauncher):
     name = "none"
     isolated = False
 
-    def spawn(self, root: Path, argv: list[str], limits: BotLimits) -> PlainProcess:
+    def spawn(self, root: Path, argv: list[str], limits: BotLimits, seat: int = 0) -> PlainProcess:
         print(NONE_WARNING, file=sys.stderr, flush=True)
-        return super().spawn(root, argv, limits)  # type: ignore[return-value]
+        return super().spawn(root, argv, limits, seat)  # type: ignore[return-value]
