@@ -55,6 +55,11 @@ move. The counters:
   (a new shmem file; /proc/self/maps shows its number) (decision 238);
   a ready bot has no procfs and no bot has /dev/zero (decision 267): for
   both, expect nothing decoded;
+* vdso: Flush+Reload on the kernel's vDSO, the one page of code every
+  process of the host maps (tests/sandbox/hostile/flush_reload.py): the
+  receiver flushes its lines after each move, the sender calls time()
+  SCALE times for a 1, the receiver times a load of time()'s line at its
+  next move (decision 268);
 * thinktime: the receiver's own clock between its moves, moved by the
   milliseconds the sender waits before it moves (a step of SCALE ms): the
   timing channel through the shared CPU and clock that no sandbox removes,
@@ -106,6 +111,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from cardroom.launch import Launcher  # noqa: E402
 from cardroom.runner import TimeControl  # noqa: E402
 
 # channel -> [(bits per symbol, counter units per symbol step)]
@@ -128,6 +134,7 @@ WIDTHS = {
     "procino": [(4, 1), (8, 1)],
     "zeroino": [(4, 1), (8, 1)],
     "thinktime": [(2, 2), (4, 2), (4, 5), (6, 5), (4, 20)],
+    "vdso": [(1, 1), (1, 4)],
 }
 TIME = TimeControl(startup_ms=20_000, per_move_ms=3_000, overage_ms=10_000, total_ms=600_000, end_grace_ms=1_000)
 
@@ -164,10 +171,25 @@ def counters(launcher, tmp: Path, channels: list[str], matches: int) -> None:
             )
 
 
-def page_cache(launcher, tmp: Path, matches: int, cache_bits: int) -> None:
+class SharedSeats(Launcher):
+    """The launcher as it was before decision 268, for the comparison in
+    one run: every seat's bot started as seat 0's (one copy of the image
+    and of the file cache's entries for all seats)."""
+
+    def __init__(self, inner):
+        self.inner, self.name, self.isolated = inner, inner.name, inner.isolated
+
+    def spawn(self, root, argv, limits, seat=0):
+        return self.inner.spawn(root, argv, limits)
+
+
+def page_cache(launcher, tmp: Path, matches: int, cache_bits: int, shared: bool = False) -> None:
     from tests.sandbox.channels import CacheCrossing, cache_across_matches, cache_between_seats
 
-    print(f"{'page cache':26} {'oracle':7} {'decoded':>8} {'right':>6} {'errors':>7} {'bits/match':>10}  load")
+    if shared:
+        launcher = SharedSeats(launcher)
+        print("every seat on seat 0's copy of the image (as before decision 268):")
+    print(f"{'page cache':26} {'oracle':7} {'decoded':>8} {'right':>6} {'errors':>7} {'p-value':>8} {'bits/match':>10}  load")
     runs = {
         "between seats": lambda folder, seed, match: cache_between_seats(launcher, folder, TIME, seed, 8, 300, 7 + match),
         "to the next match": lambda folder, seed, match: cache_across_matches(launcher, folder, TIME, seed, cache_bits, 7 + match),
@@ -176,14 +198,21 @@ def page_cache(launcher, tmp: Path, matches: int, cache_bits: int) -> None:
         total = CacheCrossing(0)
         for match in range(matches):
             crossing = run(tmp / f"cache-{name.replace(' ', '-')}-m{match}", secrets.randbits(32), match)
-            for oracle, decoded in crossing.decoded.items():
-                total.decoded[oracle] = total.decoded.get(oracle, 0) + decoded
-                total.right[oracle] = total.right.get(oracle, 0) + crossing.right[oracle]
+            total.bits = crossing.bits
+            for oracle in crossing.decoded:
+                for mine, theirs in (
+                    (total.decoded, crossing.decoded),
+                    (total.right, crossing.right),
+                    (total.symbols, crossing.symbols),
+                    (total.symbols_right, crossing.symbols_right),
+                ):
+                    mine[oracle] = mine.get(oracle, 0) + theirs[oracle]
         for oracle, decoded in total.decoded.items():
             errors = 1 - total.right[oracle] / decoded
             per_match = total.bits_per_bit(oracle) * decoded / matches
             print(
-                f"{name:26} {oracle:7} {decoded:8} {total.right[oracle]:6} {errors:7.1%} {per_match:10.0f}  {loadavg()}",
+                f"{name:26} {oracle:7} {decoded:8} {total.right[oracle]:6} {errors:7.1%} {total.p_value(oracle):8.2g}"
+                f" {per_match:10.0f}  {loadavg()}",
                 flush=True,
             )
 
@@ -212,6 +241,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-bits", type=int, default=256, help="bits the page-cache writer leaves for the next match")
     parser.add_argument("--skip-cache", action="store_true", help="leave the page cache out")
     parser.add_argument("--skip-cpu", action="store_true", help="leave the shared CPU out")
+    parser.add_argument(
+        "--shared-seats", action="store_true", help="the page cache also with every seat on one copy of the image (before)"
+    )
     args = parser.parse_args(argv)
     channels = [c for c in args.channels.split(",") if c and c != "none"]
     unknown = [c for c in channels if c not in WIDTHS]
@@ -230,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
         if channels:
             counters(launcher, Path(tmp), channels, args.matches)
         if not args.skip_cache:
+            if args.shared_seats:
+                page_cache(launcher, Path(tmp) / "shared", args.matches, args.cache_bits, shared=True)
             page_cache(launcher, Path(tmp), args.matches, args.cache_bits)
         if not args.skip_cpu:
             cpu(launcher, Path(tmp), args.matches)

@@ -145,10 +145,12 @@ class Launcher(abc.ABC):
     isolated: bool
 
     @abc.abstractmethod
-    def spawn(self, root: Path, argv: list[str], limits: BotLimits) -> BotProcess:
+    def spawn(self, root: Path, argv: list[str], limits: BotLimits, seat: int = 0) -> BotProcess:
         """Start ``argv`` with working directory ``root`` (the bot's own
         files); argv[0] is the interpreter (under /usr), or ``./ENTRY``, a
-        native program of root's; the rest relative to root."""
+        native program of root's; the rest relative to root. ``seat``: the
+        bot's seat in its match (the sandbox gives the seats of one match
+        no file page in common: decision 268)."""
 
 
 class PlainProcess(BotProcess):
@@ -206,7 +208,7 @@ class PlainLauncher(Launcher):
     name = "none"
     isolated = False
 
-    def spawn(self, root: Path, argv: list[str], limits: BotLimits) -> BotProcess:
+    def spawn(self, root: Path, argv: list[str], limits: BotLimits, seat: int = 0) -> BotProcess:
         env = {"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", "LANG": "C.UTF-8", **ONE_THREAD_ENV}
         # cardroom_sdk where it is installed (unsandboxed, nothing hides the rest of that folder).
         env["PYTHONPATH"] = ":".join(dict.fromkeys(str(folder.parent) for folder in sdk_packages().values()))

@@ -343,9 +343,11 @@ class ProtocolPlayer(Player):
         launcher: Launcher,
         limits: BotLimits,
         explain_exit: Callable[[int], str | None] | None = None,
+        seat: int = 0,
     ):
         """``explain_exit``: given the exit status of a bot that died, what
-        to add to the forfeit's detail (a native bot's missing libraries)."""
+        to add to the forfeit's detail (a native bot's missing libraries);
+        ``seat``: its seat in the match, for the launcher (decision 268)."""
         self.name = name
         self.spec = spec
         self._root = root
@@ -353,6 +355,7 @@ class ProtocolPlayer(Player):
         self._launcher = launcher
         self._limits = limits
         self._explain_exit = explain_exit
+        self._seat = seat
         self._proc: BotProcess | None = None
         self._drain: _LogDrain | None = None
         self._buffer = bytearray()
@@ -486,7 +489,7 @@ class ProtocolPlayer(Player):
         self._bank_ms = info.time.overage_ms
         # A failure to start the process (fork, a missing interpreter) is the
         # platform's, not the bot's: it propagates and the match is retried.
-        self._proc = self._launcher.spawn(self._root, self._argv, self._limits)
+        self._proc = self._launcher.spawn(self._root, self._argv, self._limits, self._seat)
         self._drain = _LogDrain(self._proc.stderr_fd)
         self._drain.start()
         self._stdin_fd = self._proc.stdin.fileno()

@@ -67,9 +67,12 @@ class MatchRecord:
     elapsed_ms: int
 
 
-def make_player(spec: str, game_id: str, workdir: Path, launcher_factory: Callable[[], Launcher], limits: BotLimits) -> Player:
+def make_player(
+    spec: str, game_id: str, workdir: Path, launcher_factory: Callable[[], Launcher], limits: BotLimits, seat: int = 0
+) -> Player:
     """Build the Player for a BOT argument: ``builtin:NAME`` or a bot file,
-    folder, zip or tar.gz (a package, run through the launcher)."""
+    folder, zip or tar.gz (a package, run through the launcher) for
+    ``seat``."""
     from bots import UnknownBuiltinError, builtin_chooser
 
     if spec.startswith("builtin:"):
@@ -94,7 +97,7 @@ def make_player(spec: str, game_id: str, workdir: Path, launcher_factory: Callab
     limits = runtime_limits(package.runtime, limits)
     explain = explain_native_exit(launcher, package.root, package.entry) if package.runtime == "native" else None
     spec_shown = f"{path.name} sha256:{package.sha256[:12]}"
-    return ProtocolPlayer(name, spec_shown, package.root, package_argv(package, limits), launcher, limits, explain)
+    return ProtocolPlayer(name, spec_shown, package.root, package_argv(package, limits), launcher, limits, explain, seat)
 
 
 def check_bot_spec(spec: str, game_id: str) -> None:
@@ -169,7 +172,7 @@ def run_match(
     started = _time.monotonic()
     with tempfile.TemporaryDirectory(prefix="cardroom-match-", dir=workdir) as tmp:
         players = [
-            bot if isinstance(bot, Player) else make_player(bot, game.id, Path(tmp) / f"seat-{seat}", launcher_factory, limits)
+            bot if isinstance(bot, Player) else make_player(bot, game.id, Path(tmp) / f"seat-{seat}", launcher_factory, limits, seat)
             for seat, bot in enumerate(bots)
         ]
         try:

@@ -406,7 +406,8 @@ class BwrapLauncher(Launcher):
         # a runtime reads is bound; else every host file is covered. meminfo
         # is per bot.
         self.proc_subset = subset_supported()
-        self._ready_views: dict[int, Path] = {}  # per memory limit: what /proc becomes once a bot is ready
+        # per memory limit and seat: what /proc becomes once a bot is ready
+        self._ready_views: dict[tuple[int, int], Path] = {}
         self._bwrap_stat = os.stat(bwrap)
         # (The host's sysctls: a bot needs none, and their counters
         # (fs.aio-nr, kernel.pty.nr, fs.file-nr ...) are moved by every
@@ -439,6 +440,7 @@ class BwrapLauncher(Launcher):
         netns_joined: bool = False,
         stdio_socket: int | None = None,
         proc_subset: bool = False,
+        seat: int = 0,
     ) -> list[str]:
         """The bwrap command line; ``tmpfs``: the bot's (tmp, shm) mounts
         made by ``mount_bot_tmpfs``, else bwrap makes size-limited ones;
@@ -451,7 +453,8 @@ class BwrapLauncher(Launcher):
         166), to the shim for a Python bot; ``proc_subset``:
         the launcher will remount its procfs with subset=pid before the bot
         runs (only what a runtime reads is bound over it then; decision
-        177)."""
+        177); ``seat``: which copy of the image is its root (decision 268)."""
+        runtime = runtime_of(inner_argv[0])
         if tmpfs is not None:
             shm_args = ["--bind", str(tmpfs[1]), "/dev/shm"]
             tmp_args = ["--bind", str(tmpfs[0]), "/tmp"]
@@ -475,7 +478,7 @@ class BwrapLauncher(Launcher):
             # Its whole root, read-only: the runtime's files, the platform's
             # (SDK and shim, or bot-exec), the mount points below.
             "--ro-bind",
-            str(self.image.tree(runtime_of(inner_argv[0]))),
+            str(self.image.tree(runtime, seat)),
             "/",
         ]
         if stdio_socket is not None:
@@ -485,12 +488,15 @@ class BwrapLauncher(Launcher):
             assert self.bot_exec is not None
             only = ["--listener-only"] if _is_python(inner_argv[0]) else []
             inner_argv = [BOT_EXEC_IN_SANDBOX, f"--stdio-socket={stdio_socket}", *only, "--", *inner_argv]
+        proc_binds = self._proc_binds[proc_subset]
+        if seat:  # the seat's own copies of those files (decision 268)
+            proc_binds = _moved(proc_binds, self.image.proc_view, self.image.seat_proc_view(runtime, seat))
         args += [
             "--proc",
             "/proc",
-            *self._proc_binds[proc_subset],
+            *proc_binds,
             "--ro-bind",
-            str(_meminfo_file(limits.memory_bytes)),
+            str(_meminfo_file(limits.memory_bytes, seat)),
             f"/proc/{MEMINFO}",
         ]
         if self.dev is not None:
@@ -531,14 +537,17 @@ class BwrapLauncher(Launcher):
         ]
         return args
 
-    def _ready_view(self, limits: BotLimits) -> Path:
+    def _ready_view(self, limits: BotLimits, seat: int) -> Path:
         """The folder a bot's /proc becomes once it is ready (decision 267):
         the image's static texts and its own meminfo, one per memory limit
-        (made or found once per launcher)."""
-        folder = self._ready_views.get(limits.memory_bytes)
+        and seat (the seats of a match read no file page in common:
+        decision 268), made or found once per launcher."""
+        key = (limits.memory_bytes, seat)
+        folder = self._ready_views.get(key)
         if folder is None:
-            folder = ready_view_folder(runs_dir() / "proc", self.image.proc_view, _meminfo_file(limits.memory_bytes))
-            self._ready_views[limits.memory_bytes] = folder
+            texts = self.image.proc_view
+            folder = ready_view_folder(runs_dir() / "proc", texts, _meminfo_file(limits.memory_bytes, seat), seat)
+            self._ready_views[key] = folder
         return folder
 
     def as_bot(self, command: list[str], uid: int, rlimits: list[str], netns_fd: int | None) -> tuple[list[str], dict]:
@@ -552,7 +561,7 @@ class BwrapLauncher(Launcher):
         assert self.prlimit is not None and netns_fd is None
         return [self.prlimit, *rlimits, "--", *command], {"user": uid, "group": uid, "extra_groups": []}
 
-    def spawn(self, root: Path, argv: list[str], limits: BotLimits) -> BotProcess:
+    def spawn(self, root: Path, argv: list[str], limits: BotLimits, seat: int = 0) -> BotProcess:
         interpreter = argv[0]
         if not interpreter.startswith(("/usr/", "/bin/", "./")):  # ./ENTRY: a native bot, in /bot
             raise SandboxError(f"the bot interpreter {interpreter!r} is not under /usr: the sandbox shows its runtime's files under /usr only")
@@ -560,7 +569,8 @@ class BwrapLauncher(Launcher):
             # The platform's to fix (a runtime not installed), never the bot's forfeit.
             raise SandboxError(f"the bot interpreter {interpreter} is not installed (scripts/install-system-packages.sh installs the runtimes)")
         runtime = runtime_of(interpreter)
-        if interpreter.startswith("/") and not os.path.lexists(self.image.tree(runtime) / interpreter.lstrip("/")):
+        tree = self.image.tree(runtime, seat)  # made here the first time a seat needs it, before any lease
+        if interpreter.startswith("/") and not os.path.lexists(tree / interpreter.lstrip("/")):
             raise SandboxError(f"{interpreter} is not in the {runtime} runtime's files (cardroom/sandbox/image.py lists them)")
         lease = lease_uid()
         uid = lease.uid
@@ -661,6 +671,7 @@ class BwrapLauncher(Launcher):
                 netns_joined=netns_fd is not None,
                 stdio_socket=child_fd if self.bot_exec is not None and handover else None,
                 proc_subset=proc_subset,
+                seat=seat,
             )
             memory_cgroup = any(controller.name == "memory" for controller, _ in cgroups)
             command, as_uid = self.as_bot(command, uid, _rlimit_options(limits, memory_cgroup), netns_fd)
@@ -756,7 +767,7 @@ class BwrapLauncher(Launcher):
                 freezer_file,
                 None if netns_fd is None else (self.netns, netns_fd),  # type: ignore[arg-type]
                 gate,
-                self._ready_view(limits) if gate is not None and proc_subset and freezer_file is not None else None,
+                self._ready_view(limits, seat) if gate is not None and proc_subset and freezer_file is not None else None,
             )
             gate = None  # the process's now
             fds = []
@@ -804,10 +815,19 @@ def runtime_of(program: str) -> str:
     return "native"
 
 
-def _meminfo_file(memory_bytes: int) -> Path:
+def _moved(args: list[str], folder: Path, to: Path) -> list[str]:
+    """``args`` with every path in ``folder`` replaced by the same path in
+    ``to``."""
+    inside = f"{folder}/"
+    return [f"{to}/{arg[len(inside) :]}" if arg.startswith(inside) else arg for arg in args]
+
+
+def _meminfo_file(memory_bytes: int, seat: int = 0) -> Path:
     """/proc/meminfo of a bot with ``memory_bytes`` (procview.meminfo),
-    written once per value beside the run folders (in memory)."""
-    path = runs_dir() / "proc" / f"{MEMINFO}-{memory_bytes}"
+    written once per value and seat beside the run folders (in memory: one
+    file per seat, so that no seat reads the pages another's read left in
+    the caches; decision 268)."""
+    path = runs_dir() / "proc" / (f"{MEMINFO}-{memory_bytes}" + (f"-seat{seat}" if seat else ""))
     if not path.exists():
         _ensure_dir(path.parent, 0o755)
         temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
@@ -952,6 +972,6 @@ class UnsandboxedLauncher(PlainLauncher):
     name = "none"
     isolated = False
 
-    def spawn(self, root: Path, argv: list[str], limits: BotLimits) -> PlainProcess:
+    def spawn(self, root: Path, argv: list[str], limits: BotLimits, seat: int = 0) -> PlainProcess:
         print(NONE_WARNING, file=sys.stderr, flush=True)
-        return super().spawn(root, argv, limits)  # type: ignore[return-value]
+        return super().spawn(root, argv, limits, seat)  # type: ignore[return-value]

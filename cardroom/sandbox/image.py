@@ -44,6 +44,7 @@ shows no trace of an earlier rotation's reads either.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import fcntl
 import glob
@@ -58,7 +59,7 @@ from pathlib import Path
 
 from cardroom.launch import bot_python, sdk_packages
 
-from .config import _ensure_dir, runs_dir, state_dir
+from .config import SandboxError, _ensure_dir, runs_dir, state_dir
 from .devdir import _detach, _mount
 
 TMPFS_MAGIC = 0x01021994
@@ -145,8 +146,14 @@ class Image:
     size_bytes: int
     files: int
 
-    def tree(self, runtime: str) -> Path:
-        return self.root / runtime
+    def tree(self, runtime: str, seat: int = 0) -> Path:
+        """The runtime's tree a bot of ``seat`` (of its match) is given:
+        seat 0 this image's own, any other seat a copy of it (decision 268:
+        the seats of one match never read the same physical page, so
+        nothing a seat read is still in the CPU's caches for the next)."""
+        if seat == 0:
+            return self.root / runtime
+        return seat_copy(self.root, runtime, seat)
 
     @property
     def empty(self) -> Path:
@@ -155,6 +162,13 @@ class Image:
     @property
     def proc_view(self) -> Path:
         return self.root / PROC_VIEW
+
+    def seat_proc_view(self, runtime: str, seat: int) -> Path:
+        """The files bound over /proc's for a bot of ``seat``: seat 0 the
+        image's, any other seat's copy's (cpuinfo, stat ... are files every
+        runtime reads: shared, they would be pages one seat's read leaves in
+        the caches for another)."""
+        return self.proc_view if seat == 0 else self.tree(runtime, seat).parent / PROC_VIEW
 
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -464,19 +478,38 @@ def prepare_image(shim: Path | None, bot_exec: str | None, proc_files: dict[str,
         os.close(lock)
 
 
-def _build(root: Path, name: str, shim: Path | None, bot_exec: str | None, proc_files: dict[str, bytes | None]) -> None:
-    _detach(root)
-    if os.path.lexists(root):
-        shutil.rmtree(root)
-    root.mkdir(mode=0o755)
+@contextlib.contextmanager
+def _filling(folder: Path, name: str, mount: bool):
+    """``folder`` afresh, a tmpfs of its own if ``mount`` and the mount
+    works (else an ordinary folder: Image.in_memory says so), to fill in
+    the block; then marked complete as ``name`` and, mounted, read-only.
+    Removed if the filling fails."""
+    _detach(folder)
+    if os.path.lexists(folder):
+        shutil.rmtree(folder)
+    folder.mkdir(mode=0o755)
     mounted = False
-    if not in_memory(root.parent):
+    if mount:
         try:
-            _mount_tmpfs(root, MOUNT_FLAGS, "mode=0755,uid=0,gid=0")
+            _mount_tmpfs(folder, MOUNT_FLAGS, "mode=0755,uid=0,gid=0")
             mounted = True
         except OSError:
-            pass  # an ordinary folder: Image.in_memory says so
+            pass
     try:
+        yield
+        (folder / ".complete").write_text(name)
+        if mounted:
+            # The superblock read-only: every bind of it is, and root itself
+            # would have to remount it to change a byte.
+            _mount_tmpfs(folder, MS_REMOUNT | MS_RDONLY | MOUNT_FLAGS, "mode=0755,uid=0,gid=0")
+    except BaseException:
+        _detach(folder)
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def _build(root: Path, name: str, shim: Path | None, bot_exec: str | None, proc_files: dict[str, bytes | None]) -> None:
+    with _filling(root, name, mount=not in_memory(root.parent)):
         builder = _Builder(root)
         for runtime, paths in runtime_files().items():
             tree = root / runtime
@@ -508,15 +541,37 @@ def _build(root: Path, name: str, shim: Path | None, bot_exec: str | None, proc_
                 (view / entry).write_bytes(content)
                 os.chmod(view / entry, 0o444)
         _root_only(root)
-        (root / ".complete").write_text(name)
-        if mounted:
-            # The superblock read-only: every bind of it is, and root itself
-            # would have to remount it to change a byte.
-            _mount_tmpfs(root, MS_REMOUNT | MS_RDONLY | MOUNT_FLAGS, "mode=0755,uid=0,gid=0")
-    except BaseException:
-        _detach(root)
-        shutil.rmtree(root, ignore_errors=True)
-        raise
+
+
+def seat_copy(root: Path, runtime: str, seat: int) -> Path:
+    """The copy of image ``root``'s ``runtime`` tree for ``seat``, made the
+    first time a bot of that seat starts on this host (under the image
+    lock) and kept, like the image, while a worker uses it: a tmpfs of its
+    own beside the image, ``IMAGE-seatN-RUNTIME``, with every file copied
+    (``cp -a``: the tree's hard links stay links within the copy), and the
+    files bound over /proc's, then read-only. Where the image is an ordinary folder (the weak mode), so
+    is the copy; a copy that is not in memory where the image is, is
+    refused (SandboxError): its reads would reach a disk."""
+    name = f"{root.name}-seat{seat}-{runtime}"
+    copy = root.parent / name
+    tree = copy / runtime
+    if name in _in_use and _complete(copy, name):
+        return tree
+    lock = _locked("image.lock")
+    try:
+        if name not in _in_use:
+            use = _use_lock(name)
+            fcntl.flock(use, fcntl.LOCK_SH)
+            _in_use[name] = use
+        if not _complete(copy, name):
+            with _filling(copy, name, mount=os.path.ismount(root)):
+                sources = [str(root / runtime), str(root / PROC_VIEW)]
+                subprocess.run(["cp", "-a", *sources, str(copy)], check=True, capture_output=True, timeout=300)
+        if in_memory(root) and not in_memory(copy):
+            raise SandboxError(f"the copy of the image for seat {seat} ({copy}) is not in memory: no tmpfs could be mounted")
+        return tree
+    finally:
+        os.close(lock)
 
 
 def _compile(folder: Path) -> None:

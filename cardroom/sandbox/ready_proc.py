@@ -81,15 +81,16 @@ def _check(result: int, what: str) -> int:
     return result
 
 
-def ready_view_folder(parent: Path, texts: Path, meminfo_file: Path) -> Path:
+def ready_view_folder(parent: Path, texts: Path, meminfo_file: Path, seat: int = 0) -> Path:
     """A folder in ``parent`` holding ``READY_VIEW``: ``meminfo_file`` (the
     bot's memory limit) and the others from ``texts`` (the image's static
-    /proc texts), root's and read-only. Named after what it holds, so that
-    workers of two versions on one host never share a stale one; made once,
-    then reused."""
+    /proc texts), root's and read-only, for a bot of ``seat`` (each seat of
+    a match reads files of its own: decision 268). Named after what it
+    holds, so that workers of two versions on one host never share a stale
+    one; made once, then reused."""
     contents = {name: (meminfo_file if name == "meminfo" else texts / name).read_bytes() for name in READY_VIEW}
     digest = hashlib.sha256(repr(sorted(contents.items())).encode()).hexdigest()[:12]
-    folder = parent / f"ready-{digest}"
+    folder = parent / (f"ready-{digest}" + (f"-seat{seat}" if seat else ""))
     if folder.is_dir():
         return folder
     temporary = folder.with_name(f".{folder.name}.{os.getpid()}.{threading.get_ident()}")

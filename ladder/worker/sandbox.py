@@ -29,9 +29,9 @@ class PlatformLauncher(Launcher):
         self.name = inner.name
         self.isolated = inner.isolated
 
-    def spawn(self, root, argv, limits):
+    def spawn(self, root, argv, limits, seat=0):
         try:
-            return self.inner.spawn(root, argv, limits)
+            return self.inner.spawn(root, argv, limits, seat)
         except OSError as exc:
             raise PlatformError(f"could not start a bot process ({self.name} launcher): {exc}", Match.ErrorKind.BOT_START) from None
 

@@ -49,13 +49,17 @@ def hostile_bot(folder: Path, program: str, config: dict) -> Path:
     return folder
 
 
+# The channels with a bot pair of their own (the others are covert.py's).
+PROGRAMS = {"vdso": "flush_reload.py"}
+
+
 def covert_bot(
     folder: Path, role: str, channel: str, bits: int, seed: int, scale: int = 1, files_seed: int = 0, across: bool = False
 ) -> Path:
     config = {"role": role, "channel": channel, "bits": bits, "seed": seed, "scale": scale, "files_seed": files_seed}
     if across:
         config["across"] = True
-    return hostile_bot(folder, "covert.py", config)
+    return hostile_bot(folder, PROGRAMS.get(channel, "covert.py"), config)
 
 
 def counter_across_matches(launcher: Launcher, tmp: Path, channel: str, bits: int, time: TimeControl, seed: int) -> tuple[int, int]:
@@ -115,8 +119,19 @@ def covert_match(
 def p_at_least(right: int, trials: int, chance: float) -> float:
     """P(X >= right) for X ~ Binomial(trials, chance): the one-sided p-value
     of ``right`` correct decodes out of ``trials`` when each is right by
-    chance alone with probability ``chance`` (exact, by math.comb)."""
-    return sum(math.comb(trials, i) * chance**i * (1 - chance) ** (trials - i) for i in range(right, trials + 1))
+    chance alone with probability ``chance`` (exact terms, summed in logs:
+    a benchmark's thousands of bits overflow a float's comb)."""
+    if right <= 0:
+        return 1.0
+    ways = math.lgamma(trials + 1)
+    logs = [
+        ways - math.lgamma(i + 1) - math.lgamma(trials - i + 1) + i * math.log(chance) + (trials - i) * math.log1p(-chance)
+        for i in range(right, trials + 1)
+    ]
+    if not logs:
+        return 0.0
+    top = max(logs)
+    return min(1.0, math.exp(top) * sum(math.exp(x - top) for x in logs))
 
 
 def fewest_beating_chance(trials: int, chance: float, alpha: float) -> int:
@@ -137,22 +152,65 @@ def capacity(bits: int, decoded: int, correct: int) -> float:
     return max(0.0, bits - entropy - p * math.log2(2**bits - 1))
 
 
+def ranked_p_at_least(right_bits: int, symbols: int, bits: int) -> float:
+    """The one-sided p-value of ``right_bits`` right of ``symbols`` symbols
+    decoded by rank (the receiver names the half of a symbol's ``bits``
+    files it thinks were read): a guess's right bits are twice its overlap
+    with the true half, hypergeometric, so the errors come in pairs and the
+    per-bit binomial would be a little too ready to call it better than
+    chance. Exact, by convolving the overlap's distribution."""
+    half = bits // 2
+    overlap = [math.comb(half, k) * math.comb(bits - half, half - k) / math.comb(bits, half) for k in range(half + 1)]
+    total = [1.0]
+    for _ in range(symbols):
+        total = [
+            sum(total[i - k] * overlap[k] for k in range(half + 1) if 0 <= i - k < len(total)) for i in range(len(total) + half)
+        ]
+    wanted = math.ceil(right_bits / 2)
+    return sum(total[wanted:])
+
+
+def symbol_capacity(symbols: int, decoded: int, correct: int) -> float:
+    """Bits per symbol of a symmetric channel of ``symbols`` symbols with the
+    measured error rate (``capacity`` for any alphabet)."""
+    if decoded == 0:
+        return 0.0
+    p = 1 - correct / decoded
+    entropy = -p * math.log2(p) - (1 - p) * math.log2(1 - p) if 0 < p < 1 else 0.0
+    return max(0.0, math.log2(symbols) - entropy - p * math.log2(symbols - 1))
+
+
+RANK = "rank"  # the oracle that names half of a symbol's files: scored by symbol
+
+
 @dataclass
 class CacheCrossing:
     """Bits through the page cache, decoded by each oracle of
-    hostile/visible.py (rusage, io, atime, time): how many bits it decoded,
-    and how many of them were right."""
+    hostile/visible.py (rusage, io, atime, time; rank): how many bits it
+    decoded, and how many of them were right; how many symbols, and how
+    many of them were right whole."""
 
     sent: int  # bits the sender sent
     decoded: dict[str, int] = field(default_factory=dict)
     right: dict[str, int] = field(default_factory=dict)
+    symbols: dict[str, int] = field(default_factory=dict)
+    symbols_right: dict[str, int] = field(default_factory=dict)
+    bits: int = 8
     sender_log: str = ""
     receiver_log: str = ""
 
     def p_value(self, oracle: str) -> float:
+        if oracle == RANK:
+            return ranked_p_at_least(self.right.get(oracle, 0), self.symbols.get(oracle, 0), self.bits)
         return p_at_least(self.right.get(oracle, 0), self.decoded.get(oracle, 0), 0.5)
 
     def bits_per_bit(self, oracle: str) -> float:
+        """What a decoded bit is worth: a binary symmetric channel's
+        capacity at the measured error rate; by rank, the symbol channel's
+        (C(bits, bits/2) symbols), shared among its bits."""
+        if oracle == RANK:
+            choices = math.comb(self.bits, self.bits // 2)
+            return symbol_capacity(choices, self.symbols.get(oracle, 0), self.symbols_right.get(oracle, 0)) / self.bits
         return capacity(1, self.decoded.get(oracle, 0), self.right.get(oracle, 0))
 
     def summary(self) -> str:
@@ -161,10 +219,14 @@ class CacheCrossing:
 
 def _score(crossing: CacheCrossing, sent: dict[int, int], received: list[tuple[int, int, str, int]], bits: int) -> None:
     """Each symbol the receiver probed that the sender sent, bit by bit."""
+    crossing.bits = bits
     for _k, j, oracle, value in received:
         if j in sent:
+            wrong = bin((value ^ sent[j]) & ((1 << bits) - 1)).count("1")
             crossing.decoded[oracle] = crossing.decoded.get(oracle, 0) + bits
-            crossing.right[oracle] = crossing.right.get(oracle, 0) + bits - bin((value ^ sent[j]) & ((1 << bits) - 1)).count("1")
+            crossing.right[oracle] = crossing.right.get(oracle, 0) + bits - wrong
+            crossing.symbols[oracle] = crossing.symbols.get(oracle, 0) + 1
+            crossing.symbols_right[oracle] = crossing.symbols_right.get(oracle, 0) + (wrong == 0)
 
 
 def _sent_and_received(sender_log: str, receiver_log: str):

@@ -49,8 +49,8 @@ class RecordingLauncher(Launcher):
         self.inner = inner
         self.procs: list[BotProcess] = []
 
-    def spawn(self, root: Path, argv: list[str], limits: BotLimits) -> BotProcess:
-        proc = self.inner.spawn(root, argv, limits)
+    def spawn(self, root: Path, argv: list[str], limits: BotLimits, seat: int = 0) -> BotProcess:
+        proc = self.inner.spawn(root, argv, limits, seat)
         self.procs.append(proc)
         return proc
 

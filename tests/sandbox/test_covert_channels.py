@@ -24,13 +24,22 @@ see: files read by an earlier run are cached already."""
 
 from __future__ import annotations
 
+import re
 import secrets
 
 import pytest
 
-from cardroom.runner import TimeControl
+from cardroom.runner import TimeControl, run_match
 
-from .channels import cache_across_matches, cache_between_seats, covert_match, fewest_beating_chance, p_at_least
+from .channels import (
+    RANK,
+    cache_across_matches,
+    cache_between_seats,
+    covert_match,
+    fewest_beating_chance,
+    hostile_bot,
+    p_at_least,
+)
 from .conftest import assert_host_clean
 
 pytestmark = pytest.mark.sandbox
@@ -38,7 +47,8 @@ pytestmark = pytest.mark.sandbox
 ALPHA = 0.001
 TIME = TimeControl(startup_ms=20_000, per_move_ms=2_000, overage_ms=5_000, total_ms=120_000, end_grace_ms=1_000)
 # the page cache's oracles: ru_inblock, /proc/self/io read_bytes, the access time, a read's duration
-ORACLES = ("rusage", "io", "atime", "time")
+# (against a second read, and ranked among the symbol's files: decision 268)
+ORACLES = ("rusage", "io", "atime", "time", RANK)
 
 
 @pytest.fixture
@@ -53,7 +63,7 @@ def assert_at_chance(crossing, files_seed: int, oracles: tuple[str, ...] = ORACL
     for oracle in oracles:
         if oracle in crossing.decoded:
             right, trials = crossing.right[oracle], crossing.decoded[oracle]
-            assert p_at_least(right, trials, 0.5) > ALPHA, (
+            assert crossing.p_value(oracle) > ALPHA, (
                 f"{oracle}: {right} of {trials} bits crossed (chance: at most "
                 f"{fewest_beating_chance(trials, 0.5, ALPHA) - 1}); files_seed {files_seed}; {crossing.summary()}"
             )
@@ -72,18 +82,27 @@ def test_the_page_cache_carries_nothing_to_the_next_rotation(clean_host, tmp_pat
 
 def test_the_page_cache_carries_nothing_between_seats(clean_host, tmp_path):
     """A sender seat reads 8 bits' worth of files in each of its turns of
-    the game's first 48; the receiver seat probes them at its next move."""
+    the game's first 48; the receiver seat probes them at its next move, by
+    every counter and by a read's duration. The duration crossed while the
+    seats shared the image's pages (the CPU's caches remembered the
+    sender's reads: 1516 of 2120 bits by rank in 6 matches, load 8.7);
+    each seat reads its own copy now (decision 268)."""
     files_seed = secrets.randbits(32)
     crossing = cache_between_seats(clean_host, tmp_path, TIME, files_seed, bits=8, symbols=48)
-    assert_at_chance(crossing, files_seed, oracles=("rusage", "io", "atime"))  # every counter: at chance
-    # A read's duration, the next seat's turn after the sender read the file:
-    # at chance on a quiet host, better than chance in some runs (131 of 184
-    # bits under load 9; in a CI run): the image's pages are shared between
-    # seats, so the CPU's caches still remember a read. Open (docs/operations.md).
-    if "time" in crossing.decoded:
-        right, trials = crossing.right["time"], crossing.decoded["time"]
-        if p_at_least(right, trials, 0.5) <= ALPHA:
-            pytest.xfail(f"open: read timing between seats, {right} of {trials} bits crossed; {crossing.summary()}")
+    assert_at_chance(crossing, files_seed)
+
+
+def test_the_seats_of_a_match_share_no_file_page(clean_host, tmp_path):
+    """One package in both seats: the interpreter, the standard library,
+    the SDK, the bot's own file and the files bound over /proc's are other
+    files (another device or inode: other pages) in each seat, so nothing
+    one seat reads is in the CPU's caches for the other (decision 268)."""
+    bot = hostile_bot(tmp_path / "identity", "file_identity.py", {})
+    record = run_match("allegra", [str(bot), str(bot)], seed=3, time=TIME, launcher=clean_host)
+    seen = [dict(re.findall(r"^file (\S+) (\d+ \d+)$", record.logs[seat], re.M)) for seat in (0, 1)]
+    assert len(seen[0]) == 6 and seen[0].keys() == seen[1].keys(), record.logs
+    shared = [path for path in seen[0] if seen[0][path] == seen[1][path]]
+    assert not shared, f"both seats read the same file at {shared}"
 
 
 def assert_counter_at_chance(crossing, bits: int, trials: int, refused: str) -> None:
@@ -130,6 +149,25 @@ def test_inode_numbers_carry_nothing_between_seats(clean_host, tmp_path, channel
     before."""
     crossing = covert_match(clean_host, tmp_path, channel, 4, TIME)
     assert_counter_at_chance(crossing, 4, 90, f"{channel} unreadable")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open (decision 268): the vDSO is one copy of the kernel's code mapped by every process of the host; "
+    "clflush and rdtscp are instructions, which no system call filter sees; what is left to the operator is the "
+    "kernel's vdso=0 (every clock read a system call), not tried here",
+)
+def test_the_vdso_carries_nothing_between_seats(clean_host, tmp_path):
+    """Flush+Reload on the one page every seat still shares: the receiver
+    flushes the vDSO's lines at the end of its move, the sender calls
+    time() 4 times for a 1 at its own, the receiver times a load of the
+    line time() runs at its next (1 bit a move; the line and threshold it
+    finds by calling time() itself before it is ready). In
+    benchmarks/covert_channels.py, 4 matches each, load average 8.8-10.4:
+    349 of 380 bits right with one call for a 1 (0.59 bits a move, 56 a
+    match), 307 of 380 with four."""
+    crossing = covert_match(clean_host, tmp_path, "vdso", 1, TIME, scale=4)
+    assert_counter_at_chance(crossing, 1, 60, "vdso refused")
 
 
 @pytest.mark.parametrize("channel", ["procino", "zeroino"])

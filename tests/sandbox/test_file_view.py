@@ -288,6 +288,32 @@ def test_files_not_in_memory_refuse_the_sandbox_unless_weak_mode_is_asked_for(mo
     assert report.ok and "NOT in force: files" in report.limits_summary()
 
 
+def test_a_seat_s_copy_of_the_image_is_the_same_files_in_other_pages(bwrap_launcher):
+    """Seats 1 and up read their own copy of their runtime's tree (decision
+    268): the same names, modes, sizes, owners and links as seat 0's, in
+    memory and read-only like it, but another file system (other pages:
+    nothing one seat reads is in the CPU's caches for another)."""
+    view = bwrap_launcher.image
+    first, copy = view.tree("native"), view.tree("native", 1)
+    assert view.tree("native", 1) == copy and view.tree("native", 2) != copy
+    assert image.in_memory(copy) and os.statvfs(copy).f_flag & os.ST_RDONLY
+    with pytest.raises(OSError):
+        (copy / "usr" / "planted").write_text("x")
+
+    def listing(tree: Path) -> dict[str, tuple]:
+        seen = {}
+        for dirpath, dirnames, filenames in os.walk(tree):
+            for name in dirnames + filenames:
+                path = os.path.join(dirpath, name)
+                st = os.lstat(path)
+                link = os.readlink(path) if stat.S_ISLNK(st.st_mode) else None
+                seen[os.path.relpath(path, tree)] = (st.st_mode, st.st_size, st.st_uid, st.st_gid, link)
+        return seen
+
+    assert listing(copy) == listing(first)
+    assert os.stat(copy).st_dev != os.stat(first).st_dev
+
+
 def test_an_image_no_worker_uses_is_removed_and_one_in_use_is_kept(bwrap_launcher):
     """A new version's worker frees the memory of the old images, but never
     one a living worker (holding its lock) still starts bots from."""

@@ -10,7 +10,9 @@ of a symbol whose bits are 1 (drawn from M, which the receiver never
 sees: half of each symbol's bits, at random places): "sent J VALUE" on stderr. The receiver probes a symbol's files
 (each oracle of visible.probe says whether a file was cached: a cached file
 reads as bit 1): "received K J ORACLE VALUE" at its move K, for each oracle
-it can use.
+it can use, and for the oracle "rank", which uses the code (half the bits
+1): the half of the files whose first read was quickest against their
+second.
 
 Between seats (S true), symbol j is the game's turn j (the observation's
 "turn"): the sender sends it at its first move of that turn; at each move
@@ -58,11 +60,14 @@ def main():
     def receive(moves, j):
         block = files[j * bits : (j + 1) * bits]
         if len(block) == bits:
-            found = [probe(path) for path in block]
+            timed = [probe(path) for path in block]
+            found = [oracles for oracles, _ratio in timed]
             for oracle in found[0]:
                 if found[0][oracle] is not None:
                     value = sum(1 << i for i, seen in enumerate(found) if seen[oracle])
                     log(f"received {moves} {j} {oracle} {value}")
+            quickest = sorted(range(bits), key=lambda i: timed[i][1])[: bits // 2]
+            log(f"received {moves} {j} rank {sum(1 << i for i in quickest)}")
 
     def on_move(moves, observation):
         if not between_seats:  # the next match's reader probes what its writer left

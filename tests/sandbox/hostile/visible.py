@@ -73,11 +73,12 @@ def io_read_bytes():
 
 def probe(path):
     """Read ``path`` through and say, by each oracle, whether it was in the
-    page cache before: {"rusage": ru_inblock did not move, "io":
-    /proc/self/io's read_bytes did not move, "atime": its access time is of
-    the last ten minutes, "time": the read took less than three times a
-    second read of it (then surely cached)}; None for an oracle this bot
-    cannot use."""
+    page cache (or the CPU's caches) before: ({"rusage": ru_inblock did not
+    move, "io": /proc/self/io's read_bytes did not move, "atime": its access
+    time is of the last ten minutes, "time": the read took less than three
+    times a second read of it (then surely cached)}, None for an oracle this
+    bot cannot use; the first read's duration over the second's, which a
+    receiver can rank among a symbol's files)."""
     st = os.stat(path)
     recent = time.time_ns() - st.st_atime_ns < 600 * 10**9
     blocks = resource.getrusage(resource.RUSAGE_SELF).ru_inblock
@@ -90,12 +91,13 @@ def probe(path):
     started = time.perf_counter_ns()
     read_all(path)
     second = time.perf_counter_ns() - started
-    return {
+    oracles = {
         "rusage": blocks == 0,
         "io": None if io is None or io_after is None else io_after == io,
         "atime": recent,
         "time": first < 3 * second,
     }
+    return oracles, first / max(second, 1)
 
 
 def log(text):
