@@ -53,6 +53,8 @@ move. The counters:
   procfs inode (lstat of /proc/self/fd/N for a descriptor just opened);
 * zeroino: the shmem counter again, through a shared mapping of /dev/zero
   (a new shmem file; /proc/self/maps shows its number) (decision 238);
+  a ready bot has no procfs and no bot has /dev/zero (decision 267): for
+  both, expect nothing decoded;
 * vdso: Flush+Reload on the kernel's vDSO, the one page of code every
   process of the host maps (tests/sandbox/hostile/flush_reload.py): the
   receiver flushes its lines after each move, the sender calls time()

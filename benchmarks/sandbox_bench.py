@@ -11,6 +11,9 @@ bot's process once it has answered ``ready``.
 * start: from ``Launcher.spawn`` to the bot's first reply (``ready`` to the
   ``start`` message) for a trivial protocol-v1 bot; median over N starts
   (plus the median of ``kill()``, the clean-up after a match);
+* ready to playing: from the ready reply to a bot frozen with its start-up
+  over (``pause`` and ``close_startup``: the gate closed, and in the
+  sandbox its /proc switched to static texts, decision 267);
 * memory: per bot, what its memory cgroup holds once it has answered
   ``ready`` (its processes, the page cache it brought in, its kernel
   memory); per host, the runtimes' image and the tmpfs of the run folders
@@ -318,9 +321,11 @@ def host_memory(launcher: Launcher) -> str:
     )
 
 
-def start_once(launcher: Launcher, bot: BenchBot) -> tuple[float, float, float, float]:
+def start_once(launcher: Launcher, bot: BenchBot) -> tuple[float, float, float, float, float]:
     """(ms from spawn to the ready reply, ms to kill and clean up, MiB
-    resident after ready, MiB its memory cgroup holds then)."""
+    resident after ready, MiB its memory cgroup holds then, us from the
+    ready reply to a bot frozen and ready to play: the freeze, and the
+    start-up gate closed and the /proc switched, decision 267)."""
     start_line = (json.dumps(START) + "\n").encode()
     t0 = time.perf_counter()
     proc = launcher.spawn(bot.root, bot.argv, bot.limits)
@@ -329,12 +334,14 @@ def start_once(launcher: Launcher, bot: BenchBot) -> tuple[float, float, float, 
     assert json.loads(wire.line())["type"] == "ready"
     t1 = time.perf_counter()
     proc.pause()  # as the players do after the ready reply
+    proc.close_startup()
+    t_playing = time.perf_counter()
     rss = resident_kib(proc) / 1024
     charged = charged_mib(proc)
     t_kill = time.perf_counter()
     proc.kill()
     t2 = time.perf_counter()
-    return (t1 - t0) * 1000, (t2 - t_kill) * 1000, rss, charged
+    return (t1 - t0) * 1000, (t2 - t_kill) * 1000, rss, charged, (t_playing - t1) * 1e6
 
 
 def bench_starts(launchers: list[tuple[str, Launcher]], bot: BenchBot, runs: int) -> dict[str, tuple[float, ...]]:
@@ -348,7 +355,7 @@ def bench_starts(launchers: list[tuple[str, Launcher]], bot: BenchBot, runs: int
         # at load 6-8), and each column must follow each other alike
         for name, launcher in order.sample(launchers, len(launchers)):
             samples[name].append(start_once(launcher, bot))
-    return {name: tuple(statistics.median(run[i] for run in runs_) for i in range(4)) for name, runs_ in samples.items()}
+    return {name: tuple(statistics.median(run[i] for run in runs_) for i in range(5)) for name, runs_ in samples.items()}
 
 
 FREEZE = True  # --no-freeze: measure the round trip without it, for comparison
@@ -419,8 +426,10 @@ def bench_round_trips(
             wire = Wire(proc)
             wire.send((json.dumps(START) + "\n").encode())
             wire.line()
-            if FREEZE:
-                proc.pause()
+            proc.pause()  # as a match has it from the ready reply on
+            proc.close_startup()
+            if not FREEZE:
+                proc.resume()
             wires[name] = wire
         place.measuring()
         for wire in wires.values():
@@ -637,10 +646,11 @@ def main(argv: list[str] | None = None) -> int:
         ("kill and clean up (median, ms)", 1, None),
         ("resident after ready (median, MiB)", 2, None),
         ("its memory cgroup after ready (MiB)", 3, None),
-        ("round trip, same core (median, us)", 4, 1.2),
-        ("round trip, across cores (median, us)", 5, 1.2),
-        ("ProtocolPlayer.act, same core (us)", 6, None),
-        ("ProtocolPlayer.act, across cores (us)", 7, None),
+        ("ready to playing (median, us)", 4, None),
+        ("round trip, same core (median, us)", 5, 1.2),
+        ("round trip, across cores (median, us)", 6, 1.2),
+        ("ProtocolPlayer.act, same core (us)", 7, None),
+        ("ProtocolPlayer.act, across cores (us)", 8, None),
     ]
     ok = True
     for runtime, columns in results.items():

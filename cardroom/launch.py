@@ -68,6 +68,12 @@ class BotLimits:
 ONE_THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "UV_THREADPOOL_SIZE": "1"}
 
 
+class StartupRefused(Exception):
+    """What the bot did before it was ready forfeits its seat (it kept a way
+    into its procfs across ``ready``, decision 267): the launcher has killed
+    it. The message says what it did."""
+
+
 class BotProcess(abc.ABC):
     """A running bot: its pipes, and a way to end it and everything it started."""
 
@@ -114,7 +120,9 @@ class BotProcess(abc.ABC):
     def close_startup(self) -> None:  # noqa: B027 - optional: only the sandbox gates calls
         """The bot answered ``ready``: the calls only a runtime's start needs
         (new pipes, sockets, memfds ...: decision 237) are refused from now
-        on. The plain launcher does nothing."""
+        on, and its procfs gives way to static texts (decision 267). Raises
+        StartupRefused (the bot killed) if it kept a way into its procfs.
+        The plain launcher does nothing."""
 
     def memory_report(self) -> tuple[int | None, int] | None:
         """Of the bot and everything it started: the most memory held at once

@@ -25,7 +25,7 @@ from itertools import accumulate
 from typing import Any
 
 from cardroom.fdwait import fd_ready
-from cardroom.launch import BotLimits, BotProcess, Launcher
+from cardroom.launch import BotLimits, BotProcess, Launcher, StartupRefused
 from cardroom.sizes import format_size
 from engine.core import Action, State
 
@@ -511,8 +511,11 @@ class ProtocolPlayer(Player):
         )
         left_ms = (deadline - time.monotonic()) * 1000
         self._parse(self._read_line(max(left_ms, 0), "ready reply", f"{info.time.startup_ms} ms (the start-up limit)"), "ready")
-        self._proc.close_startup()  # before anything of the match reaches it
         self._proc.pause()  # frozen until its first move: no thinking on the others' time
+        try:
+            self._proc.close_startup()  # frozen, and before anything of the match reaches it
+        except StartupRefused as exc:
+            raise BotFault(CRASH, str(exc)) from None
         self._cpu_mark, self._cpu_read_at = self._proc.cpu_ns(), time.monotonic()
         self._cpu_allowed_ms = CPU_START_SLACK_MS
 

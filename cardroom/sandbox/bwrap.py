@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from cardroom.fdwait import fd_ready
-from cardroom.launch import BotLimits, BotProcess, Launcher, PlainLauncher, PlainProcess
+from cardroom.launch import BotLimits, BotProcess, Launcher, PlainLauncher, PlainProcess, StartupRefused
 
 from .botexec import bot_exec_program
 from .cgroups import CPU_PERIOD_US, _Controller
@@ -37,6 +37,7 @@ from .filecache import copy_file
 from .image import IMAGE_PLATFORM, Image, prepare_image
 from .netns import NetnsPool
 from .procview import MEMINFO, REPLACED, covered, meminfo, show_only_processes, subset_supported
+from .ready_proc import ready_view_folder, replace_proc, ways_in
 from .reaping import (
     _children,
     _cleanup,
@@ -60,6 +61,11 @@ NO_CGROUP_ADDRESS_FACTOR = 8
 # gate's filter (decision 237) and hands a node or native bot its stdin and
 # stdout (decision 166); beside a Python bot's shim.
 BOT_EXEC_IN_SANDBOX = f"/{IMAGE_PLATFORM}/bot-exec"
+# Once a bot answers ready and its /proc is switched, its tasks must all be
+# frozen before they are looked at (decision 267): the kernel says so within
+# milliseconds, unless a task is stuck in a call that does not end.
+FREEZE_SETTLE_S = 1.0
+FREEZE_POLL_S = 0.0001
 
 
 # -- the process -----------------------------------------------------------------------
@@ -88,9 +94,13 @@ class BwrapProcess(BotProcess):
         freezer_file: tuple[int, bytes, bytes] | None = None,
         netns: tuple[NetnsPool, int] | None = None,
         gate: StartupGate | None = None,
+        ready_view: Path | None = None,
     ):
         self._popen = popen
         self._gate = gate  # answers the start-up filter's calls (decision 237)
+        # What its /proc becomes once it is ready (decision 267); None: no switch.
+        self._ready_view = ready_view
+        self.proc_switch_s: float | None = None  # what the switch took (the benchmark reads it)
         self._netns = netns  # the pooled network namespace it was lent
         assert popen.stderr is not None
         self.stdin = os.fdopen(stdin_fd, "wb")
@@ -120,6 +130,58 @@ class BwrapProcess(BotProcess):
     def close_startup(self) -> None:
         if self._gate is not None:
             self._gate.close_startup()
+        if self._ready_view is not None:
+            self._replace_proc(self._ready_view)
+
+    def _replace_proc(self, view: Path) -> None:
+        """Its procfs gives way to the static ``view`` (ready_proc, decision
+        267); killed (StartupRefused) if a task of it still reaches the old
+        one once every task is frozen. Fails closed: SandboxError."""
+        started = time.perf_counter()
+        self.pause()  # (the runner froze it already: a second write changes nothing)
+        proc = f"/proc/{self.inner_pid}/root/proc"
+        try:
+            old_dev = os.stat(proc).st_dev
+            if old_dev == os.stat("/proc").st_dev:  # never the host's own
+                raise OSError(f"{proc} is the host's /proc")
+            assert self._inner_pidfd is not None
+            # While the freeze settles: a lookup under way meanwhile gets the
+            # old procfs or the new view, and what it kept of the old is in
+            # its task's descriptors by the time the task is frozen.
+            replace_proc(self._inner_pidfd, view)
+            if os.stat(proc).st_dev != os.stat(view).st_dev:
+                raise OSError(f"{proc} is not the static view {view} after the switch")
+        except OSError as exc:
+            if self.poll() is not None:
+                raise StartupRefused("its program ended as it answered ready") from None
+            raise SandboxError(f"cannot replace the bot's /proc once it is ready: {exc}") from None
+        # Every task frozen: none is in a system call, so none can still
+        # open something of the old procfs after the check below.
+        freezer, path = self._freezer[0]
+        deadline = time.monotonic() + FREEZE_SETTLE_S
+        while not freezer.settled_frozen(path):
+            if self.poll() is not None:
+                raise StartupRefused("its program ended as it answered ready")
+            if time.monotonic() > deadline:
+                self.kill()
+                raise StartupRefused(
+                    f"its processes did not freeze within {FREEZE_SETTLE_S:.0f} s of its ready reply "
+                    "(a system call that would not end): the sandbox killed it"
+                )
+            time.sleep(FREEZE_POLL_S)
+        try:
+            held = ways_in(freezer.tasks(path), old_dev)
+        except OSError as exc:
+            if self.poll() is not None:
+                raise StartupRefused("its program ended as it answered ready") from None
+            raise SandboxError(f"cannot look for ways into the bot's old /proc: {exc}") from None
+        if held:
+            self.kill()
+            raise StartupRefused(
+                f"it kept a way into its procfs across its ready reply ({'; '.join(held[:4])}), which would let it read "
+                "a counter the other seats move: the sandbox killed it (decision 267)"
+            )
+        self.proc_switch_s = time.perf_counter() - started
 
     def resume(self) -> None:
         self._write_freezer(self._thaw_value, "thaw")
@@ -344,6 +406,8 @@ class BwrapLauncher(Launcher):
         # a runtime reads is bound; else every host file is covered. meminfo
         # is per bot.
         self.proc_subset = subset_supported()
+        # per memory limit and seat: what /proc becomes once a bot is ready
+        self._ready_views: dict[tuple[int, int], Path] = {}
         self._bwrap_stat = os.stat(bwrap)
         # (The host's sysctls: a bot needs none, and their counters
         # (fs.aio-nr, kernel.pty.nr, fs.file-nr ...) are moved by every
@@ -472,6 +536,19 @@ class BwrapLauncher(Launcher):
             *inner_argv,
         ]
         return args
+
+    def _ready_view(self, limits: BotLimits, seat: int) -> Path:
+        """The folder a bot's /proc becomes once it is ready (decision 267):
+        the image's static texts and its own meminfo, one per memory limit
+        and seat (the seats of a match read no file page in common:
+        decision 268), made or found once per launcher."""
+        key = (limits.memory_bytes, seat)
+        folder = self._ready_views.get(key)
+        if folder is None:
+            texts = self.image.proc_view
+            folder = ready_view_folder(runs_dir() / "proc", texts, _meminfo_file(limits.memory_bytes, seat), seat)
+            self._ready_views[key] = folder
+        return folder
 
     def as_bot(self, command: list[str], uid: int, rlimits: list[str], netns_fd: int | None) -> tuple[list[str], dict]:
         """``command`` (bwrap's) as the bot's uid under ``rlimits`` (in the
@@ -690,6 +767,7 @@ class BwrapLauncher(Launcher):
                 freezer_file,
                 None if netns_fd is None else (self.netns, netns_fd),  # type: ignore[arg-type]
                 gate,
+                self._ready_view(limits, seat) if gate is not None and proc_subset and freezer_file is not None else None,
             )
             gate = None  # the process's now
             fds = []

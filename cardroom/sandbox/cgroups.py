@@ -156,6 +156,21 @@ class _Controller:
         except OSError:
             return False
 
+    def settled_frozen(self, path: Path) -> bool:
+        """Has the kernel frozen every task of the cgroup (none is still in
+        a system call, on its way to the freezer)?"""
+        try:
+            if self.version == 1:
+                return (path / "freezer.state").read_text().strip() == "FROZEN"
+            return "frozen 1" in (path / "cgroup.events").read_text().splitlines()
+        except OSError:
+            return False
+
+    def tasks(self, path: Path) -> list[int]:
+        """Every thread of the cgroup (their ids, as the host's /proc names
+        them)."""
+        return [int(x) for x in (path / ("tasks" if self.version == 1 else "cgroup.threads")).read_text().split()]
+
     def join(self, path: Path, pid: int) -> None:
         _write(path / "cgroup.procs", str(pid))
 

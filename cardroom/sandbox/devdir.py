@@ -13,13 +13,18 @@ can add, remove or change an entry without remounting it, which needs
 that keeps device nodes usable) and a mount of its own ``/dev/shm`` on the
 ``shm`` folder.
 
-What a bot sees (``DEV_ENTRIES``): ``null``, ``zero``, ``full``,
-``random``, ``urandom`` and ``tty`` (the stateless character devices bwrap's
-``--dev`` gave it), the ``fd``/``stdin``/``stdout``/``stderr`` links into
+What a bot sees (``DEV_ENTRIES``): ``null``, ``full``, ``random``,
+``urandom`` and ``tty`` (the stateless character devices bwrap's ``--dev``
+gave it, less ``zero``), the ``fd``/``stdin``/``stdout``/``stderr`` links into
 ``/proc/self/fd``, and ``shm``. No ``ptmx`` and no ``pts``: a bot gets no
 pty (each would draw on the host's one ``kernel.pty.max``, decision 93),
 and with neither entry ``openpty`` fails with ENOENT at once. No
-``core`` link (``/proc/kcore`` is not the bot's to read).
+``core`` link (``/proc/kcore`` is not the bot's to read). No ``zero``
+(decision 267): each shared mapping of it is a new file of the kernel's
+internal shmem mount, numbered from a counter the whole host shares, which
+one seat moves and another reads in ``/proc/self/maps``; no runtime needs
+it (``MAP_ANONYMOUS`` gives the same zeroed memory), and a descriptor of
+it cannot be kept from before ``ready`` when there is none to open.
 
 Where this cannot be done (no ``CAP_MKNOD`` or ``CAP_SYS_ADMIN``, a host
 whose mounts are all ``nodev``, a device cgroup that refuses the nodes ...)
@@ -52,7 +57,6 @@ ST_RDONLY = os.ST_RDONLY
 # name -> ("char", major, minor) | ("dir",) | ("link", target)
 DEV_ENTRIES: dict[str, tuple] = {
     "null": ("char", 1, 3),
-    "zero": ("char", 1, 5),
     "full": ("char", 1, 7),
     "random": ("char", 1, 8),
     "urandom": ("char", 1, 9),
@@ -65,7 +69,7 @@ DEV_ENTRIES: dict[str, tuple] = {
 }
 DEVICE_MODE = 0o666
 FOLDER_MODE = 0o755
-# A page for the folder's entries; the root, the eleven entries and a spare.
+# A page for the folder's entries; the root, the ten entries and a spare.
 MOUNT_OPTIONS = f"size=4k,nr_inodes={len(DEV_ENTRIES) + 2},mode=0755,uid=0,gid=0"
 MOUNT_FLAGS = MS_NOSUID | MS_NOEXEC  # and not MS_NODEV: the nodes must open through the bind
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cardroom.fdwait import fd_ready
-from cardroom.launch import BotLimits, Launcher, PlainLauncher
+from cardroom.launch import BotLimits, Launcher, PlainLauncher, StartupRefused
 
 from .botexec import bot_exec_program
-from .bwrap import BwrapLauncher, UnsandboxedLauncher, remove_old_run_user_folders
+from .bwrap import BwrapLauncher, BwrapProcess, UnsandboxedLauncher, remove_old_run_user_folders
 from .cgroups import CONTROLLERS, _detect_controller
 from .config import (
     DEFAULT_UIDS,
@@ -36,6 +36,7 @@ from .config import (
 )
 from .filecache import sweep as sweep_file_cache
 from .image import prepare_runs
+from .ready_proc import READY_VIEW
 from .reaping import _set_child_subreaper, sweep_stale
 from .seccomp import SeccompFilter, SeccompUnavailable, get_filter
 from .tmpfs import check_tmpfs_mounts
@@ -312,6 +313,10 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
     report.notes.append(f"/proc: {proc_note}")
     if launcher.bot_exec is not None:
         report.notes.append("start-up gate: new pipes, sockets, memfds, shared memory and pidfds refused once a bot is ready")
+        if launcher.proc_subset and any(c.name == "freezer" for c in launcher.controllers):
+            report.notes.append(f"/proc once a bot is ready: {', '.join(READY_VIEW)} only, static (decision 267)")
+        else:
+            report.notes.append("/proc once a bot is ready: its live procfs still (it needs subset=pid and the freezer)")
     else:
         report.notes.append("start-up gate: none (it needs bot-exec): a bot may make pipes and sockets all match long")
     if error and launcher.dev is not None:
@@ -397,6 +402,9 @@ except OSError as exc:
     dev = "failed"
 sys.stdout.write("cardroom-probe %d %s %s %s\\n" % (os.getuid(), net, netlink, dev))
 sys.stdout.flush()
+sys.stdin.readline()  # (its /proc switched meanwhile, as when a bot is ready: decision 267)
+sys.stdout.write("cardroom-proc %s\\n" % ",".join(sorted(os.listdir("/proc"))))
+sys.stdout.flush()
 """
 
 
@@ -416,15 +424,7 @@ def _trial_run(launcher: BwrapLauncher, report: ProbeReport) -> str | None:
         try:
             proc.stdin.write(b"go\n")
             proc.stdin.flush()
-            out = b""
-            deadline = time.monotonic() + START_TIMEOUT_S
-            while b"\n" not in out and time.monotonic() < deadline:
-                if not fd_ready(proc.stdout_fd, deadline - time.monotonic()):
-                    break
-                chunk = os.read(proc.stdout_fd, 4096)
-                if not chunk:
-                    break
-                out += chunk
+            out = _read_line(proc.stdout_fd)
             elapsed = (time.monotonic() - started) * 1000
             if not out.startswith(b"cardroom-probe "):
                 os.set_blocking(proc.stderr_fd, False)
@@ -448,9 +448,41 @@ def _trial_run(launcher: BwrapLauncher, report: ProbeReport) -> str | None:
                     f"the seccomp filter is not in force in the sandbox (a netlink socket was {netlink}); "
                     f"refusing to run bots without it, or set {WEAK_LIMITS_ENV}=1 to run them without it"
                 )
+            return _trial_ready(proc)
         finally:
             proc.kill()
     return None
+
+
+def _trial_ready(proc: BwrapProcess) -> str | None:
+    """The trial bot's /proc switched as a ready bot's is (decision 267);
+    None if it shows the static texts only afterwards (or the launcher does
+    not switch: no gate or no freezer, the weak modes)."""
+    proc.pause()
+    try:
+        proc.close_startup()
+    except (SandboxError, StartupRefused) as exc:
+        return f"cannot replace a ready bot's /proc with static texts: {exc}; refusing to run bots here"
+    proc.resume()
+    proc.stdin.write(b"go\n")
+    proc.stdin.flush()
+    line = _read_line(proc.stdout_fd)
+    if proc.proc_switch_s is not None and line != f"cardroom-proc {','.join(sorted(READY_VIEW))}".encode():
+        return f"a ready bot's /proc is not the static texts after the switch ({line[:200]!r}); refusing to run bots here"
+    return None
+
+
+def _read_line(fd: int) -> bytes:
+    out = b""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while b"\n" not in out and time.monotonic() < deadline:
+        if not fd_ready(fd, deadline - time.monotonic()):
+            break
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        out += chunk
+    return out.strip()
 
 
 def _explain(message: str) -> str:

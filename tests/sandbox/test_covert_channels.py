@@ -170,17 +170,13 @@ def test_the_vdso_carries_nothing_between_seats(clean_host, tmp_path):
     assert_counter_at_chance(crossing, 1, 60, "vdso refused")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (decision 238): procfs numbers its inodes for /proc/PID entries with the host-wide "
-    "get_next_ino(), and a shared mapping of /dev/zero is a file of the kernel's shmem mount, whose "
-    "number /proc/self/maps shows; no system call filter tells these apart from what every runtime does",
-)
 @pytest.mark.parametrize("channel", ["procino", "zeroino"])
 def test_inode_numbers_read_without_new_files_carry_nothing(clean_host, tmp_path, channel):
     """The same counters with nothing the start-up gate refuses: the
     sender opens a descriptor and looks up /proc/self/fd/N (a new procfs
     inode), or maps /dev/zero shared, SYMBOL times at its move; the
-    receiver does it once and reads the number (lstat, /proc/self/maps)."""
+    receiver does it once and reads the number (lstat, /proc/self/maps).
+    Once a bot is ready its /proc is five static texts and its /dev has no
+    zero (decision 267): 111 of 111 8-bit symbols crossed before."""
     crossing = covert_match(clean_host, tmp_path, channel, 4, TIME)
     assert_counter_at_chance(crossing, 4, 90, f"{channel} unreadable")

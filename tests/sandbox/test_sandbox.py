@@ -1016,6 +1016,8 @@ def test_probe_report(bwrap_launcher):
         if not report.weak_limits:
             assert limit.in_force, limit.describe()  # fail closed: no silent weaker sandbox
     assert report.subreaper
+    if not report.weak_limits:  # the trial bot's /proc was switched (decision 267)
+        assert "/proc once a bot is ready: meminfo, stat, cpuinfo, loadavg, uptime only" in text, text
 
 
 @pytest.mark.sandbox

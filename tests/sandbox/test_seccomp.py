@@ -241,7 +241,7 @@ MOUNTS = """
 """
 # Writable mounts a sandbox may have, each of its own or without state.
 PRIVATE_RW = {"/proc": "proc", "/tmp": "tmpfs", "/dev/shm": "tmpfs"}
-STATELESS_DEVICES = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+STATELESS_DEVICES = {"/dev/null", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
 
 
 def mounts_of(lines: list[str]) -> dict[str, tuple[str, str, bool]]:
