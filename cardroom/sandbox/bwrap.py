@@ -37,7 +37,7 @@ from .filecache import copy_file
 from .image import IMAGE_PLATFORM, Image, prepare_image
 from .netns import NetnsPool
 from .procview import MEMINFO, REPLACED, covered, meminfo, show_only_processes, subset_supported
-from .ready_proc import ready_view_folder, replace_proc, ways_in
+from .ready_proc import pid_inside, ready_view_folder, replace_proc, ways_in
 from .reaping import (
     _children,
     _cleanup,
@@ -148,7 +148,7 @@ class BwrapProcess(BotProcess):
             # While the freeze settles: a lookup under way meanwhile gets the
             # old procfs or the new view, and what it kept of the old is in
             # its task's descriptors by the time the task is frozen.
-            replace_proc(self._inner_pidfd, view)
+            replace_proc(self._inner_pidfd, view, pid_inside(self.inner_pid))
             if os.stat(proc).st_dev != os.stat(view).st_dev:
                 raise OSError(f"{proc} is not the static view {view} after the switch")
         except OSError as exc:

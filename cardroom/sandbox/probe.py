@@ -36,7 +36,7 @@ from .config import (
 )
 from .filecache import sweep as sweep_file_cache
 from .image import prepare_runs
-from .ready_proc import READY_VIEW
+from .ready_proc import READY_LISTING, READY_VIEW
 from .reaping import _set_child_subreaper, sweep_stale
 from .seccomp import SeccompFilter, SeccompUnavailable, get_filter
 from .tmpfs import check_tmpfs_mounts
@@ -467,7 +467,7 @@ def _trial_ready(proc: BwrapProcess) -> str | None:
     proc.stdin.write(b"go\n")
     proc.stdin.flush()
     line = _read_line(proc.stdout_fd)
-    if proc.proc_switch_s is not None and line != f"cardroom-proc {','.join(sorted(READY_VIEW))}".encode():
+    if proc.proc_switch_s is not None and line != f"cardroom-proc {','.join(READY_LISTING)}".encode():
         return f"a ready bot's /proc is not the static texts after the switch ({line[:200]!r}); refusing to run bots here"
     return None
 

@@ -16,7 +16,11 @@ anything of the match reaches it) its procfs is put out of its reach
    the bot's pidfd) and attaches over its ``/proc`` a read-only bind of a
    folder of the five texts a runtime reads (``READY_VIEW``: ``meminfo``,
    ``stat``, ``cpuinfo``, ``loadavg``, ``uptime``), cloned from the host's
-   tree before it entered (``open_tree``, ``move_mount``). The procfs stays
+   tree before it entered (``open_tree``, ``move_mount``), and binds over
+   its ``self/stat`` and ``self/statm`` the bot's own live files (``LIVE``:
+   Node's ``process.memoryUsage()`` reads ``stat``), cloned from the bot's
+   procfs before the view covers it: a bind of a file ends the path there,
+   so reading it looks nothing up and makes no inode. The procfs stays
    beneath it, covered: no path leads there, and the bot cannot take the
    cover off (``umount2`` is refused by its seccomp filter, and it has no
    capability in its namespaces). Detaching it as well (``MNT_DETACH``)
@@ -47,9 +51,14 @@ from pathlib import Path
 
 from .procview import REPLACED
 
-__all__ = ["READY_VIEW", "replace_proc", "ways_in", "ready_view_folder"]
+__all__ = ["READY_VIEW", "READY_LISTING", "LIVE", "pid_inside", "replace_proc", "ways_in", "ready_view_folder"]
 
 READY_VIEW = REPLACED  # what a runtime reads of /proc once it plays (decision 267)
+# The bot's own files of its main process, live (a bind of each): what they
+# show is the bot's alone (its pid in its namespace, its times and memory).
+LIVE = ("stat", "statm")
+# What a ready bot lists in /proc: the texts and self/ (holding LIVE).
+READY_LISTING = tuple(sorted((*READY_VIEW, "self")))
 
 # x86-64 system call numbers (the sandbox runs there only: procview.subset_supported)
 _SYS_OPEN_TREE, _SYS_MOVE_MOUNT, _SYS_MOUNT_SETATTR = 428, 429, 442
@@ -89,7 +98,7 @@ def ready_view_folder(parent: Path, texts: Path, meminfo_file: Path, seat: int =
     holds, so that workers of two versions on one host never share a stale
     one; made once, then reused."""
     contents = {name: (meminfo_file if name == "meminfo" else texts / name).read_bytes() for name in READY_VIEW}
-    digest = hashlib.sha256(repr(sorted(contents.items())).encode()).hexdigest()[:12]
+    digest = hashlib.sha256(repr((sorted(contents.items()), LIVE)).encode()).hexdigest()[:12]
     folder = parent / (f"ready-{digest}" + (f"-seat{seat}" if seat else ""))
     if folder.is_dir():
         return folder
@@ -98,6 +107,11 @@ def ready_view_folder(parent: Path, texts: Path, meminfo_file: Path, seat: int =
     for name, content in contents.items():
         (temporary / name).write_bytes(content)
         os.chmod(temporary / name, 0o444)
+    (temporary / "self").mkdir(mode=0o755)
+    for name in LIVE:  # where the live files are bound (replace_proc)
+        (temporary / "self" / name).write_bytes(b"")
+        os.chmod(temporary / "self" / name, 0o444)
+    os.chmod(temporary / "self", 0o555)
     os.chmod(temporary, 0o555)
     try:
         os.rename(temporary, folder)
@@ -108,33 +122,65 @@ def ready_view_folder(parent: Path, texts: Path, meminfo_file: Path, seat: int =
     return folder
 
 
-def replace_proc(pidfd: int, view: Path) -> None:
-    """In the mount namespace of the process ``pidfd``, attach a read-only
-    bind of ``view`` over ``/proc`` (and what is bound over it). Raises
-    OSError if any step fails: the bot must not play then."""
+def pid_inside(host_pid: int) -> int:
+    """The pid of the host's process ``host_pid`` in its own (innermost)
+    pid namespace: the last of its status's ``NSpid``."""
+    for line in Path(f"/proc/{host_pid}/status").read_text().splitlines():
+        if line.startswith("NSpid:"):
+            return int(line.split()[-1])
+    raise OSError(f"no NSpid in /proc/{host_pid}/status")
+
+
+def replace_proc(pidfd: int, view: Path, pid_in_namespace: int) -> None:
+    """In the mount namespace of the process ``pidfd`` (``pid_in_namespace`` in
+    its own pid namespace), attach a read-only bind of ``view`` over
+    ``/proc`` (and what is bound over it), then the process's own ``LIVE``
+    files over ``/proc/self/``. Raises OSError if any step fails: the bot
+    must not play then."""
     errors: list[BaseException] = []
     # setns into a mount namespace needs a file-system context no other
     # thread shares: a thread of its own, which unshares it and then ends.
-    thread = threading.Thread(target=_replace_in_thread, args=(pidfd, view, errors), name="replace-proc", daemon=True)
+    thread = threading.Thread(
+        target=_replace_in_thread, args=(pidfd, view, pid_in_namespace, errors), name="replace-proc", daemon=True
+    )
     thread.start()
     thread.join()
     if errors:
         raise errors[0]
 
 
-def _replace_in_thread(pidfd: int, view: Path, errors: list[BaseException]) -> None:
+def _open_tree(path: str | Path) -> int:
+    return _check(
+        _libc.syscall(
+            ctypes.c_long(_SYS_OPEN_TREE),
+            ctypes.c_long(_AT_FDCWD),
+            os.fsencode(path),
+            ctypes.c_long(_OPEN_TREE_CLONE | _OPEN_TREE_CLOEXEC),
+        ),
+        f"open_tree {path}",
+    )
+
+
+def _move_mount(tree: int, target: str, what: str) -> None:
+    _check(
+        _libc.syscall(
+            ctypes.c_long(_SYS_MOVE_MOUNT),
+            ctypes.c_long(tree),
+            b"",
+            ctypes.c_long(_AT_FDCWD),
+            os.fsencode(target),
+            ctypes.c_long(_MOVE_MOUNT_F_EMPTY_PATH),
+        ),
+        what,
+    )
+
+
+def _replace_in_thread(pidfd: int, view: Path, pid_in_namespace: int, errors: list[BaseException]) -> None:
     tree = -1
+    live: list[int] = []
     try:
         # Cloned here, in the worker's namespace, where ``view`` is visible.
-        tree = _check(
-            _libc.syscall(
-                ctypes.c_long(_SYS_OPEN_TREE),
-                ctypes.c_long(_AT_FDCWD),
-                os.fsencode(view),
-                ctypes.c_long(_OPEN_TREE_CLONE | _OPEN_TREE_CLOEXEC),
-            ),
-            f"open_tree {view}",
-        )
+        tree = _open_tree(view)
         attr = _MountAttr(_MOUNT_ATTR_RDONLY | _MOUNT_ATTR_NOSUID | _MOUNT_ATTR_NODEV | _MOUNT_ATTR_NOEXEC, 0, 0, 0)
         _check(
             _libc.syscall(
@@ -149,23 +195,19 @@ def _replace_in_thread(pidfd: int, view: Path, errors: list[BaseException]) -> N
         )
         _check(_libc.unshare(_CLONE_FS), "unshare(CLONE_FS)")
         _check(_libc.setns(pidfd, _CLONE_NEWNS), "setns into the bot's mount namespace")
-        # From here on "/" is the bot's root and "/proc" its procfs.
-        _check(
-            _libc.syscall(
-                ctypes.c_long(_SYS_MOVE_MOUNT),
-                ctypes.c_long(tree),
-                b"",
-                ctypes.c_long(_AT_FDCWD),
-                b"/proc",
-                ctypes.c_long(_MOVE_MOUNT_F_EMPTY_PATH),
-            ),
-            "attaching the static /proc over the procfs",
-        )
+        # From here on "/" is the bot's root and "/proc" its procfs: its own
+        # files are cloned from there (the pid as the bot sees it), before
+        # the view covers it.
+        live = [_open_tree(f"/proc/{pid_in_namespace}/{name}") for name in LIVE]
+        _move_mount(tree, "/proc", "attaching the static /proc over the procfs")
+        for name, file_tree in zip(LIVE, live, strict=True):
+            _move_mount(file_tree, f"/proc/self/{name}", f"binding the bot's own {name} in /proc/self")
     except BaseException as exc:  # handed to the caller's thread
         errors.append(exc)
     finally:
-        if tree >= 0:
-            os.close(tree)
+        for fd in [tree, *live]:
+            if fd >= 0:
+                os.close(fd)
 
 
 def ways_in(tasks: list[int], proc_dev: int) -> list[str]:

@@ -45,12 +45,15 @@ class RecordingLauncher(Launcher):
     name = "bwrap"
     isolated = True
 
-    def __init__(self, inner: Launcher):
+    def __init__(self, inner: Launcher, every_seat_as: int | None = None):
         self.inner = inner
         self.procs: list[BotProcess] = []
+        # A control may start every seat as one (one copy of the image for
+        # all, as before decision 268), to show what another defence stops.
+        self.every_seat_as = every_seat_as
 
     def spawn(self, root: Path, argv: list[str], limits: BotLimits, seat: int = 0) -> BotProcess:
-        proc = self.inner.spawn(root, argv, limits, seat)
+        proc = self.inner.spawn(root, argv, limits, seat if self.every_seat_as is None else self.every_seat_as)
         self.procs.append(proc)
         return proc
 

@@ -14,7 +14,7 @@ import shutil
 import pytest
 
 from cardroom.players import CRASH
-from cardroom.sandbox.ready_proc import READY_VIEW
+from cardroom.sandbox.ready_proc import LIVE, READY_VIEW
 
 from .conftest import HOSTILE, assert_host_clean
 from .native import node_package
@@ -39,8 +39,12 @@ def test_after_ready_proc_is_five_static_texts_and_dev_has_no_zero(clean_host, t
     assert not record.replay["result"]["forfeits"], log[-2000:]
     before, after = seen(log, "before"), seen(log, "after")
     assert before["self"] == "1" and "self" in before["proc"].split(","), log[-2000:]
-    assert after["proc"].split(",") == sorted(READY_VIEW), log[-2000:]
+    assert after["proc"].split(",") == sorted((*READY_VIEW, "self")), log[-2000:]
     assert after["self"] == "0", log[-2000:]
+    # /proc/self keeps the bot's own live stat and statm (Node's memoryUsage), nothing else
+    assert after["selflist"] == ",".join(sorted(LIVE)), log[-2000:]
+    own_pid, resident = after["ownstat"].split(",")
+    assert own_pid == before["ownstat"].split(",")[0] and int(resident) > 0, log[-2000:]  # the same process
     assert before["zero"] == after["zero"] == "0", log[-2000:]
     assert re.search(r"^unreadable ENOENT$", log, re.M), log[-2000:]  # no /proc/self/fd/N: nothing to read
     assert re.search(r"^uncover EPERM$", log, re.M), log[-2000:]  # the procfs beneath stays covered
@@ -60,12 +64,12 @@ def test_a_bot_that_keeps_its_procfs_across_ready_is_killed(clean_host, tmp_path
 
 def test_what_node_reads_of_proc_once_ready(clean_host, tmp_path):
     """os.cpus, os.totalmem, os.loadavg and os.uptime read the static
-    texts; process.memoryUsage reads /proc/self/stat, gone once the bot is
-    ready (process.resourceUsage is getrusage: it works)."""
+    texts; process.memoryUsage reads /proc/self/stat, the bot's own live
+    file bound there (process.resourceUsage is getrusage)."""
     folder = node_package(tmp_path / "proc-after-ready-js", HOSTILE / "proc_after_ready.js")
     shutil.copyfile(HOSTILE / "node_bot.js", folder / "node_bot.js")
     log = play(clean_host, [folder, *OPPONENTS]).logs[0]  # (node_bot.js reads no more after its attack)
     node = seen(log, "node")
     assert node["cpus"] == "1" and node["loadavg"] == "0,0,0" and node["uptime"] == "0", log[-2000:]
     assert int(node["totalmem"]) > 0 and int(node["maxrss"]) > 0, log[-2000:]
-    assert node["rss"] == "ENOENT", log[-2000:]
+    assert int(node["rss"]) > 0, log[-2000:]

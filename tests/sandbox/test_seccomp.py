@@ -57,9 +57,13 @@ def test_the_secret_does_not_cross_between_seats(recording, tmp_path):
 
 
 def test_without_the_filter_the_secret_crosses(bwrap_launcher, tmp_path):
-    """The control: the same bots in the same sandbox minus the filter. If
-    this ever fails, the test above no longer proves anything."""
-    unfiltered = RecordingLauncher(BwrapLauncher(bwrap_launcher.bwrap, bwrap_launcher.controllers, seccomp=None))
+    """The control: the same bots in the same sandbox minus the filter, both
+    seats on one copy of the image (each seat's own copy, decision 268,
+    would stop the locks too). If this ever fails, the test above no longer
+    proves anything."""
+    unfiltered = RecordingLauncher(
+        BwrapLauncher(bwrap_launcher.bwrap, bwrap_launcher.controllers, seccomp=None), every_seat_as=0
+    )
     bot = folder_bot(tmp_path, "signaller.py")
     record = play(unfiltered, [bot, bot], seed=11, time=TIME)
     secret, received = secret_and_received(record)

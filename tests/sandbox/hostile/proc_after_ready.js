@@ -1,7 +1,7 @@
 // What node reads of /proc once the bot is ready (decision 267): at its
 // third move it logs "node KEY VALUE" for what the os module reads from the
 // static texts, and process.memoryUsage(), which reads /proc/self/stat
-// (gone then), and plays on.
+// (the bot's own, bound there), and plays on.
 "use strict";
 const os = require("os");
 const { play, say } = require("./node_bot.js");
