@@ -42,6 +42,12 @@ ratings' difference (from the joint covariance, t with the smaller outcome
 count) excluding 0. Then the only
 versions that may be in the wrong order relative to it are its two
 neighbours, so its true place is its place, one above or one below.
+
+"About N more matches" (``matches_to_separate``, since
+bradley-terry-points@2; decision 269): for each version not yet told
+apart, the median number of matches until the pair is first shown
+separated, both versions playing on, t falling with the outcomes; the
+largest of them.
 """
 
 from __future__ import annotations
@@ -52,7 +58,7 @@ from dataclasses import dataclass
 
 from cardroom.tournament.stats import t_quantile
 
-MODEL = "bradley-terry-points@1"
+MODEL = "bradley-terry-points@2"  # @2: "about N more" as decision 269 (the fit is @1's)
 
 RATING_CENTRE = 1500.0
 RATING_PER_LOGIT = 400.0 / math.log(10.0)  # Elo's scale
@@ -292,6 +298,122 @@ def quantile(outcomes: int, level: float = LEVEL) -> float:
     return t_quantile(max(outcomes - 1, 1), 0.5 + level / 2)
 
 
+def unseparated(model: Fit, order: Sequence[int], place0: int, level: float = LEVEL) -> list[tuple[int, float, float]]:
+    """For the version at ``order[place0]`` (``order``: rows of ``model``
+    best first), every version two or more places away that its interval
+    does not yet tell apart: (its row, the gap in strengths, the half-width
+    the gap must pass). Empty: the place is settled (if it played)."""
+    i = order[place0]
+    out = []
+    for other0, j in enumerate(order):
+        if abs(other0 - place0) < 2:
+            continue
+        gap = abs(model.theta[i] - model.theta[j])
+        needed = quantile(min(model.counts[i], model.counts[j]), level) * model.difference_sd(i, j)
+        if gap <= needed:
+            out.append((j, gap, needed))
+    return out
+
+
+def _normal_cdf(x: float) -> float:
+    """The standard normal's distribution function, from erfc: accurate in
+    the far lower tail, where 1 + erf(x) cancels to 0."""
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+def _inverse_gaussian_median(mean: float, shape: float) -> float:
+    """The median of the inverse Gaussian law (the time a Brownian motion
+    with drift nu takes to first reach a level a above it: mean a/nu, shape
+    a^2), by bisection on its distribution function; always below the mean."""
+    ratio = shape / mean
+
+    def cdf(u: float) -> float:
+        r = math.sqrt(shape / u)
+        # e^(2 ratio) Phi(-x), in logs: Phi(-x) underflows where e^(2 ratio) would not
+        tail = _normal_cdf(-r * (u / mean + 1))
+        return _normal_cdf(r * (u / mean - 1)) + (math.exp(2 * ratio + math.log(tail)) if tail > 0 else 0.0)
+
+    low, high = mean * 1e-9, mean
+    for _ in range(80):
+        middle = math.sqrt(low * high)
+        low, high = (middle, high) if cdf(middle) < 0.5 else (low, middle)
+    return math.sqrt(low * high)
+
+
+def matches_to_separate(model: Fit, i: int, j: int, level: float = LEVEL) -> float:
+    """About how many more matches version ``i`` (a row of ``model``) plays
+    until its difference from ``j`` is first shown separated: the median
+    of that waiting time under the model, as the matches come in.
+
+    Both keep playing (the scheduler gives every version about the same
+    share), so after m more matches each, each one's part of the
+    difference's variance shrinks with its own matches: with a = n_i / (n_i
+    + m) and b = n_j / (n_j + m), V(m) = a C_ii + b C_jj - 2 sqrt(ab) C_ij.
+    In information I = 1 / V the estimated difference times I is a
+    Brownian motion with drift the gap d, and the pair is shown separated
+    when it first reaches t(df) sqrt(I), t's degrees of freedom growing
+    with the outcomes. Its mean path reaches it at I* = (t*/d)^2, t* the
+    quantile then; the boundary's tangent there turns the wait into a
+    Brownian motion's first passage to a level, the inverse Gaussian law
+    (mean I* - I0, shape (d/2)^2 (I* - I0)^2), whose median is the answer
+    (the tangent lies above the concave boundary: if anything, late).
+    Not the mean path's own crossing: a version is shown settled the first
+    time its interval clears, and the path's own noise makes that
+    typically much sooner (decision 269 has the measurements).
+    ``math.inf`` when the gap is 0."""
+    gap = abs(model.theta[i] - model.theta[j])
+    if gap == 0:
+        return math.inf
+    c, n_i, n_j = model.covariance, max(model.matches[i], 1), max(model.matches[j], 1)
+
+    def variance(m: float) -> float:
+        a, b = n_i / (n_i + m), n_j / (n_j + m)
+        return max(a * c[i][i] + b * c[j][j] - 2 * math.sqrt(a * b) * c[i][j], 1e-300)
+
+    def matches_for(information: float) -> float:
+        """The fewest more matches at which V falls to 1 / information."""
+        if variance(0.0) <= 1 / information:
+            return 0.0
+        low, high = 0.0, 1.0
+        while variance(high) > 1 / information:
+            low, high = high, high * 2
+            if high > 1e12:
+                return math.inf
+        for _ in range(60):
+            middle = (low + high) / 2
+            low, high = (middle, high) if variance(middle) > 1 / information else (low, middle)
+        return high
+
+    def t_after(m: float) -> float:
+        outcomes = min(model.counts[i] * (n_i + m) / n_i, model.counts[j] * (n_j + m) / n_j)
+        return quantile(int(outcomes), level)
+
+    start = 1 / variance(0.0)
+    t_then = t_after(0.0)
+    for _ in range(20):  # t* at the crossing it implies: it only falls, so this settles quickly
+        target = (t_then / gap) ** 2
+        m = matches_for(target)
+        if not math.isfinite(m):
+            return math.inf
+        t_next = t_after(m)
+        if t_next == t_then:
+            break
+        t_then = t_next
+    if target <= start:
+        return m
+    wait = target - start
+    median = _inverse_gaussian_median(wait, (gap / 2) ** 2 * wait**2)
+    return matches_for(start + median)
+
+
+def more_matches(model: Fit, i: int, apart: list[tuple[int, float, float]], level: float = LEVEL) -> int:
+    """The "about N more matches" of row ``i`` not settled, ``apart`` its
+    ``unseparated`` list: the longest wait among them (at least 1;
+    MORE_MATCHES_CAP when no end is in sight)."""
+    wait = max((matches_to_separate(model, i, j, level) for j, _gap, _needed in apart), default=1.0)
+    return MORE_MATCHES_CAP if not math.isfinite(wait) else min(max(math.ceil(wait), 1), MORE_MATCHES_CAP)
+
+
 def rank(outcomes: Iterable[Outcome], *, prior_sd: float = PRIOR_SD, level: float = LEVEL) -> list[Rank]:
     """Every version that played, best first (ties in rating by version id);
     deterministic."""
@@ -300,23 +422,9 @@ def rank(outcomes: Iterable[Outcome], *, prior_sd: float = PRIOR_SD, level: floa
     order = sorted(range(n), key=lambda i: (-model.theta[i], model.versions[i]))
     out = []
     for place0, i in enumerate(order):
-        worst = 1.0  # the largest factor by which i's matches must grow
-        settled = model.matches[i] > 0
-        for other0, j in enumerate(order):
-            if abs(other0 - place0) < 2:
-                continue
-            gap = abs(model.theta[i] - model.theta[j])
-            needed = quantile(min(model.counts[i], model.counts[j]), level) * model.difference_sd(i, j)
-            if gap <= needed:
-                settled = False
-                worst = max(worst, (needed / gap) ** 2 if gap > 0 else math.inf)
-        if settled:
-            more = None
-        else:
-            # The interval of a difference narrows about as 1/sqrt(matches).
-            have = max(model.matches[i], 1)
-            more = MORE_MATCHES_CAP if worst == math.inf else min(math.ceil(have * (worst - 1)), MORE_MATCHES_CAP)
-            more = max(more, 1)
+        apart = unseparated(model, order, place0, level)
+        settled = model.matches[i] > 0 and not apart
+        more = None if settled else more_matches(model, i, apart, level)
         half = quantile(model.counts[i], level) * math.sqrt(max(model.covariance[i][i], 0.0)) * RATING_PER_LOGIT
         rating = model.rating(i)
         out.append(
