@@ -260,6 +260,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--horizon", type=int, default=120, help="matches per version in a run")
     parser.add_argument("--every", type=int, default=2, help="matches per version between fits")
     parser.add_argument("--fields", default=",".join(FIELDS))
+    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of the runs")
     parser.add_argument("--out", default=str(ROOT / "var" / "ranking_more_matches.json"))
     args = parser.parse_args(argv)
     report: dict[str, Any] = {"model": ranking.MODEL, "runs": args.runs, "horizon": args.horizon, "every": args.every}
@@ -271,8 +272,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         runs = [simulate(name, rng, args.horizon, args.every) for _ in range(args.runs)]
         boot = random.Random(f"{SEED}:{name}:boot")
         results[name] = {
-            "before": summarise(runs, "before", boot),
-            "after": summarise(runs, "after", boot),
+            "before": summarise(runs, "before", boot, args.resamples),
+            "after": summarise(runs, "after", boot, args.resamples),
             "settled_within_one": settled_within_one(runs),
             "settled_at_end": statistics.mean(
                 sum(s.settled for s in run.checkpoints[-1].values()) / VERSIONS for run in runs

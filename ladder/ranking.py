@@ -43,17 +43,17 @@ count) excluding 0. Then the only
 versions that may be in the wrong order relative to it are its two
 neighbours, so its true place is its place, one above or one below.
 
-"About N more matches" (``matches_to_separate``, since
-bradley-terry-points@2; decision 269): for each version not yet told
-apart, the median number of matches until the pair is first shown
-separated, both versions playing on, t falling with the outcomes; the
-largest of them.
+"About N more matches" (``more_matches``, since bradley-terry-points@2;
+decision 269): the median number of matches until every version two or
+more places away that it is not yet told apart from is first shown
+separated from it (``separation_chance``: both versions playing on, t
+falling with the outcomes, the first passage of the estimated difference).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from cardroom.tournament.stats import t_quantile
@@ -321,29 +321,29 @@ def _normal_cdf(x: float) -> float:
     return 0.5 * math.erfc(-x / math.sqrt(2.0))
 
 
+def _inverse_gaussian_cdf(u: float, mean: float, shape: float) -> float:
+    """The inverse Gaussian law's distribution function at ``u`` > 0: the
+    chance that a Brownian motion with drift nu first reaches a level a
+    above it by time u (mean a/nu, shape a^2)."""
+    r = math.sqrt(shape / u)
+    # e^(2 shape/mean) Phi(-x), in logs: Phi(-x) underflows where the exponential would not
+    tail = _normal_cdf(-r * (u / mean + 1))
+    return _normal_cdf(r * (u / mean - 1)) + (math.exp(2 * shape / mean + math.log(tail)) if tail > 0 else 0.0)
+
+
 def _inverse_gaussian_median(mean: float, shape: float) -> float:
-    """The median of the inverse Gaussian law (the time a Brownian motion
-    with drift nu takes to first reach a level a above it: mean a/nu, shape
-    a^2), by bisection on its distribution function; always below the mean."""
-    ratio = shape / mean
-
-    def cdf(u: float) -> float:
-        r = math.sqrt(shape / u)
-        # e^(2 ratio) Phi(-x), in logs: Phi(-x) underflows where e^(2 ratio) would not
-        tail = _normal_cdf(-r * (u / mean + 1))
-        return _normal_cdf(r * (u / mean - 1)) + (math.exp(2 * ratio + math.log(tail)) if tail > 0 else 0.0)
-
+    """The inverse Gaussian law's median, by bisection; always below the mean."""
     low, high = mean * 1e-9, mean
-    for _ in range(80):
+    while high > low * (1 + 1e-7):
         middle = math.sqrt(low * high)
-        low, high = (middle, high) if cdf(middle) < 0.5 else (low, middle)
+        low, high = (middle, high) if _inverse_gaussian_cdf(middle, mean, shape) < 0.5 else (low, middle)
     return math.sqrt(low * high)
 
 
-def matches_to_separate(model: Fit, i: int, j: int, level: float = LEVEL) -> float:
-    """About how many more matches version ``i`` (a row of ``model``) plays
-    until its difference from ``j`` is first shown separated: the median
-    of that waiting time under the model, as the matches come in.
+def separation_chance(model: Fit, i: int, j: int, level: float = LEVEL) -> Callable[[float], float]:
+    """The chance, as a function of m, that versions ``i`` and ``j`` (rows
+    of ``model``) are first shown separated within m more matches each,
+    under the model, the gap being what it is estimated to be.
 
     Both keep playing (the scheduler gives every version about the same
     share), so after m more matches each, each one's part of the
@@ -351,38 +351,22 @@ def matches_to_separate(model: Fit, i: int, j: int, level: float = LEVEL) -> flo
     + m) and b = n_j / (n_j + m), V(m) = a C_ii + b C_jj - 2 sqrt(ab) C_ij.
     In information I = 1 / V the estimated difference times I is a
     Brownian motion with drift the gap d, and the pair is shown separated
-    when it first reaches t(df) sqrt(I), t's degrees of freedom growing
-    with the outcomes. Its mean path reaches it at I* = (t*/d)^2, t* the
+    when it first reaches t sqrt(I), t's degrees of freedom growing with
+    the outcomes. Its mean path reaches it at I* = (t*/d)^2, t* the
     quantile then; the boundary's tangent there turns the wait into a
     Brownian motion's first passage to a level, the inverse Gaussian law
-    (mean I* - I0, shape (d/2)^2 (I* - I0)^2), whose median is the answer
-    (the tangent lies above the concave boundary: if anything, late).
-    Not the mean path's own crossing: a version is shown settled the first
-    time its interval clears, and the path's own noise makes that
-    typically much sooner (decision 269 has the measurements).
-    ``math.inf`` when the gap is 0."""
+    (mean I* - I0, shape (d/2)^2 (I* - I0)^2) (the tangent lies above the
+    concave boundary: if anything, late). Not the mean path's own
+    crossing: a pair is shown separated the first time its interval
+    clears, and the path's own noise makes that typically much sooner."""
     gap = abs(model.theta[i] - model.theta[j])
     if gap == 0:
-        return math.inf
+        return lambda m: 0.0  # estimated level: no end in sight
     c, n_i, n_j = model.covariance, max(model.matches[i], 1), max(model.matches[j], 1)
 
     def variance(m: float) -> float:
         a, b = n_i / (n_i + m), n_j / (n_j + m)
         return max(a * c[i][i] + b * c[j][j] - 2 * math.sqrt(a * b) * c[i][j], 1e-300)
-
-    def matches_for(information: float) -> float:
-        """The fewest more matches at which V falls to 1 / information."""
-        if variance(0.0) <= 1 / information:
-            return 0.0
-        low, high = 0.0, 1.0
-        while variance(high) > 1 / information:
-            low, high = high, high * 2
-            if high > 1e12:
-                return math.inf
-        for _ in range(60):
-            middle = (low + high) / 2
-            low, high = (middle, high) if variance(middle) > 1 / information else (low, middle)
-        return high
 
     def t_after(m: float) -> float:
         outcomes = min(model.counts[i] * (n_i + m) / n_i, model.counts[j] * (n_j + m) / n_j)
@@ -392,25 +376,56 @@ def matches_to_separate(model: Fit, i: int, j: int, level: float = LEVEL) -> flo
     t_then = t_after(0.0)
     for _ in range(20):  # t* at the crossing it implies: it only falls, so this settles quickly
         target = (t_then / gap) ** 2
-        m = matches_for(target)
-        if not math.isfinite(m):
-            return math.inf
-        t_next = t_after(m)
-        if t_next == t_then:
+        crossing = _first(lambda m, at=target: variance(m) <= 1 / at)
+        if not math.isfinite(crossing):
+            return lambda m: 0.0
+        t_next = t_after(crossing)
+        if abs(t_next - t_then) < 1e-6:
             break
         t_then = t_next
-    if target <= start:
-        return m
+    if target <= start:  # t falling is enough
+        return lambda m: 1.0 if m >= crossing else 0.0
     wait = target - start
-    median = _inverse_gaussian_median(wait, (gap / 2) ** 2 * wait**2)
-    return matches_for(start + median)
+    shape = (gap / 2) ** 2 * wait**2
+
+    def chance(m: float) -> float:
+        u = 1 / variance(m) - start
+        return _inverse_gaussian_cdf(u, wait, shape) if u > 0 else 0.0
+
+    return chance
+
+
+def _first(holds: Callable[[float], bool]) -> float:
+    """The least m >= 0 at which ``holds`` (monotone: false, then true)
+    becomes true, to a millionth; inf beyond 10^12."""
+    if holds(0.0):
+        return 0.0
+    low, high = 0.0, 1.0
+    while not holds(high):
+        low, high = high, high * 2
+        if high > 1e12:
+            return math.inf
+    while high - low > 1e-6 * high:  # far finer than the whole matches it is shown as
+        middle = (low + high) / 2
+        low, high = (low, middle) if holds(middle) else (middle, high)
+    return high
+
+
+def matches_to_separate(model: Fit, i: int, j: int, level: float = LEVEL) -> float:
+    """The median number of matches until ``i`` and ``j`` are first shown
+    separated (``separation_chance``); inf when the gap is 0."""
+    chance = separation_chance(model, i, j, level)
+    return _first(lambda m: chance(m) >= 0.5)
 
 
 def more_matches(model: Fit, i: int, apart: list[tuple[int, float, float]], level: float = LEVEL) -> int:
     """The "about N more matches" of row ``i`` not settled, ``apart`` its
-    ``unseparated`` list: the longest wait among them (at least 1;
-    MORE_MATCHES_CAP when no end is in sight)."""
-    wait = max((matches_to_separate(model, i, j, level) for j, _gap, _needed in apart), default=1.0)
+    ``unseparated`` list: the median number of matches until every one of
+    them is first shown separated from it (their chances multiplied, as if
+    independent; they share i's own estimate, so if anything this is late),
+    at least 1; MORE_MATCHES_CAP when no end is in sight."""
+    chances = [separation_chance(model, i, j, level) for j, _gap, _needed in apart]
+    wait = _first(lambda m: math.prod(chance(m) for chance in chances) >= 0.5) if chances else 1.0
     return MORE_MATCHES_CAP if not math.isfinite(wait) else min(max(math.ceil(wait), 1), MORE_MATCHES_CAP)
 
 

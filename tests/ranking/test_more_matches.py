@@ -54,6 +54,19 @@ def test_a_wider_gap_or_more_matches_behind_it_needs_fewer_more():
     assert ranking.matches_to_separate(_pair(0.0, 0.04, 20), 0, 1) == math.inf  # level: no end in sight
 
 
+def test_settled_needs_every_pair_apart_so_two_close_pairs_wait_longer_than_one():
+    # versions 2 and 3 the same distance below 1, independent estimates
+    cov = ((0.04, 0.0, 0.0), (0.0, 0.04, 0.0), (0.0, 0.0, 0.04))
+    model = ranking.Fit((1, 2, 3), (0.4, 0.0, 0.0), cov, (20, 20, 20), (20, 20, 20), 30)
+    one = ranking.matches_to_separate(model, 0, 1)
+    assert ranking.more_matches(model, 0, [(1, 0.4, 0.0)]) == math.ceil(one)
+    both = ranking.more_matches(model, 0, [(1, 0.4, 0.0), (2, 0.4, 0.0)])
+    assert both > one  # each pair's chance must reach 1/sqrt(2), not 1/2
+    chance = ranking.separation_chance(model, 0, 1)
+    assert chance(both) ** 2 == pytest.approx(0.5, abs=0.02)
+    assert chance(0.0) == 0.0 and chance(1e6) == pytest.approx(1.0)
+
+
 def test_the_simulation_shows_what_rank_shows():
     rng = random.Random(3)
     run = sim.simulate("graded", rng, horizon=12, every=4)
