@@ -18,8 +18,9 @@ version the real ``ladder.ranking`` is fitted to all the outcomes so far,
 and for each version not settled both projections are taken from that one
 fit: "before", the projection of bradley-terry-points@1 (n (f - 1), f the
 hardest neighbour's (t sd / gap)^2), and "after", ``ranking.rank``'s
-today (``matches_to_separate``: both versions keep playing, t falling with
-the degrees of freedom, the first passage's median).
+today (@2, ``more_matches``: the median wait until every pair not yet
+told apart first is, both versions playing on, t falling with the degrees
+of freedom).
 
 Reported, for each projection: every time a version was shown "about N
 more" (below the cap), the matches it then played until it was first shown
