@@ -42,17 +42,23 @@ ratings' difference (from the joint covariance, t with the smaller outcome
 count) excluding 0. Then the only
 versions that may be in the wrong order relative to it are its two
 neighbours, so its true place is its place, one above or one below.
+
+"About N more matches" (``more_matches``, since bradley-terry-points@2;
+decision 269): the median number of matches until every version two or
+more places away that it is not yet told apart from is first shown
+separated from it (``separation_chance``: both versions playing on, t
+falling with the outcomes, the first passage of the estimated difference).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from cardroom.tournament.stats import t_quantile
 
-MODEL = "bradley-terry-points@1"
+MODEL = "bradley-terry-points@2"  # @2: "about N more" as decision 269 (the fit is @1's)
 
 RATING_CENTRE = 1500.0
 RATING_PER_LOGIT = 400.0 / math.log(10.0)  # Elo's scale
@@ -292,6 +298,137 @@ def quantile(outcomes: int, level: float = LEVEL) -> float:
     return t_quantile(max(outcomes - 1, 1), 0.5 + level / 2)
 
 
+def unseparated(model: Fit, order: Sequence[int], place0: int, level: float = LEVEL) -> list[tuple[int, float, float]]:
+    """For the version at ``order[place0]`` (``order``: rows of ``model``
+    best first), every version two or more places away that its interval
+    does not yet tell apart: (its row, the gap in strengths, the half-width
+    the gap must pass). Empty: the place is settled (if it played)."""
+    i = order[place0]
+    out = []
+    for other0, j in enumerate(order):
+        if abs(other0 - place0) < 2:
+            continue
+        gap = abs(model.theta[i] - model.theta[j])
+        needed = quantile(min(model.counts[i], model.counts[j]), level) * model.difference_sd(i, j)
+        if gap <= needed:
+            out.append((j, gap, needed))
+    return out
+
+
+def _normal_cdf(x: float) -> float:
+    """The standard normal's distribution function, from erfc: accurate in
+    the far lower tail, where 1 + erf(x) cancels to 0."""
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+def _inverse_gaussian_cdf(u: float, mean: float, shape: float) -> float:
+    """The inverse Gaussian law's distribution function at ``u`` > 0: the
+    chance that a Brownian motion with drift nu first reaches a level a
+    above it by time u (mean a/nu, shape a^2)."""
+    r = math.sqrt(shape / u)
+    # e^(2 shape/mean) Phi(-x), in logs: Phi(-x) underflows where the exponential would not
+    tail = _normal_cdf(-r * (u / mean + 1))
+    return _normal_cdf(r * (u / mean - 1)) + (math.exp(2 * shape / mean + math.log(tail)) if tail > 0 else 0.0)
+
+
+def _inverse_gaussian_median(mean: float, shape: float) -> float:
+    """The inverse Gaussian law's median, by bisection; always below the mean."""
+    low, high = mean * 1e-9, mean
+    while high > low * (1 + 1e-7):
+        middle = math.sqrt(low * high)
+        low, high = (middle, high) if _inverse_gaussian_cdf(middle, mean, shape) < 0.5 else (low, middle)
+    return math.sqrt(low * high)
+
+
+def separation_chance(model: Fit, i: int, j: int, level: float = LEVEL) -> Callable[[float], float]:
+    """The chance, as a function of m, that versions ``i`` and ``j`` (rows
+    of ``model``) are first shown separated within m more matches each,
+    under the model, the gap being what it is estimated to be.
+
+    Both keep playing (the scheduler gives every version about the same
+    share), so after m more matches each, each one's part of the
+    difference's variance shrinks with its own matches: with a = n_i / (n_i
+    + m) and b = n_j / (n_j + m), V(m) = a C_ii + b C_jj - 2 sqrt(ab) C_ij.
+    In information I = 1 / V the estimated difference times I is a
+    Brownian motion with drift the gap d, and the pair is shown separated
+    when it first reaches t sqrt(I), t's degrees of freedom growing with
+    the outcomes. Its mean path reaches it at I* = (t*/d)^2, t* the
+    quantile then; the boundary's tangent there turns the wait into a
+    Brownian motion's first passage to a level, the inverse Gaussian law
+    (mean I* - I0, shape (d/2)^2 (I* - I0)^2) (the tangent lies above the
+    concave boundary: if anything, late). Not the mean path's own
+    crossing: a pair is shown separated the first time its interval
+    clears, and the path's own noise makes that typically much sooner."""
+    gap = abs(model.theta[i] - model.theta[j])
+    if gap == 0:
+        return lambda m: 0.0  # estimated level: no end in sight
+    c, n_i, n_j = model.covariance, max(model.matches[i], 1), max(model.matches[j], 1)
+
+    def variance(m: float) -> float:
+        a, b = n_i / (n_i + m), n_j / (n_j + m)
+        return max(a * c[i][i] + b * c[j][j] - 2 * math.sqrt(a * b) * c[i][j], 1e-300)
+
+    def t_after(m: float) -> float:
+        outcomes = min(model.counts[i] * (n_i + m) / n_i, model.counts[j] * (n_j + m) / n_j)
+        return quantile(int(outcomes), level)
+
+    start = 1 / variance(0.0)
+    t_then = t_after(0.0)
+    for _ in range(20):  # t* at the crossing it implies: it only falls, so this settles quickly
+        target = (t_then / gap) ** 2
+        crossing = _first(lambda m, at=target: variance(m) <= 1 / at)
+        if not math.isfinite(crossing):
+            return lambda m: 0.0
+        t_next = t_after(crossing)
+        if abs(t_next - t_then) < 1e-6:
+            break
+        t_then = t_next
+    if target <= start:  # t falling is enough
+        return lambda m: 1.0 if m >= crossing else 0.0
+    wait = target - start
+    shape = (gap / 2) ** 2 * wait**2
+
+    def chance(m: float) -> float:
+        u = 1 / variance(m) - start
+        return _inverse_gaussian_cdf(u, wait, shape) if u > 0 else 0.0
+
+    return chance
+
+
+def _first(holds: Callable[[float], bool]) -> float:
+    """The least m >= 0 at which ``holds`` (monotone: false, then true)
+    becomes true, to a millionth; inf beyond 10^12."""
+    if holds(0.0):
+        return 0.0
+    low, high = 0.0, 1.0
+    while not holds(high):
+        low, high = high, high * 2
+        if high > 1e12:
+            return math.inf
+    while high - low > 1e-6 * high:  # far finer than the whole matches it is shown as
+        middle = (low + high) / 2
+        low, high = (low, middle) if holds(middle) else (middle, high)
+    return high
+
+
+def matches_to_separate(model: Fit, i: int, j: int, level: float = LEVEL) -> float:
+    """The median number of matches until ``i`` and ``j`` are first shown
+    separated (``separation_chance``); inf when the gap is 0."""
+    chance = separation_chance(model, i, j, level)
+    return _first(lambda m: chance(m) >= 0.5)
+
+
+def more_matches(model: Fit, i: int, apart: list[tuple[int, float, float]], level: float = LEVEL) -> int:
+    """The "about N more matches" of row ``i`` not settled, ``apart`` its
+    ``unseparated`` list: the median number of matches until every one of
+    them is first shown separated from it (their chances multiplied, as if
+    independent; they share i's own estimate, so if anything this is late),
+    at least 1; MORE_MATCHES_CAP when no end is in sight."""
+    chances = [separation_chance(model, i, j, level) for j, _gap, _needed in apart]
+    wait = _first(lambda m: math.prod(chance(m) for chance in chances) >= 0.5) if chances else 1.0
+    return MORE_MATCHES_CAP if not math.isfinite(wait) else min(max(math.ceil(wait), 1), MORE_MATCHES_CAP)
+
+
 def rank(outcomes: Iterable[Outcome], *, prior_sd: float = PRIOR_SD, level: float = LEVEL) -> list[Rank]:
     """Every version that played, best first (ties in rating by version id);
     deterministic."""
@@ -300,23 +437,9 @@ def rank(outcomes: Iterable[Outcome], *, prior_sd: float = PRIOR_SD, level: floa
     order = sorted(range(n), key=lambda i: (-model.theta[i], model.versions[i]))
     out = []
     for place0, i in enumerate(order):
-        worst = 1.0  # the largest factor by which i's matches must grow
-        settled = model.matches[i] > 0
-        for other0, j in enumerate(order):
-            if abs(other0 - place0) < 2:
-                continue
-            gap = abs(model.theta[i] - model.theta[j])
-            needed = quantile(min(model.counts[i], model.counts[j]), level) * model.difference_sd(i, j)
-            if gap <= needed:
-                settled = False
-                worst = max(worst, (needed / gap) ** 2 if gap > 0 else math.inf)
-        if settled:
-            more = None
-        else:
-            # The interval of a difference narrows about as 1/sqrt(matches).
-            have = max(model.matches[i], 1)
-            more = MORE_MATCHES_CAP if worst == math.inf else min(math.ceil(have * (worst - 1)), MORE_MATCHES_CAP)
-            more = max(more, 1)
+        apart = unseparated(model, order, place0, level)
+        settled = model.matches[i] > 0 and not apart
+        more = None if settled else more_matches(model, i, apart, level)
         half = quantile(model.counts[i], level) * math.sqrt(max(model.covariance[i][i], 0.0)) * RATING_PER_LOGIT
         rating = model.rating(i)
         out.append(

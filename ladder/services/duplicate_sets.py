@@ -12,10 +12,10 @@ recorded once, rated by Elo on its own (a worker killed mid-set loses only
 its rotation's attempt; a rotation that fails for good, or is cancelled,
 leaves the rest of the set to be played and rated). Fair shares charge
 each rotation as the match it is. For the adjusted rating a set whose
-every rotation finished is one result (``outcomes``: each bot's payoff the
-mean over the rotations, standing for k matches); a set with a rotation
-not finished counts its finished rotations one by one, so nothing is lost
-and nothing counted twice.
+every rotation was rated is one result (ladder.selectors.outcomes: each
+bot's payoff the mean over the rotations, standing for k matches); a set
+with a rotation not rated counts its rated rotations one by one, so
+nothing is lost and nothing counted twice.
 
 Hidden information: the rotations share the deal, so a rotation's seed
 and replay are shown only once none of its set is queued or running

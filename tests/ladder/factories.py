@@ -90,6 +90,16 @@ def client(as_user=None) -> APIClient:
     return api
 
 
+def all_pages(api: APIClient, url: str) -> list[dict]:
+    """Every result of a paged list, following ``next``."""
+    out = []
+    while url:
+        page = api.get(url).json()
+        out += page["results"]
+        url = page["next"]
+    return out
+
+
 # -- packages -----------------------------------------------------------------
 
 

@@ -16,6 +16,7 @@ from ladder.models import AdjustedRanking, AdjustedRating, BotVersion, Ladder, M
 from ladder.services import adjusted, luck
 from ladder.services import matches as m
 from tests.ladder import factories as f
+from tests.ladder.test_ranking_reader import recomputed_from_the_api
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_limits")]  # (every cache empty)
 builtin = f.builtin_version
@@ -30,15 +31,6 @@ def play(ladder: Ladder, versions: list[BotVersion], seed: int, specs: list[str]
     assert m.record_result(claim, record)
     luck.keep_luck(match.pk, record.replay)
     return match
-
-
-def _all(client, url: str) -> list[dict]:
-    out = []
-    while url:
-        page = client.get(url).json()
-        out += page["results"]
-        url = page["next"]
-    return out
 
 
 @pytest.fixture
@@ -72,16 +64,8 @@ def test_the_adjusted_ranking_is_recomputed_from_the_api_alone(played_ladder):
     # The documented recipe (docs/ladder.md): the ladder's rated matches in
     # rating_sequence order, each seat's adjusted payoff (its payoff where the
     # luck is not known), fitted by ladder.ranking.rank.
-    matches = [
-        x for x in _all(anyone, f"/api/matches/?ladder={ladder.pk}&page_size=7") if x["rating_sequence"] is not None
-    ]
-    matches.sort(key=lambda x: x["rating_sequence"])
-    outcomes = []
-    for x in matches:
-        seats = sorted(x["participants"], key=lambda p: p["seat"])
-        payoffs = [p["payoff"] if p["adjusted"] is None else p["adjusted"] for p in seats]
-        outcomes.append(ranking.Outcome(tuple(p["version_id"] for p in seats), tuple(payoffs)))
-    assert sum(1 for x in matches if x["luck_value_function"] == "allegory-tales@1") == 23
+    outcomes, used = recomputed_from_the_api(ladder)
+    assert used == about["matches"]
     recomputed = {r.version: r for r in ranking.rank(outcomes)}
 
     rows = {row["bot_name"]: row["adjusted"] for row in standings["results"]}

@@ -21,9 +21,9 @@ from django.test import Client
 from django.utils import timezone
 
 from cardroom.tournament.schedule import rotate
-from ladder.models import BotVersion, DuplicateSet, Match, Participant, RatingChange
+from ladder.models import AdjustedRanking, BotVersion, DuplicateSet, Match, MatchLuck, Participant, RatingChange
 from ladder.ranking import Outcome
-from ladder.selectors import duplicate_sets as set_reads
+from ladder.selectors.outcomes import RatedMatch, group, ladder_outcomes
 from ladder.services import adjusted, bot_management, duplicate_sets, reaper
 from ladder.services import matches as m
 from ladder.services.fairshare import FairShare
@@ -119,8 +119,8 @@ def test_a_set_is_one_deal_in_every_rotation_rated_per_match_and_as_one_result(s
     page = Client().get(f"/matches/{first.pk}/").content.decode()
     assert str(first.seed) not in page and 'data-testid="duplicate-set"' in page and "replay-download" not in page
     assert Client().get(f"/matches/{first.pk}/frames/").status_code == 404
-    assert set_reads.ladder_outcomes(first.ladder_id)[-1] == Outcome(
-        tuple(seats(first)), tuple(float(x) for x in _points(first))
+    assert ladder_outcomes(first.ladder_id).outcomes[-1] == Outcome(
+        tuple(seats(first)), tuple(_counted(first))
     )  # counted alone while its set is incomplete
 
     assert m.run_queued_match(second.pk, worker="w") == "finished"
@@ -135,16 +135,17 @@ def test_a_set_is_one_deal_in_every_rotation_rated_per_match_and_as_one_result(s
     setups = [next(e["action"] for e in replay(x)["events"] if e["by"] == "chance") for x in (first, second)]
     assert setups[0] == setups[1] and replay(first)["seed"] == replay(second)["seed"] == first.seed
 
-    assert set_reads.sets_of(first.ladder_id)[second.pk] == (first.duplicate_set_id, 2)
-    outcomes = [o for o in set_reads.ladder_outcomes(first.ladder_id) if set(o.versions) == {greedy.pk, rand.pk}]
+    outcomes = [o for o in ladder_outcomes(first.ladder_id).outcomes if set(o.versions) == {greedy.pk, rand.pk}]
     assert len(outcomes) == 1 and outcomes[0].matches == 2
-    a, b = _points(first), _points(second)  # by seat; rotation 1 seats them the other way round
     assert outcomes[0].versions == (greedy.pk, rand.pk)
+    # each bot's mean less its luck (kept by the worker): the luck sums to 0 in each rotation
+    assert MatchLuck.objects.filter(match__in=[first, second], error="").count() == 2
+    a, b = _counted(first), _counted(second)  # by seat; rotation 1 seats them the other way round
     assert outcomes[0].payoffs == pytest.approx(((a[0] + b[1]) / 2, (a[1] + b[0]) / 2))
-    # the ladder's adjusted rating reads the set the same way: one result, each bot's mean less its luck
-    given = [o for o in adjusted.inputs(first.ladder_id).outcomes if set(o.versions) == {greedy.pk, rand.pk}]
-    assert len(given) == 1 and given[0].matches == 2 and given[0].versions == (greedy.pk, rand.pk)
-    assert sum(given[0].payoffs) == pytest.approx(1.0)  # luck sums to 0 in each rotation
+    assert sum(outcomes[0].payoffs) == pytest.approx(1.0)
+    # the stored ranking counts the set's two matches, as one outcome
+    adjusted.refresh(first.ladder)
+    assert AdjustedRanking.objects.get(ladder_id=first.ladder_id).matches == 2
 
 
 def _points(match: Match) -> list[float]:
@@ -152,6 +153,12 @@ def _points(match: Match) -> list[float]:
 
     ranks = Participant.objects.filter(match=match).order_by("seat").values_list("rank", flat=True)
     return [float(x) for x in rank_points(list(ranks))]
+
+
+def _counted(match: Match) -> list[float]:
+    """Each seat's payoff as the ranking counts it: rank points, less the luck where it is known."""
+    kept = MatchLuck.objects.filter(match=match, error="").exclude(luck=None).first()
+    return [p - x for p, x in zip(_points(match), kept.luck)] if kept else _points(match)
 
 
 def test_a_rotation_that_fails_for_good_leaves_the_rest_rated_and_nothing_double_counted(sets_on, settings):
@@ -168,8 +175,8 @@ def test_a_rotation_that_fails_for_good_leaves_the_rest_rated_and_nothing_double
     assert (
         RatingChange.objects.filter(match=first).count() == 2 and not RatingChange.objects.filter(match=second).exists()
     )
-    mine_outcomes = [o for o in set_reads.ladder_outcomes(first.ladder_id) if mine.pk in o.versions]
-    assert mine_outcomes == [Outcome(tuple(seats(first)), tuple(_points(first)))]
+    mine_outcomes = [o for o in ladder_outcomes(first.ladder_id).outcomes if mine.pk in o.versions]
+    assert mine_outcomes == [Outcome(tuple(seats(first)), tuple(_counted(first)))]
     # fair shares: the played rotation is charged like any match
     charged = Participant.objects.get(match=first, version=mine).worker_ms
     assert charged and charged > 0
@@ -190,7 +197,7 @@ def test_a_cancelled_rotation_or_a_killed_worker_loses_nothing(sets_on, django_c
     for match in (first, second):
         assert m.run_queued_match(match.pk, worker="w") == "finished"
         assert RatingChange.objects.filter(match=match).count() == 2
-    done = [o for o in set_reads.ladder_outcomes(first.ladder_id) if mine.pk in o.versions]
+    done = [o for o in ladder_outcomes(first.ladder_id).outcomes if mine.pk in o.versions]
     assert [o.matches for o in done] == [2]
     # charged: each rotation
     assert Participant.objects.filter(version=mine, worker_ms__gt=0).count() == 2
@@ -201,21 +208,19 @@ def test_a_cancelled_rotation_or_a_killed_worker_loses_nothing(sets_on, django_c
     assert api_match(third)["seed"] is None
     m.cancel(fourth)
     assert api_match(third)["seed"] == third.seed
-    alone = [o for o in set_reads.ladder_outcomes(third.ladder_id) if o.versions == tuple(seats(third))]
+    alone = [o for o in ladder_outcomes(third.ladder_id).outcomes if o.versions == tuple(seats(third))]
     assert alone and all(o.matches == 1 for o in alone)
 
 
 def test_sets_group_into_one_result_only_when_complete():
-    def played(match, versions, payoffs, dup=None, k=1):
-        return set_reads.Played(match, versions, payoffs, dup, k)
-
     rows = [
-        played(1, (10, 20), (1.0, 0.0)),
-        played(2, (10, 20), (0.0, 1.0), dup=7, k=2),
-        played(3, (20, 10), (0.5, 0.5), dup=7, k=2),  # the rotation: 20 sits first
-        played(4, (30, 40, 50), (1.0, 0.5, 0.0), dup=8, k=3),  # a set missing a rotation
+        RatedMatch(1, 101, (10, 20), (1.0, 0.0)),
+        # rated before its rotation 0: the set comes out here, in rotation 0's seat order
+        RatedMatch(3, 102, (20, 10), (0.5, 0.5), duplicate_set=7, rotation=1, rotations=2),
+        RatedMatch(2, 104, (10, 20), (0.0, 1.0), duplicate_set=7, rotation=0, rotations=2),
+        RatedMatch(4, 103, (30, 40, 50), (1.0, 0.5, 0.0), duplicate_set=8, rotation=0, rotations=3),  # incomplete
     ]
-    assert set_reads.group(rows) == [
+    assert group(rows) == [
         Outcome((10, 20), (1.0, 0.0)),
         Outcome((10, 20), (0.25, 0.75), matches=2),
         Outcome((30, 40, 50), (1.0, 0.5, 0.0)),

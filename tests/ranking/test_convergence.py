@@ -91,7 +91,7 @@ def test_quick_form_end_to_end(tmp_path):
     lc = _benchmark()
     args = argparse.Namespace(games="allegory", players="2", quick=True, repeats=2, cache=str(tmp_path / "m.jsonl"))
     report = lc.run_all(args, {2: 2}, {2: 6.0})
-    assert report["model"] == "bradley-terry-points@1"
+    assert report["model"] == "bradley-terry-points@2"
     (result,) = report["results"]
     assert sorted(result["truth"]["order"]) == sorted(lc.QUICK_FIELD)
     assert result["truth"]["matches"] == 6 * 2 * 2  # 6 pairs, 2 deals, 2 rotations
