@@ -40,12 +40,15 @@ SAMPLES = 32
 class Step:
     """One chance outcome: ``actual`` is the state after it; ``exact`` lists
     every possible (probability, state after it), or ``sample(rng)`` draws
-    the state after an outcome from the true distribution."""
+    the state after an outcome from the true distribution. ``actual_at``:
+    the place in ``exact`` of the actual outcome, whose state is ``actual``
+    (its ``V`` is then evaluated once), or -1."""
 
     index: int
     actual: State
     exact: list[tuple[float, State]] | None = None
     sample: Callable[[random.Random], State] | None = None
+    actual_at: int = -1
 
 
 @dataclass
@@ -128,11 +131,15 @@ def step_rng(label: str, index: int) -> random.Random:
     return random.Random(f"cardroom-luck:{label}:{index}")
 
 
-def expectation(step: Step, value: ValueFunction, forfeited: frozenset[int], n: int) -> list[float]:
+def expectation(
+    step: Step, value: ValueFunction, forfeited: frozenset[int], n: int, actual: list[float] | None = None
+) -> list[float]:
+    """``E[V]`` over the step's outcomes; ``actual``, when given, is ``V``
+    of the actual outcome (not evaluated again)."""
     out = [0.0] * n
     if step.exact is not None:
-        for p, state in step.exact:
-            v = value(state, forfeited)
+        for i, (p, state) in enumerate(step.exact):
+            v = actual if i == step.actual_at and actual is not None else value(state, forfeited)
             for s in range(n):
                 out[s] += p * v[s]
         return out
@@ -215,7 +222,7 @@ def luck_with(
     steps = 0
     for step, forfeited in iter_steps(doc, adapter, forfeit_events):
         actual = value(step.actual, forfeited)
-        expected = expectation(step, value, forfeited, n)
+        expected = expectation(step, value, forfeited, n, actual)
         for s in range(n):
             luck[s] += actual[s] - expected[s]
         steps += 1
