@@ -23,7 +23,7 @@ import math
 from collections.abc import Callable
 from typing import Final, cast
 
-from engine.allegory.game import CARD_TALE, CARD_THEME, CARD_VALUE, CARDS_TO_END, AllegoryState
+from engine.allegory.game import CARD_TALE, CARD_THEME, CARD_VALUE, CARDS_TO_END, THEMES, AllegoryState
 from engine.allegra.game import CARD_COUNTS, CARDS, ROUNDS, AllegraState
 
 ALL_SUM: Final = sum(CARDS)
@@ -290,34 +290,94 @@ SPREAD_START: Final = 5.0
 SPREAD_END: Final = 1.0
 
 
+class Tales:
+    """One seat's Tales tallied once, so that its smoothed score with each
+    Pool card added (``worth``) costs the card, not the seat's whole hand.
+    The score is the same float as tallying the hand with the card in it
+    (its terms are added in the same order: the themes' terms in the order
+    each theme is first met, Tale by Tale, the added card after its Tale's
+    cards)."""
+
+    def __init__(self, state: AllegoryState, seat: int) -> None:
+        self.totals = [0, 0, 0]
+        self.sizes = [0, 0, 0]
+        self.counts = [0] * len(THEMES)  # cards by theme
+        self.order: list[int] = []  # the themes, in the order first met
+        self.first_tale = [3] * len(THEMES)  # the Tale each theme is first met in (3: none)
+        self.upto = [0, 0, 0]  # how many themes are first met in Tales up to each one
+        self.has_moral = [False, False, False]
+        self.moral = state.morals[seat]
+        self.moral_tales = 0
+        self.chips = state.chips[seat]
+        tales = state.tales[seat]
+        for t in range(3):
+            for c in tales[t]:
+                self.totals[t] += CARD_VALUE[c]
+                self.sizes[t] += 1
+                theme = CARD_THEME[c]
+                if not self.counts[theme]:
+                    self.order.append(theme)
+                    self.first_tale[theme] = t
+                self.counts[theme] += 1
+                if theme == self.moral:
+                    self.has_moral[t] = True
+            self.upto[t] = len(self.order)
+            self.moral_tales += self.has_moral[t]
+
+    def worth(self, extra: int = -1, chips: int = 0) -> float:
+        """The seat's smoothed score, with the card ``extra`` (and its
+        ``chips``) added when given."""
+        totals, sizes = self.totals, self.sizes
+        t0, t1, t2 = totals[0], totals[1], totals[2]
+        empty0, empty1, empty2 = sizes[0] == 0, sizes[1] == 0, sizes[2] == 0
+        moral_tales = self.moral_tales
+        theme = -1
+        tale = 3
+        if extra >= 0:
+            tale = CARD_TALE[extra]
+            theme = CARD_THEME[extra]
+            if tale == 0:
+                t0 += CARD_VALUE[extra]
+                empty0 = False
+            elif tale == 1:
+                t1 += CARD_VALUE[extra]
+                empty1 = False
+            else:
+                t2 += CARD_VALUE[extra]
+                empty2 = False
+            if theme == self.moral and not self.has_moral[tale]:
+                moral_tales += 1
+        a, b, c = t0, t1, t2  # sorted
+        if a > b:
+            a, b = b, a
+        if b > c:
+            b, c = c, b
+        if a > b:
+            a, b = b, a
+        score = a + W_SECOND * b + W_THIRD * c - EMPTY_TALE * (int(empty0) + int(empty1) + int(empty2))
+        counts, order = self.counts, self.order
+        if theme >= 0 and self.first_tale[theme] > tale:  # first met now: after the themes of the Tales up to its own
+            k = self.upto[tale]
+            for i in range(k):
+                score += theme_term(counts[order[i]])
+            score += theme_term(counts[theme] + 1)
+            for i in range(k, len(order)):
+                if order[i] != theme:
+                    score += theme_term(counts[order[i]])
+        else:
+            for x in order:
+                score += theme_term(counts[x] + 1 if x == theme else counts[x])
+        return score + moral_tales + CHIP * (self.chips + chips)
+
+
+def theme_term(count: int) -> float:
+    """What a theme's cards add: 2 per set of three, ``PAIR`` for a pair left over."""
+    return 2 * (count // 3) + (PAIR if count % 3 == 2 else 0.0)
+
+
 def tales_worth(state: AllegoryState, seat: int, extra: int = -1, chips: int = 0) -> float:
     """A seat's smoothed score, with the card ``extra`` (and its ``chips``) added when given."""
-    tales = state.tales[seat]
-    totals = [0, 0, 0]
-    sizes = [0, 0, 0]
-    themes: dict[int, int] = {}
-    moral = state.morals[seat]
-    moral_tales = 0
-    for t in range(3):
-        has_moral = False
-        for c in tales[t]:
-            totals[t] += CARD_VALUE[c]
-            sizes[t] += 1
-            theme = CARD_THEME[c]
-            themes[theme] = themes.get(theme, 0) + 1
-            has_moral = has_moral or theme == moral
-        if extra >= 0 and CARD_TALE[extra] == t:
-            totals[t] += CARD_VALUE[extra]
-            sizes[t] += 1
-            theme = CARD_THEME[extra]
-            themes[theme] = themes.get(theme, 0) + 1
-            has_moral = has_moral or theme == moral
-        moral_tales += has_moral
-    a, b, c = sorted(totals)
-    score = a + W_SECOND * b + W_THIRD * c - EMPTY_TALE * sizes.count(0)
-    for count in themes.values():
-        score += 2 * (count // 3) + (PAIR if count % 3 == 2 else 0.0)
-    return score + moral_tales + CHIP * (state.chips[seat] + chips)
+    return Tales(state, seat).worth(extra, chips)
 
 
 def tales_value(state: AllegoryState, forfeited: frozenset[int]) -> list[float]:
@@ -325,10 +385,11 @@ def tales_value(state: AllegoryState, forfeited: frozenset[int]) -> list[float]:
     n = state.n
     worths: list[float] = []
     for s in range(n):
-        base = tales_worth(state, s)
+        tales = Tales(state, s)
+        base = tales.worth()
         best = 0.0
         for card, chips in zip(state.pool, state.pchips):
-            gain = tales_worth(state, s, card, chips) - base
+            gain = tales.worth(card, chips) - base
             if gain > best:
                 best = gain
         worths.append(base + POOL_SHARE * best)
