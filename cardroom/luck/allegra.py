@@ -511,12 +511,10 @@ class AllegraAdapter(Adapter):
             pile = [("x", 0)] + [("k", j) for j in range(len(post.deck))]
             return _exact_step(index, post, post, ("x", 0), pile, _same)
         seat = event["by"]
-        face_down = face_down_locations(pre)
-        hidden = set(face_down)
         ended = post.round != pre.round or post.is_terminal()
         kind = action["type"]
         if ended:
-            known = face_down  # every face-down card is turned up as the round ends
+            known = face_down_locations(pre)  # every face-down card is turned up as the round ends
         elif kind == "draw":
             known = [("k", len(pre.deck) - 1)] if pre.deck else []
         elif kind in ("reveal", "take_discard", "swap", "place"):
@@ -527,9 +525,11 @@ class AllegraAdapter(Adapter):
             known = [_slot(action["take"]), _slot(action["put"])]
         else:
             known = []
-        known = [loc for loc in known if loc in hidden or loc[0] == "k"]
+        val, upv = pre.val, pre.upv
+        known = [loc for loc in known if loc[0] == "k" or (upv[loc[1]] is None and val[loc[1]] is not None)]
         if not known:
             return None
+        face_down = known if ended else face_down_locations(pre)  # (most events reveal nothing: not built for them)
         deck = [("k", j) for j in range(len(pre.deck))]
         if ctx.extra.get("reshuffled"):
             piles = [face_down, deck]
