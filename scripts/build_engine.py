@@ -136,6 +136,8 @@ def main() -> int:
         return 0
     with tempfile.TemporaryDirectory(prefix="cardroom-engine-build-") as tmp:
         with_engine = sorted(m for group in form.WITH_ENGINE.values() for m in group)
+        # the digests of what is compiled, taken before: a source edited during the build is not taken as built
+        digests = {"sources": form.source_digest(), "with_engine": {m: form.module_digest(m) for m in with_engine}}
         alone = ""
         try:
             try:
@@ -160,8 +162,8 @@ def main() -> int:
             shutil.copyfile(path, partial)
             os.replace(partial, target)  # a new file, never rewritten in place
         stamp = {
-            "sources": form.source_digest(),
-            "with_engine": {m: form.module_digest(m) for m in with_engine},
+            "sources": digests["sources"],
+            "with_engine": {m: digests["with_engine"][m] for m in with_engine},
             "python": sys.version.split()[0],
             "built": int(time.time()),
         }

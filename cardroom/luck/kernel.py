@@ -41,6 +41,12 @@ def phi(x: float) -> float:
     return 0.5 * (1.0 + math.erf(x / SQRT2))
 
 
+def forfeit_share(s_out: bool, o_out: bool) -> float:
+    """``s`` above ``o`` when either has forfeited: a forfeit loses to every
+    seat that has not forfeited, and ties with one that has."""
+    return 0.5 if s_out == o_out else (0.0 if s_out else 1.0)
+
+
 def mean_over_others(n: int, forfeited: frozenset[int], above: list[list[float]]) -> list[float]:
     """Rank points: per seat ``s``, the mean over the other seats ``o`` of
     ``above[s][o]`` (the probability ``s`` finishes above ``o``), a forfeit
@@ -48,14 +54,12 @@ def mean_over_others(n: int, forfeited: frozenset[int], above: list[list[float]]
     out: list[float] = []
     for s in range(n):
         p = 0.0
+        s_out = s in forfeited
         for o in range(n):
             if o == s:
                 continue
-            s_out = s in forfeited
-            if s_out or o in forfeited:
-                p += 0.5 if s_out == (o in forfeited) else (0.0 if s_out else 1.0)
-            else:
-                p += above[s][o]
+            o_out = o in forfeited
+            p += forfeit_share(s_out, o_out) if s_out or o_out else above[s][o]
         out.append(p / (n - 1))
     return out
 
@@ -63,17 +67,25 @@ def mean_over_others(n: int, forfeited: frozenset[int], above: list[list[float]]
 def points(totals: list[float], var: list[float], forfeited: frozenset[int], lower_is_better: bool) -> list[float]:
     """Rank points when each seat's total is normal around ``totals`` with
     variance ``var``: ``s`` finishes above ``o`` with the normal probability
-    of their difference."""
+    of their difference (``mean_over_others``, without its table: this is
+    the value functions' inner loop)."""
     n = len(totals)
-    above = [[0.0] * n for _ in range(n)]
+    out: list[float] = []
     for s in range(n):
+        p = 0.0
+        s_out = s in forfeited
         for o in range(n):
             if o == s:
                 continue
+            o_out = o in forfeited
+            if s_out or o_out:
+                p += forfeit_share(s_out, o_out)
+                continue
             d = totals[o] - totals[s] if lower_is_better else totals[s] - totals[o]
             sd = math.sqrt(var[s] + var[o])
-            above[s][o] = phi(d / sd) if sd > 0 else (1.0 if d > 0 else 0.5 if d == 0 else 0.0)
-    return mean_over_others(n, forfeited, above)
+            p += phi(d / sd) if sd > 0 else (1.0 if d > 0 else 0.5 if d == 0 else 0.0)
+        out.append(p / (n - 1))
+    return out
 
 
 # -- Allegra ------------------------------------------------------------------
