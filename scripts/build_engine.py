@@ -100,6 +100,12 @@ def compile_into(scratch: Path, with_engine: bool) -> list[Path]:
     return built_files(scratch / "lib")
 
 
+def compiler_says(log: Path) -> str:
+    """The compiler's own words on what failed: the last line of its log naming an error."""
+    lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+    return ([line.strip() for line in lines if "error" in line.lower()] or [""])[-1]
+
+
 def build(scratch: Path, with_engine: bool) -> tuple[list[Path], Path]:
     """Compile in ``scratch``, the compiler's chatter in its ``build.log``
     (shown only if the build fails); the extension files and the log."""
@@ -143,17 +149,17 @@ def main() -> int:
             try:
                 files, log = build(Path(tmp) / "with", True)
             except (Exception, SystemExit) as exc:  # the engine alone, its companions as Python
-                alone = f"; {', '.join(with_engine)} not compiled ({type(exc).__name__}: {exc}), run as Python"
+                why = compiler_says(Path(tmp) / "with" / "build.log") or f"{type(exc).__name__}: {exc}"
+                alone = f"; {', '.join(with_engine)} not compiled ({why}), run as Python"
                 with_engine = []
                 files, log = build(Path(tmp) / "alone", False)
             scratch = log.parent
         except (Exception, SystemExit) as exc:  # a compiler missing or failing: the reference runs
             log = Path(tmp) / "alone" / "build.log"
             remove_build(engine_dir)
-            lines = log.read_text(errors="replace").splitlines() if log.exists() else []
-            detail = [line.strip() for line in lines if "error" in line.lower()][-1:]  # the compiler's own words
+            detail = compiler_says(log)
             why = f"{type(exc).__name__}: {exc}".strip()
-            print(f"engine: not compiled ({why}{'; ' + detail[0] if detail else ''}); the pure-Python reference runs")
+            print(f"engine: not compiled ({why}{'; ' + detail if detail else ''}); the pure-Python reference runs")
             return 0
         remove_build(engine_dir)
         for path in files:
