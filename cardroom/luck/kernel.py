@@ -1,4 +1,5 @@
-"""The arithmetic of the luck value functions of record, typed for mypyc.
+"""The luck estimator's inner loops, typed for mypyc: the value functions'
+arithmetic and the building of Allegra's alternative outcomes.
 
 The luck estimator spends most of its time evaluating ``V`` (about 2,300
 times an Allegra match, 14 per chance step: decision 270), so the value
