@@ -83,6 +83,8 @@ COPY --from=build /src/engine engine
 COPY bots bots
 COPY research research
 COPY cardroom cardroom
+# the luck estimator's inner loops, compiled with the engine (engine/form.py WITH_ENGINE)
+COPY --from=build /src/cardroom/luck cardroom/luck
 COPY --from=build /src/cardroom/sandbox/bot-exec-* cardroom/sandbox/
 COPY cardroom_sdk cardroom_sdk
 COPY ladder ladder

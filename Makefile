@@ -5,7 +5,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 ENGINE_BUILT := $(VENV)/.engine-built
-ENGINE_SOURCES := engine/core.py engine/allegory/game.py engine/allegra/game.py engine/form.py scripts/build_engine.py
+ENGINE_SOURCES := engine/core.py engine/allegory/game.py engine/allegra/game.py engine/form.py scripts/build_engine.py \
+	cardroom/luck/kernel.py
 
 .PHONY: help setup system-packages bot-packages test test-fast test-containers lint demo play bench bench-sandbox clean dist
 
@@ -101,7 +102,7 @@ bench-sandbox: setup
 
 clean:
 	rm -rf $(VENV) $(DIST_VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis first-match.json dist build
-	rm -f engine/compiled.json $$(find engine -name '*.so')
+	rm -f engine/compiled.json $$(find engine -name '*.so') cardroom/luck/*.so
 
 # --- operations: load and throughput benchmarks (docs/operations.md) ---------
 .PHONY: load-test load-test-slow-bots bench-throughput

@@ -18,6 +18,13 @@ compiled form is used wherever it was built, and the reference otherwise:
 No build at all (the author's wheel, a machine without a C compiler) is the
 reference, silently: that is a supported way to run, not a fault.
 
+A few modules outside the engine are compiled in the same build, each in a
+group of its own so that they read the engine's classes natively
+(``WITH_ENGINE``: the luck estimator's inner loops, decision 270). Such a
+module runs compiled only where the engine does and its build is of its
+present source (``load_with_engine``); otherwise its ``.py`` runs. A build
+that cannot compile them still compiles the engine alone.
+
 Standard library only, and no import of the rest of ``engine``: the build
 script loads this file by its path.
 """
@@ -40,10 +47,13 @@ COMPILED_MODULES = ("engine.core", "engine.allegory.game", "engine.allegra.game"
 # own extension is a small shim that loads it)
 SHARED_LIB = "engine.compiled__mypyc"
 STAMP = ENGINE_DIR / "compiled.json"
+# modules compiled with the engine, by the extension module of their group
+WITH_ENGINE: dict[str, tuple[str, ...]] = {"cardroom.luck.compiled__mypyc": ("cardroom.luck.kernel",)}
+ROOT = ENGINE_DIR.parent
 
 
 def source_path(module: str) -> Path:
-    return ENGINE_DIR.joinpath(*module.split(".")[1:]).with_suffix(".py")
+    return ROOT.joinpath(*module.split(".")).with_suffix(".py")
 
 
 def source_digest() -> str:
@@ -54,9 +64,14 @@ def source_digest() -> str:
     return h.hexdigest()
 
 
+def module_digest(module: str) -> str:
+    """The digest of one module compiled with the engine, as the build records it."""
+    return hashlib.sha256(source_path(module).read_bytes()).hexdigest()
+
+
 def _extension(module: str) -> Path | None:
     """The extension module built for ``module`` that this Python would load."""
-    base = ENGINE_DIR.joinpath(*module.split(".")[1:])
+    base = ROOT.joinpath(*module.split("."))
     for suffix in importlib.machinery.EXTENSION_SUFFIXES:
         path = base.with_name(base.name + suffix)
         if path.is_file():
@@ -79,19 +94,31 @@ def unusable_reason() -> str | None:
 
 
 class _ReferenceFinder:
-    """Finds the compiled modules' ``.py`` files, never their extensions."""
+    """Finds the ``.py`` files of the modules in ``names``, never their extensions."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
 
     def find_spec(self, name, path=None, target=None):
-        if name in COMPILED_MODULES:
+        if name in self.names:
             return importlib.util.spec_from_file_location(name, source_path(name))
         return None
 
 
-def _use_reference() -> None:
-    for name in (*COMPILED_MODULES, SHARED_LIB):
+def _use_reference(modules: tuple[str, ...], shared: tuple[str, ...]) -> None:
+    for name in (*modules, *shared):
         sys.modules.pop(name, None)
-    if not any(isinstance(f, _ReferenceFinder) for f in sys.meta_path):
-        sys.meta_path.insert(0, _ReferenceFinder())
+    finder = next((f for f in sys.meta_path if isinstance(f, _ReferenceFinder)), None)
+    if finder is None:
+        finder = _ReferenceFinder()
+        sys.meta_path.insert(0, finder)
+    finder.names.update(modules)
+
+
+def _use_engine_reference() -> None:
+    # what is compiled with the engine reads its classes natively: the reference too
+    others = tuple(m for group in WITH_ENGINE.values() for m in group)
+    _use_reference((*COMPILED_MODULES, *others), (SHARED_LIB, *WITH_ENGINE))
 
 
 def _note(text: str) -> None:
@@ -106,7 +133,7 @@ def load() -> tuple[str, str]:
     if want not in ("", "auto", "compiled", "reference"):
         raise ImportError(f"{ENV} must be 'reference', 'compiled' or 'auto', not {want!r}")
     if want == "reference":
-        _use_reference()
+        _use_engine_reference()
         importlib.import_module("engine.core")
         return "reference", f"{ENV}=reference"
     reason = unusable_reason()
@@ -121,11 +148,35 @@ def load() -> tuple[str, str]:
             return "compiled", "built by make setup (mypyc)"
     if want == "compiled":
         raise ImportError(f"{ENV}=compiled, but {reason.split(': ', 1)[1]}")
-    _use_reference()
+    _use_engine_reference()
     importlib.import_module("engine.core")
     kind, why = reason.split(": ", 1)
     if kind != "not-built":
         _note(why)
+    return "reference", why
+
+
+def load_with_engine(module: str, engine_form: str) -> tuple[str, str]:
+    """Choose the form of ``module`` (one of ``WITH_ENGINE``'s) before it is
+    imported, the engine's form (``engine.ENGINE_FORM``) being chosen
+    already: compiled where the engine runs compiled and the build holds
+    ``module`` as its source is now; else its ``.py`` (with a one-line note
+    when a build of other sources is there). Returns the form and why."""
+    if engine_form != "compiled":
+        return "reference", "the engine runs its reference"
+    (shared,) = (lib for lib, group in WITH_ENGINE.items() if module in group)
+    if _extension(module) is None or _extension(shared) is None:
+        why = "not built with the engine (make setup builds it)"
+    else:
+        try:
+            built = json.loads(STAMP.read_text(encoding="utf-8"))["with_engine"][module]
+        except (OSError, ValueError, KeyError, TypeError):
+            built = None
+        if built == module_digest(module):
+            return "compiled", "built by make setup (mypyc) with the engine"
+        why = f"built from another {source_path(module).name} than the one beside it (make setup rebuilds it)"
+        print(f"cardroom: {module} was {why}; using its pure-Python form", file=sys.stderr)
+    _use_reference((module,), (shared,))
     return "reference", why
 
 

@@ -201,37 +201,61 @@ def expected_forfeit_events(events: list[dict[str, Any]], seats: set[int]) -> di
 
 def verify(doc: dict[str, Any]) -> VerifiedReplay:
     """Verify a replay completely; raises ReplayError with the event index."""
-    state, events = _check_header(doc)
-    recorded = _check_result_shape(doc["result"], state.num_players)
-    last = None
-    for index, event, _state in _replay_events(state, events):
-        marked = event.get("forfeit", False)
-        if marked not in (True, False):
-            raise ReplayError(f"'forfeit' must be true or false, not {marked!r}", index)
-        if marked and (event["by"] == CHANCE or event["by"] not in recorded):
-            raise ReplayError(f"event marked forfeit, but seat {event['by']!r} is not among the forfeits", index)
-        if event["by"] in recorded and event["by"] != CHANCE:
-            should = index >= recorded[event["by"]]
-            if marked != should:
-                where = "at or after" if should else "before"
+    check = Verification(doc)
+    for _ in check.events():
+        pass
+    assert check.result is not None
+    return check.result
+
+
+class Verification:
+    """``verify`` while the replay is re-played, for a caller that has work
+    to do at each event (the luck estimator): one re-play, not two. The
+    header and the result's shape are checked at construction (``recorded``:
+    each forfeited seat's recorded event); ``events()`` yields, as
+    ``iter_states`` does, (index, event, state after it), the same State
+    advanced in place, checking each event before it is yielded and the
+    end once the last has been; ``result`` is then the VerifiedReplay.
+    Raises ReplayError where ``verify`` does."""
+
+    def __init__(self, doc: dict[str, Any]) -> None:
+        self.doc = doc
+        self.state, self.event_list = _check_header(doc)
+        self.recorded = _check_result_shape(doc["result"], self.state.num_players)
+        self.result: VerifiedReplay | None = None
+
+    def events(self) -> Iterator[tuple[int, dict[str, Any], State]]:
+        doc, state, events, recorded = self.doc, self.state, self.event_list, self.recorded
+        last = None
+        for index, event, _state in _replay_events(state, events):
+            marked = event.get("forfeit", False)
+            if marked not in (True, False):
+                raise ReplayError(f"'forfeit' must be true or false, not {marked!r}", index)
+            if marked and (event["by"] == CHANCE or event["by"] not in recorded):
+                raise ReplayError(f"event marked forfeit, but seat {event['by']!r} is not among the forfeits", index)
+            if event["by"] in recorded and event["by"] != CHANCE:
+                should = index >= recorded[event["by"]]
+                if marked != should:
+                    where = "at or after" if should else "before"
+                    raise ReplayError(
+                        f"seat {event['by']}'s decision {where} its forfeit (event {recorded[event['by']]}) "
+                        f"must {'' if should else 'not '}be marked forfeit",
+                        index,
+                    )
+            last = index
+            yield index, event, state
+        if not state.is_terminal():
+            raise ReplayError("the replay ends before the game is over", len(events))
+        for seat, event in expected_forfeit_events(events, set(recorded)).items():
+            if event != recorded[seat]:
                 raise ReplayError(
-                    f"seat {event['by']}'s decision {where} its forfeit (event {recorded[event['by']]}) "
-                    f"must {'' if should else 'not '}be marked forfeit",
-                    index,
+                    f"seat {seat}'s forfeit is recorded at event {recorded[seat]}, but the default policy "
+                    f"first played for it at event {event}"
                 )
-        last = index
-    if not state.is_terminal():
-        raise ReplayError("the replay ends before the game is over", len(events))
-    for seat, event in expected_forfeit_events(events, set(recorded)).items():
-        if event != recorded[seat]:
-            raise ReplayError(
-                f"seat {seat}'s forfeit is recorded at event {recorded[seat]}, but the default policy "
-                f"first played for it at event {event}"
-            )
-    result = state.result(frozenset(recorded))
-    if result.scores != doc["result"]["scores"]:
-        raise ReplayError(f"recorded scores {doc['result']['scores']} but the game gives {result.scores}", last)
-    if result.ranks != doc["result"]["ranks"]:
-        raise ReplayError(f"recorded ranks {doc['result']['ranks']} but the game gives {result.ranks}", last)
-    forfeits = list(doc["result"]["forfeits"])
-    return VerifiedReplay(doc["game"], state.num_players, len(events), result, forfeits)
+        result = state.result(frozenset(recorded))
+        if result.scores != doc["result"]["scores"]:
+            raise ReplayError(f"recorded scores {doc['result']['scores']} but the game gives {result.scores}", last)
+        if result.ranks != doc["result"]["ranks"]:
+            raise ReplayError(f"recorded ranks {doc['result']['ranks']} but the game gives {result.ranks}", last)
+        forfeits = list(doc["result"]["forfeits"])
+        self.result = VerifiedReplay(doc["game"], state.num_players, len(events), result, forfeits)

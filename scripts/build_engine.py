@@ -9,6 +9,11 @@ sources still have that digest. The build happens in a scratch folder and
 each file is moved into place whole (a running process that has the old
 build mapped keeps it).
 
+The modules compiled with the engine (``form.WITH_ENGINE``: the luck
+estimator's inner loops) are built in the same run, each group its own
+extension beside its source; their digests go in the same record. When
+they do not compile, the engine is built alone (and they run as Python).
+
 A build that cannot happen (mypy not installed, no C compiler or no Python
 headers, a compile error) is not a failure: this prints one line saying so,
 removes any older build, and exits 0; the engine then runs on the reference.
@@ -44,27 +49,46 @@ def built_files(engine_dir: Path) -> list[Path]:
     return [p for p in engine_dir.rglob("*") if p.name.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))]
 
 
+def with_engine_files() -> list[Path]:
+    """The built extensions of the modules compiled with the engine, where they are."""
+    names = [name for lib, group in form.WITH_ENGINE.items() for name in (lib, *group)]
+    return [p for p in (form._extension(name) for name in names) if p is not None]
+
+
 def remove_build(engine_dir: Path) -> None:
-    for path in built_files(engine_dir):
+    for path in built_files(engine_dir) + with_engine_files():
         path.unlink()
     (engine_dir / form.STAMP.name).unlink(missing_ok=True)
 
 
-def compile_into(scratch: Path) -> list[Path]:
-    """Build in ``scratch``; return the extension files (paths under it)."""
+def _sources(modules) -> list[str]:
+    return [str(form.source_path(m).relative_to(ROOT)) for m in modules]
+
+
+def compile_into(scratch: Path, with_engine: bool) -> list[Path]:
+    """Build in ``scratch`` (with ``form.WITH_ENGINE``'s modules or not);
+    return the extension files (paths under it)."""
     from mypyc.build import mypycify  # noqa: PLC0415 (only the build needs mypy)
     from setuptools import Distribution
 
-    sources = [str(form.source_path(m).relative_to(ROOT)) for m in form.COMPILED_MODULES]
+    sources = _sources(form.COMPILED_MODULES)
+    groups = [(sources, form.SHARED_LIB.removesuffix("__mypyc"))]
+    if with_engine:
+        groups += [(_sources(group), lib.removesuffix("__mypyc")) for lib, group in form.WITH_ENGINE.items()]
     cwd = os.getcwd()
     os.chdir(ROOT)  # mypyc names modules from paths relative to here
     try:
-        extensions = mypycify(
-            sources,
-            opt_level="3",
-            target_dir=str(scratch / "c"),
-            group_name=form.SHARED_LIB.removesuffix("__mypyc"),
-        )
+        if with_engine:
+            # groups of their own that read the engine's classes natively; the
+            # packages above them (their __init__ imports) are not compiled: not checked
+            extensions = mypycify(
+                ["--follow-imports=silent", *(src for group, _ in groups for src in group)],
+                opt_level="3",
+                target_dir=str(scratch / "c"),
+                separate=groups,
+            )
+        else:
+            extensions = mypycify(sources, opt_level="3", target_dir=str(scratch / "c"), group_name=groups[0][1])
         dist = Distribution({"name": "cardroom-engine", "ext_modules": extensions})
         cmd = dist.get_command_obj("build_ext")
         cmd.build_lib = str(scratch / "lib")
@@ -74,6 +98,37 @@ def compile_into(scratch: Path) -> list[Path]:
     finally:
         os.chdir(cwd)
     return built_files(scratch / "lib")
+
+
+def compiler_says(log: Path) -> str:
+    """The compiler's own words on what failed: the last line of its log naming an error."""
+    lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+    return ([line.strip() for line in lines if "error" in line.lower()] or [""])[-1]
+
+
+def build(scratch: Path, with_engine: bool) -> tuple[list[Path], Path]:
+    """Compile in ``scratch``, the compiler's chatter in its ``build.log``
+    (shown only if the build fails); the extension files and the log."""
+    scratch.mkdir()
+    log = scratch / "build.log"
+    with open(log, "w") as out:
+        saved = os.dup(1), os.dup(2)
+        os.dup2(out.fileno(), 1)
+        os.dup2(out.fileno(), 2)
+        try:
+            files = compile_into(scratch, with_engine)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+    wanted = {*form.COMPILED_MODULES, form.SHARED_LIB}
+    if with_engine:
+        wanted |= {name for lib, group in form.WITH_ENGINE.items() for name in (lib, *group)}
+    found = {".".join(p.relative_to(scratch / "lib").parts).split(".cpython")[0].split(".abi")[0] for p in files}
+    if not wanted <= found:
+        raise RuntimeError(f"the build made {sorted(found)}, not {sorted(wanted)}")
+    return files, log
 
 
 def main() -> int:
@@ -86,43 +141,45 @@ def main() -> int:
         print("engine: not compiled (mypy is not installed); the pure-Python reference runs")
         return 0
     with tempfile.TemporaryDirectory(prefix="cardroom-engine-build-") as tmp:
-        scratch = Path(tmp)
-        log = scratch / "build.log"
+        with_engine = sorted(m for group in form.WITH_ENGINE.values() for m in group)
+        # the digests of what is compiled, taken before: a source edited during the build is not taken as built
+        digests = {"sources": form.source_digest(), "with_engine": {m: form.module_digest(m) for m in with_engine}}
+        alone = ""
         try:
-            # the compiler's chatter goes to a log, shown only if the build fails
-            with open(log, "w") as out:
-                saved = os.dup(1), os.dup(2)
-                os.dup2(out.fileno(), 1)
-                os.dup2(out.fileno(), 2)
-                try:
-                    files = compile_into(scratch)
-                finally:
-                    sys.stdout.flush()
-                    sys.stderr.flush()
-                    os.dup2(saved[0], 1)
-                    os.dup2(saved[1], 2)
-            wanted = {*form.COMPILED_MODULES, form.SHARED_LIB}
-            found = {".".join(p.relative_to(scratch / "lib").parts).split(".cpython")[0].split(".abi")[0] for p in files}
-            if not wanted <= found:
-                raise RuntimeError(f"the build made {sorted(found)}, not {sorted(wanted)}")
+            try:
+                files, log = build(Path(tmp) / "with", True)
+            except (Exception, SystemExit) as exc:  # the engine alone, its companions as Python
+                why = compiler_says(Path(tmp) / "with" / "build.log") or f"{type(exc).__name__}: {exc}"
+                alone = f"; {', '.join(with_engine)} not compiled ({why}), run as Python"
+                with_engine = []
+                files, log = build(Path(tmp) / "alone", False)
+            scratch = log.parent
         except (Exception, SystemExit) as exc:  # a compiler missing or failing: the reference runs
+            log = Path(tmp) / "alone" / "build.log"
             remove_build(engine_dir)
-            lines = log.read_text(errors="replace").splitlines() if log.exists() else []
-            detail = [line.strip() for line in lines if "error" in line.lower()][-1:]  # the compiler's own words
+            detail = compiler_says(log)
             why = f"{type(exc).__name__}: {exc}".strip()
-            print(f"engine: not compiled ({why}{'; ' + detail[0] if detail else ''}); the pure-Python reference runs")
+            print(f"engine: not compiled ({why}{'; ' + detail if detail else ''}); the pure-Python reference runs")
             return 0
         remove_build(engine_dir)
         for path in files:
-            target = engine_dir.parent / path.relative_to(scratch / "lib")
+            target = form.ROOT / path.relative_to(scratch / "lib")
             partial = target.with_name(target.name + ".partial")
             shutil.copyfile(path, partial)
             os.replace(partial, target)  # a new file, never rewritten in place
-        stamp = {"sources": form.source_digest(), "python": sys.version.split()[0], "built": int(time.time())}
+        stamp = {
+            "sources": digests["sources"],
+            "with_engine": {m: digests["with_engine"][m] for m in with_engine},
+            "python": sys.version.split()[0],
+            "built": int(time.time()),
+        }
         partial = form.STAMP.with_name(form.STAMP.name + ".partial")
         partial.write_text(json.dumps(stamp) + "\n", encoding="utf-8")
         os.replace(partial, form.STAMP)
-    print(f"engine: compiled with mypyc in {time.monotonic() - started:.0f} s (CARDROOM_ENGINE=reference runs the reference)")
+    print(
+        f"engine: compiled with mypyc in {time.monotonic() - started:.0f} s "
+        f"(CARDROOM_ENGINE=reference runs the reference){alone}"
+    )
     return 0
 
 

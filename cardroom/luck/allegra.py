@@ -20,17 +20,29 @@ from pathlib import Path
 from typing import Any
 
 from cardroom.luck.estimator import Adapter, Context, Step, ValueFunction, terminal_points
-from engine.allegra.game import CARD_COUNTS, CARDS, CELLS, COLS, DRAWN, ROUNDS, TURN, AllegraState
+from cardroom.luck.kernel import (
+    ALL_COUNT,
+    ALL_SUM,
+    FD,
+    VALUES,
+    AreaModel,
+    Loc,
+    card_at,
+    double_ender,
+    exact_outcomes,
+    face_down_locations,
+    mean_over_others,
+    phi,
+    points,
+    progress,
+    put_card,
+    unseen_counts,
+)
+from cardroom.luck.kernel import MEAN_CARD as _MEAN
+from engine.allegra.game import CARDS, CELLS, COLS, DRAWN, ROUNDS, TURN, AllegraState
 from engine.core import CHANCE
 
-ALL_SUM = sum(CARDS)
-ALL_COUNT = len(CARDS)
-_MEAN = ALL_SUM / ALL_COUNT
 CARD_VAR = sum((c - _MEAN) ** 2 for c in CARDS) / ALL_COUNT  # one unknown card's variance
-
-
-def _phi(x: float) -> float:
-    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
 
 
 class AllegraValue(ValueFunction):
@@ -102,15 +114,12 @@ class AllegraValue(ValueFunction):
                     est -= best
                 totals[s] += est
                 var[s] = fd * CARD_VAR + later
-        return _points(totals, var, forfeited, lower_is_better=True)
+        return points(totals, var, forfeited, True)
 
 
 # -- allegra-area@2: what a slot will hold when the round is scored ---------
-FD = 99  # the key of a face-down card in the fitted table
 MIN_COUNT = 30  # a fitted cell needs this many observations
 _TABLE_PATH = Path(__file__).with_name("allegra-area-2.json")
-VALUES = list(range(min(CARD_COUNTS), max(CARD_COUNTS) + 1))
-_COUNTS = [CARD_COUNTS.get(v, 0) for v in VALUES]
 
 
 def _pairs(table: dict[str, float]) -> dict[tuple[int, int], float]:
@@ -121,22 +130,6 @@ def _pairs(table: dict[str, float]) -> dict[tuple[int, int], float]:
     return out
 
 
-def unseen_counts(state: AllegraState) -> list[int]:
-    """How many cards of each value (from the lowest) no one has seen yet."""
-    low = VALUES[0]
-    unseen = list(_COUNTS)
-    for v in state.upv:
-        if v is not None:
-            unseen[v - low] -= 1
-    for pile in (state.discard, state.removed):
-        for v in pile:
-            unseen[v - low] -= 1
-    for v in (state.drawn, state.held):
-        if v is not None:
-            unseen[v - low] -= 1
-    return unseen
-
-
 def holding_key(state: AllegraState, slot: int) -> int | None:
     """What a slot holds, as the fitted table keys it: its face-up value,
     ``FD`` when face down, None when empty."""
@@ -144,12 +137,6 @@ def holding_key(state: AllegraState, slot: int) -> int | None:
         return None
     v = state.upv[slot]
     return FD if v is None else v
-
-
-def progress(state: AllegraState) -> int:
-    """How far the round has gone: the fewest face-down cards any area holds
-    (the round's end comes when one area has none)."""
-    return min(state._area_fd(s) for s in range(state.n))
 
 
 class FittedAllegraValue(ValueFunction):
@@ -169,78 +156,23 @@ class FittedAllegraValue(ValueFunction):
     def __init__(self, table: dict[str, Any] | None = None) -> None:
         if table is None:
             table = json.loads(_TABLE_PATH.read_text(encoding="utf-8"))
-        self.final = _pairs(table["final"])
-        self.drawn = {int(p): v for p, v in table.get("drawn", {}).items()}
-        self.top = {int(p): v for p, v in table.get("top", {}).items()}
-        self.spread = {int(p): v for p, v in table.get("spread", {}).items()}
-        self.round_var = float(table.get("round_var", 0.0))
-        self._rows: dict[int, list[float]] = {}
-
-    def _final(self, prog: int, holding: int) -> float:
-        got = self.final.get((prog, holding))
-        if got is None:  # a cell seen too rarely to fit: the card as it is
-            return float(holding) if holding != FD else _MEAN
-        return got
-
-    def _row(self, prog: int) -> list[float]:
-        """``final`` at one progress as a list by card value (from the lowest)."""
-        row = self._rows.get(prog)
-        if row is None:
-            row = self._rows[prog] = [self._final(prog, v) for v in VALUES]
-        return row
+        # the arithmetic is cardroom.luck.kernel's (compiled with the engine)
+        self.model = AreaModel(
+            _pairs(table["final"]),
+            {int(p): v for p, v in table.get("drawn", {}).items()},
+            {int(p): v for p, v in table.get("top", {}).items()},
+            {int(p): v for p, v in table.get("spread", {}).items()},
+            float(table.get("round_var", 0.0)),
+        )
 
     def round_estimate(self, state: AllegraState) -> list[float]:
         """Each seat's expected score for the round under way (doubling included)."""
-        n = state.n
-        low = VALUES[0]
-        unseen = unseen_counts(state)
-        val, upv = state.val, state.upv
-        left = sum(unseen)
-        prog = progress(state)
-        row = self._row(prog)
-        fd_value = sum(c * f for c, f in zip(unseen, row)) / left if left else self._final(prog, FD)
-        out = []
-        for s in range(n):
-            est = 0.0
-            for i in state.lay.area[s]:
-                if val[i] is not None:
-                    v = upv[i]
-                    est += fd_value if v is None else row[v - low]
-            out.append(est)
-        for s in range(n):
-            out[s] += self.card_term(state, s, prog, row, fd_value, unseen, left)
-        e = state.ender
-        if e is not None and out[e] > 0 and any(out[s] < out[e] for s in range(n) if s != e):
-            out[e] *= 2  # the ender is doubled unless strictly lowest (or at most 0)
-        return out
-
-    def card_term(
-        self, state: AllegraState, seat: int, prog: int, row: list[float], fd_value: float, unseen: list[int],
-        left: int,
-    ) -> float:
-        """What the card the active seat may use now changes in its round
-        score: the drawn one, or the discard pile's top at the start of its
-        turn (fitted: a slope per progress times the card's distance from
-        the mean card); 0 for the other seats."""
-        if seat != state.active:
-            return 0.0
-        if state.phase >= 4 and state.drawn is not None:
-            return self.drawn.get(prog, 0.0) * (state.drawn - _MEAN)
-        if state.phase == 3 and state.discard:
-            return self.top.get(prog, 0.0) * (state.discard[-1] - _MEAN)
-        return 0.0
+        return self.model.round_estimate(state)
 
     def __call__(self, state: AllegraState, forfeited: frozenset[int]) -> list[float]:
         if state.is_terminal():
             return terminal_points(state, forfeited)
-        n = state.n
-        totals = [float(t) for t in state.totals]
-        if state.phase <= 1:
-            return _points(totals, [(ROUNDS - state.round + 1) * self.round_var] * n, forfeited, lower_is_better=True)
-        later = (ROUNDS - state.round) * self.round_var + self.spread.get(progress(state), self.round_var)
-        for s, est in enumerate(self.round_estimate(state)):
-            totals[s] += est
-        return _points(totals, [later] * n, forfeited, lower_is_better=True)
+        return self.model.value(state, forfeited)
 
 
 # -- allegra-area@3: the same estimates, weighed against the match's outcome --
@@ -289,8 +221,27 @@ class OutcomeAllegraValue(FittedAllegraValue):
         super().__init__(table)
         self.outcome = {k: (float(a), float(b)) for k, (a, b) in table.get("outcome", {}).items()}
 
+    def round_estimate(self, state: AllegraState) -> list[float]:
+        """``allegra-area@2``'s round estimate with this version's ``card_term``."""
+        model = self.model
+        unseen = unseen_counts(state)
+        left = sum(unseen)
+        prog = progress(state)
+        row = model.row(prog)
+        fd_value = model.fd_value(prog, row, unseen, left)
+        out = model.area_sums(state, row, fd_value)
+        for s in range(state.n):
+            out[s] += self.card_term(state, s, prog, row, fd_value, unseen, left)
+        return double_ender(state, out)
+
     def card_term(
-        self, state: AllegraState, seat: int, prog: int, row: list[float], fd_value: float, unseen: list[int],
+        self,
+        state: AllegraState,
+        seat: int,
+        prog: int,
+        row: list[float],
+        fd_value: float,
+        unseen: list[int],
         left: int,
     ) -> float:
         """The card a seat may use next, placed where it lowers the seat's
@@ -347,7 +298,7 @@ class OutcomeAllegraValue(FittedAllegraValue):
         if state.is_terminal():
             return terminal_points(state, forfeited)
         p = self.pairwise(state)
-        return _mean_over_others(state.n, forfeited, lambda s, o: p[s][o])
+        return mean_over_others(state.n, forfeited, p)
 
 
 # -- allegra-ender@1: who is doubled decides the round -----------------------
@@ -488,7 +439,7 @@ class EnderAllegraValue(ValueFunction):
         totals = [float(t) for t in state.totals]
         if state.phase <= 1:  # between rounds: only the rounds still to deal
             var = [(ROUNDS - state.round + 1) * self.round_var / 2] * n
-            return _points(totals, var, forfeited, lower_is_better=True)
+            return points(totals, var, forfeited, True)
         est, fds = raw_estimates(state)
         ends = self.ender_weights(state, fds)
         beta, var, a, b = self.raw.get(min(fds), self.raw_default)
@@ -502,119 +453,42 @@ class EnderAllegraValue(ValueFunction):
                 p = self.above(gap, m, sd, later_sd, final[s], final[o], ends[s], ends[o])
                 above[s][o] = p
                 above[o][s] = 1.0 - p
-        return _mean_over_others(n, forfeited, lambda s, o: above[s][o])
+        return mean_over_others(n, forfeited, above)
 
 
 def _below(x: float, m: float, sd: float) -> float:
     """P(N(m, sd²) < x)."""
-    return _phi((x - m) / sd)
+    return phi((x - m) / sd)
 
 
 def _ncdf(x: float, sd: float) -> float:
     """P(x + N(0, sd²) > 0)."""
     if sd <= 1e-6:
         return 1.0 if x > 0 else 0.0 if x < 0 else 0.5
-    return _phi(x / sd)
+    return phi(x / sd)
 
 
-def _mean_over_others(n: int, forfeited: frozenset[int], beats) -> list[float]:
-    """Rank points: per seat ``s``, the mean over the other seats ``o`` of
-    ``beats(s, o)`` (the probability ``s`` finishes above ``o``), a forfeit
-    losing to every seat that has not forfeited."""
-    out = []
-    for s in range(n):
-        p = 0.0
-        for o in range(n):
-            if o == s:
-                continue
-            if s in forfeited or o in forfeited:
-                p += 0.5 if (s in forfeited) == (o in forfeited) else (0.0 if s in forfeited else 1.0)
-            else:
-                p += beats(s, o)
-        out.append(p / (n - 1))
-    return out
-
-
-def _points(totals: list[float], var: list[float], forfeited: frozenset[int], lower_is_better: bool) -> list[float]:
-    def beats(s: int, o: int) -> float:
-        d = totals[o] - totals[s] if lower_is_better else totals[s] - totals[o]
-        sd = math.sqrt(var[s] + var[o])
-        return _phi(d / sd) if sd > 0 else (1.0 if d > 0 else 0.5 if d == 0 else 0.0)
-
-    return _mean_over_others(len(totals), forfeited, beats)
-
-
-# -- locations of cards in an engine state ---------------------------------
-# ("s", i): table slot i; ("k", j): state.deck[j] (top is the end); ("d", j):
-# state.discard[j]; ("x", 0): the drawn card.
-
-
-def _get(state: AllegraState, loc: tuple[str, int]) -> int:
-    kind, j = loc
-    if kind == "s":
-        return state.val[j]  # type: ignore[return-value]
-    if kind == "k":
-        return state.deck[j]
-    if kind == "d":
-        return state.discard[j]
-    return state.drawn  # type: ignore[return-value]
-
-
-def _set(state: AllegraState, loc: tuple[str, int], value: int) -> None:
-    kind, j = loc
-    if kind == "s":
-        state.val[j] = value
-    elif kind == "k":
-        state.deck[j] = value
-    elif kind == "d":
-        state.discard[j] = value
-    else:
-        state.drawn = value
-
-
-def _face_down(state: AllegraState) -> list[tuple[str, int]]:
-    val, upv = state.val, state.upv
-    return [("s", i) for i in range(state.lay.N) if upv[i] is None and val[i] is not None]
-
-
-def _exact(base: AllegraState, loc, pile: list, after) -> list[tuple[float, AllegraState]]:
-    """Every value the card at ``loc`` (one of ``pile``) could have been,
-    with its probability: ``base`` with that value swapped into ``loc`` from
-    another card of the pile, then ``after`` applied."""
-    actual = _get(base, loc)
-    where: dict[int, Any] = {}
-    counts: dict[int, int] = {}
-    for other in pile:
-        v = _get(base, other)
-        if v in counts:
-            counts[v] += 1
-        else:
-            counts[v] = 1
-            where[v] = other
-    total = len(pile)
-    out = []
-    for value in sorted(counts):
-        alt = base.clone()
-        if value != actual:
-            _set(alt, where[value], actual)
-            _set(alt, loc, value)
-        out.append((counts[value] / total, after(alt)))
-    return out
+# -- the alternative outcomes (locations of cards: cardroom.luck.kernel.Loc) --
 
 
 def _resample(base: AllegraState, piles: list[list], rng: random.Random, after) -> AllegraState:
     """``base`` with each pile's cards dealt anew among its places."""
     alt = base.clone()
     for pile in piles:
-        values = [_get(alt, loc) for loc in pile]
+        values = [card_at(alt, loc) for loc in pile]
         rng.shuffle(values)
         for loc, v in zip(pile, values):
-            _set(alt, loc, v)
+            put_card(alt, loc, v)
     return after(alt)
 
 
 def _same(state: AllegraState) -> AllegraState:
     return state
+
+
+def _exact_step(index: int, post: AllegraState, base: AllegraState, loc: Loc, pile: list[Loc], after) -> Step:
+    exact, actual_at = exact_outcomes(base, loc, pile, after)
+    return Step(index, post, exact=exact, actual_at=actual_at)
 
 
 class AllegraAdapter(Adapter):
@@ -631,18 +505,16 @@ class AllegraAdapter(Adapter):
             if action["type"] == "deal":
                 ctx.extra["reshuffled"] = False
                 # the discard pile's first card, from the whole deal
-                pile = [("d", 0)] + _face_down(post) + [("k", j) for j in range(len(post.deck))]
-                return Step(index, post, exact=_exact(post, ("d", 0), pile, _same))
+                pile = [("d", 0)] + face_down_locations(post) + [("k", j) for j in range(len(post.deck))]
+                return _exact_step(index, post, post, ("d", 0), pile, _same)
             ctx.extra["reshuffled"] = True  # a reshuffle: its top card is drawn at once
             pile = [("x", 0)] + [("k", j) for j in range(len(post.deck))]
-            return Step(index, post, exact=_exact(post, ("x", 0), pile, _same))
+            return _exact_step(index, post, post, ("x", 0), pile, _same)
         seat = event["by"]
-        face_down = _face_down(pre)
-        hidden = set(face_down)
         ended = post.round != pre.round or post.is_terminal()
         kind = action["type"]
         if ended:
-            known = face_down  # every face-down card is turned up as the round ends
+            known = face_down_locations(pre)  # every face-down card is turned up as the round ends
         elif kind == "draw":
             known = [("k", len(pre.deck) - 1)] if pre.deck else []
         elif kind in ("reveal", "take_discard", "swap", "place"):
@@ -653,9 +525,11 @@ class AllegraAdapter(Adapter):
             known = [_slot(action["take"]), _slot(action["put"])]
         else:
             known = []
-        known = [loc for loc in known if loc in hidden or loc[0] == "k"]
+        val, upv = pre.val, pre.upv
+        known = [loc for loc in known if loc[0] == "k" or (upv[loc[1]] is None and val[loc[1]] is not None)]
         if not known:
             return None
+        face_down = known if ended else face_down_locations(pre)  # (most events reveal nothing: not built for them)
         deck = [("k", j) for j in range(len(pre.deck))]
         if ctx.extra.get("reshuffled"):
             piles = [face_down, deck]
@@ -669,7 +543,7 @@ class AllegraAdapter(Adapter):
         if len(known) == 1:
             loc = known[0]
             pile = next(p for p in piles if loc in p)
-            return Step(index, post, exact=_exact(pre, loc, pile, after))
+            return _exact_step(index, post, pre, loc, pile, after)
         return Step(index, post, sample=lambda rng: _resample(pre, piles, rng, after))
 
 

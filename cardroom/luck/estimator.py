@@ -24,13 +24,13 @@ Nothing here imports Django; the engine does all the rules.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from engine import get_game_class
 from engine.core import CHANCE, State
-from engine.replay import iter_states, verify
+from engine.replay import Verification, iter_states
 
 # Alternatives drawn when a step's outcomes are too many to enumerate.
 SAMPLES = 32
@@ -40,12 +40,15 @@ SAMPLES = 32
 class Step:
     """One chance outcome: ``actual`` is the state after it; ``exact`` lists
     every possible (probability, state after it), or ``sample(rng)`` draws
-    the state after an outcome from the true distribution."""
+    the state after an outcome from the true distribution. ``actual_at``:
+    the place in ``exact`` of the actual outcome, whose state is ``actual``
+    (its ``V`` is then evaluated once), or -1."""
 
     index: int
     actual: State
     exact: list[tuple[float, State]] | None = None
     sample: Callable[[random.Random], State] | None = None
+    actual_at: int = -1
 
 
 @dataclass
@@ -128,11 +131,15 @@ def step_rng(label: str, index: int) -> random.Random:
     return random.Random(f"cardroom-luck:{label}:{index}")
 
 
-def expectation(step: Step, value: ValueFunction, forfeited: frozenset[int], n: int) -> list[float]:
+def expectation(
+    step: Step, value: ValueFunction, forfeited: frozenset[int], n: int, actual: list[float] | None = None
+) -> list[float]:
+    """``E[V]`` over the step's outcomes; ``actual``, when given, is ``V``
+    of the actual outcome (not evaluated again)."""
     out = [0.0] * n
     if step.exact is not None:
-        for p, state in step.exact:
-            v = value(state, forfeited)
+        for i, (p, state) in enumerate(step.exact):
+            v = actual if i == step.actual_at and actual is not None else value(state, forfeited)
             for s in range(n):
                 out[s] += p * v[s]
         return out
@@ -145,11 +152,18 @@ def expectation(step: Step, value: ValueFunction, forfeited: frozenset[int], n: 
     return out
 
 
-def iter_steps(doc: dict[str, Any], adapter: Adapter, forfeit_events: dict[int, int]):
-    """Yield (step, forfeited seats then) for every chance outcome of ``doc``."""
+def iter_steps(
+    doc: dict[str, Any],
+    adapter: Adapter,
+    forfeit_events: dict[int, int],
+    states: Iterator[tuple[int, dict[str, Any], State]] | None = None,
+):
+    """Yield (step, forfeited seats then) for every chance outcome of
+    ``doc``; ``states``: its events re-played (``iter_states(doc)`` when
+    not given)."""
     ctx = Context()
     pre: State | None = None
-    for index, event, post in iter_states(doc):
+    for index, event, post in iter_states(doc) if states is None else states:
         if pre is None:  # the initial state: a fresh one, the replay's first event not yet applied
             pre = get_game_class(doc["game"])(doc["num_players"], doc["options"]).new_initial_state()
         ctx.forfeited = frozenset(s for s, e in forfeit_events.items() if e <= index)
@@ -200,25 +214,28 @@ def action_luck(
 def luck_with(
     doc: dict[str, Any], adapter_for: Callable[[str], Adapter], policies: dict[int, Policy] | None = None
 ) -> LuckReport:
-    """The luck of every seat in a replay document (verified first: a replay
-    that does not check out raises ReplayError), with the chance model and
+    """The luck of every seat in a replay document (verified completely as it
+    is re-played: a replay that does not check out raises ReplayError, no
+    report), with the chance model and
     value function ``adapter_for(game)`` gives (cardroom.luck.games: the
     games' adapters build on this module, so it does not import them);
     with ``policies``, also the action luck of the seats whose policy is
     known (``action_luck``)."""
-    checked = verify(doc)
-    adapter = adapter_for(checked.game)
+    check = Verification(doc)  # verified as it is re-played for the luck: one re-play
+    adapter = adapter_for(doc["game"])
     value = adapter.value
-    n = checked.num_players
-    forfeit_events = {int(f["seat"]): int(f["event"]) for f in checked.forfeits}
+    n = check.state.num_players
+    forfeit_events = dict(check.recorded)
     luck = [0.0] * n
     steps = 0
-    for step, forfeited in iter_steps(doc, adapter, forfeit_events):
+    for step, forfeited in iter_steps(doc, adapter, forfeit_events, check.events()):
         actual = value(step.actual, forfeited)
-        expected = expectation(step, value, forfeited, n)
+        expected = expectation(step, value, forfeited, n, actual)
         for s in range(n):
             luck[s] += actual[s] - expected[s]
         steps += 1
+    checked = check.result
+    assert checked is not None  # every event was re-played: the end was checked
     if policies:
         for s, x in enumerate(action_luck(doc, value, policies, forfeit_events)):
             luck[s] += x

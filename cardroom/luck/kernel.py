@@ -1,0 +1,416 @@
+"""The luck estimator's inner loops, typed for mypyc: the value functions'
+arithmetic and the building of Allegra's alternative outcomes.
+
+The luck estimator spends most of its time evaluating ``V`` (about 2,300
+times an Allegra match, 14 per chance step: decision 270), so the value
+functions' inner loops live here and are compiled with the engine
+(``engine/form.py`` lists this module; ``scripts/build_engine.py`` builds
+it; ``CARDROOM_ENGINE=reference`` runs this file as it is). The classes
+that name and version the value functions (cardroom/luck/allegra.py,
+allegory.py) call into it.
+
+Both forms must give the very same floats: the operations and their order
+are those of the versions of record, sums are written as loops (Python's
+``sum`` of floats is compensated from 3.12 on, a loop is the same
+everywhere), and tests/luck/test_luck_forms.py compares the two forms'
+luck on many replays bit for bit. Reads only the state and the tables it
+is given; no import of the rest of cardroom (mypyc compiles what this
+imports' types name, and the engine is compiled in the same build).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Final, cast
+
+from engine.allegory.game import CARD_TALE, CARD_THEME, CARD_VALUE, CARDS_TO_END, THEMES, AllegoryState
+from engine.allegra.game import CARD_COUNTS, CARDS, ROUNDS, AllegraState
+
+ALL_SUM: Final = sum(CARDS)
+ALL_COUNT: Final = len(CARDS)
+MEAN_CARD: Final = ALL_SUM / ALL_COUNT
+FD: Final = 99  # the key of a face-down card in allegra-area@2's fitted table
+# the card values from the lowest, and how many cards of each the deck holds
+VALUES: Final[list[int]] = list(range(min(CARD_COUNTS), max(CARD_COUNTS) + 1))
+VALUE_COUNTS: Final[list[int]] = [CARD_COUNTS.get(v, 0) for v in VALUES]
+SQRT2: Final = math.sqrt(2.0)
+
+
+def phi(x: float) -> float:
+    """The standard normal distribution function."""
+    return 0.5 * (1.0 + math.erf(x / SQRT2))
+
+
+def forfeit_share(s_out: bool, o_out: bool) -> float:
+    """``s`` above ``o`` when either has forfeited: a forfeit loses to every
+    seat that has not forfeited, and ties with one that has."""
+    return 0.5 if s_out == o_out else (0.0 if s_out else 1.0)
+
+
+def mean_over_others(n: int, forfeited: frozenset[int], above: list[list[float]]) -> list[float]:
+    """Rank points: per seat ``s``, the mean over the other seats ``o`` of
+    ``above[s][o]`` (the probability ``s`` finishes above ``o``), a forfeit
+    losing to every seat that has not forfeited."""
+    out: list[float] = []
+    for s in range(n):
+        p = 0.0
+        s_out = s in forfeited
+        for o in range(n):
+            if o == s:
+                continue
+            o_out = o in forfeited
+            p += forfeit_share(s_out, o_out) if s_out or o_out else above[s][o]
+        out.append(p / (n - 1))
+    return out
+
+
+def points(totals: list[float], var: list[float], forfeited: frozenset[int], lower_is_better: bool) -> list[float]:
+    """Rank points when each seat's total is normal around ``totals`` with
+    variance ``var``: ``s`` finishes above ``o`` with the normal probability
+    of their difference (``mean_over_others``, without its table: this is
+    the value functions' inner loop)."""
+    n = len(totals)
+    out: list[float] = []
+    for s in range(n):
+        p = 0.0
+        s_out = s in forfeited
+        for o in range(n):
+            if o == s:
+                continue
+            o_out = o in forfeited
+            if s_out or o_out:
+                p += forfeit_share(s_out, o_out)
+                continue
+            d = totals[o] - totals[s] if lower_is_better else totals[s] - totals[o]
+            sd = math.sqrt(var[s] + var[o])
+            p += phi(d / sd) if sd > 0 else (1.0 if d > 0 else 0.5 if d == 0 else 0.0)
+        out.append(p / (n - 1))
+    return out
+
+
+# -- Allegra ------------------------------------------------------------------
+
+
+def unseen_counts(state: AllegraState) -> list[int]:
+    """How many cards of each value (from the lowest) no one has seen yet."""
+    low = VALUES[0]
+    unseen = list(VALUE_COUNTS)
+    for v in state.upv:
+        if v is not None:
+            unseen[v - low] -= 1
+    for v in state.discard:
+        unseen[v - low] -= 1
+    for v in state.removed:
+        unseen[v - low] -= 1
+    drawn = state.drawn
+    if drawn is not None:
+        unseen[drawn - low] -= 1
+    held = state.held
+    if held is not None:
+        unseen[held - low] -= 1
+    return unseen
+
+
+def progress(state: AllegraState) -> int:
+    """How far the round has gone: the fewest face-down cards any area holds
+    (the round's end comes when one area has none)."""
+    least = state._area_fd(0)
+    for s in range(1, state.n):
+        fd = state._area_fd(s)
+        if fd < least:
+            least = fd
+    return least
+
+
+def double_ender(state: AllegraState, out: list[float]) -> list[float]:
+    """The round's estimates with its ender doubled unless strictly lowest (or at most 0)."""
+    e = state.ender
+    if e is not None and out[e] > 0:
+        for s in range(state.n):
+            if s != e and out[s] < out[e]:
+                out[e] *= 2
+                break
+    return out
+
+
+class AreaModel:
+    """``allegra-area@2``'s fitted tables and its evaluation
+    (cardroom.luck.allegra.FittedAllegraValue names and documents it)."""
+
+    def __init__(
+        self, final: dict[tuple[int, int], float], drawn: dict[int, float], top: dict[int, float],
+        spread: dict[int, float], round_var: float,
+    ) -> None:  # fmt: skip
+        self.final = final
+        self.drawn = drawn
+        self.top = top
+        self.spread = spread
+        self.round_var = round_var
+        self.rows: dict[int, list[float]] = {}
+
+    def final_of(self, prog: int, holding: int) -> float:
+        got = self.final.get((prog, holding))
+        if got is None:  # a cell seen too rarely to fit: the card as it is
+            return float(holding) if holding != FD else MEAN_CARD
+        return got
+
+    def row(self, prog: int) -> list[float]:
+        """``final`` at one progress as a list by card value (from the lowest)."""
+        row = self.rows.get(prog)
+        if row is None:
+            row = [self.final_of(prog, v) for v in VALUES]
+            self.rows[prog] = row
+        return row
+
+    def fd_value(self, prog: int, row: list[float], unseen: list[int], left: int) -> float:
+        """What a face-down slot is expected to hold: ``final`` over the unseen cards."""
+        if not left:
+            return self.final_of(prog, FD)
+        total = 0.0
+        for k in range(len(unseen)):
+            total += unseen[k] * row[k]
+        return total / left
+
+    def area_sums(self, state: AllegraState, row: list[float], fd_value: float) -> list[float]:
+        """Each seat's area: what its slots are expected to hold when the round is scored."""
+        low = VALUES[0]
+        val, upv = state.val, state.upv
+        out: list[float] = []
+        for area in state.lay.area:
+            est = 0.0
+            for i in area:
+                if val[i] is not None:
+                    v = upv[i]
+                    est += fd_value if v is None else row[v - low]
+            out.append(est)
+        return out
+
+    def card_term(self, state: AllegraState, seat: int, prog: int) -> float:
+        """The active seat's usable card (drawn, or the discard's top at the
+        start of its turn): a fitted slope per progress times its distance
+        from the mean card; 0 for the other seats."""
+        if seat != state.active:
+            return 0.0
+        drawn = state.drawn
+        if state.phase >= 4 and drawn is not None:
+            return self.drawn.get(prog, 0.0) * (drawn - MEAN_CARD)
+        if state.phase == 3 and state.discard:
+            return self.top.get(prog, 0.0) * (state.discard[-1] - MEAN_CARD)
+        return 0.0
+
+    def round_estimate(self, state: AllegraState) -> list[float]:
+        """Each seat's expected score for the round under way (doubling included)."""
+        unseen = unseen_counts(state)
+        left = 0
+        for c in unseen:
+            left += c
+        prog = progress(state)
+        row = self.row(prog)
+        out = self.area_sums(state, row, self.fd_value(prog, row, unseen, left))
+        for s in range(state.n):
+            out[s] += self.card_term(state, s, prog)
+        return double_ender(state, out)
+
+    def value(self, state: AllegraState, forfeited: frozenset[int]) -> list[float]:
+        """``V`` of a state that is not terminal."""
+        n = state.n
+        totals = [float(t) for t in state.totals]
+        if state.phase <= 1:
+            return points(totals, [(ROUNDS - state.round + 1) * self.round_var] * n, forfeited, True)
+        later = (ROUNDS - state.round) * self.round_var + self.spread.get(progress(state), self.round_var)
+        est = self.round_estimate(state)
+        for s in range(n):
+            totals[s] += est[s]
+        return points(totals, [later] * n, forfeited, True)
+
+
+# -- Allegra's alternative outcomes ------------------------------------------
+# A card's location in a state: ("s", i) table slot i; ("k", j) state.deck[j]
+# (the top is the end); ("d", j) state.discard[j]; ("x", 0) the drawn card.
+Loc = tuple[str, int]
+
+
+def card_at(state: AllegraState, loc: Loc) -> int:
+    kind, j = loc
+    if kind == "s":
+        return cast(int, state.val[j])
+    if kind == "k":
+        return state.deck[j]
+    if kind == "d":
+        return state.discard[j]
+    return cast(int, state.drawn)
+
+
+def put_card(state: AllegraState, loc: Loc, value: int) -> None:
+    kind, j = loc
+    if kind == "s":
+        state.val[j] = value
+    elif kind == "k":
+        state.deck[j] = value
+    elif kind == "d":
+        state.discard[j] = value
+    else:
+        state.drawn = value
+
+
+def face_down_locations(state: AllegraState) -> list[Loc]:
+    val, upv = state.val, state.upv
+    return [("s", i) for i in range(state.lay.N) if upv[i] is None and val[i] is not None]
+
+
+def exact_outcomes(
+    base: AllegraState, loc: Loc, pile: list[Loc], after: Callable[[AllegraState], AllegraState]
+) -> tuple[list[tuple[float, AllegraState]], int]:
+    """Every value the card at ``loc`` (one of ``pile``) could have been,
+    with its probability: ``base`` with that value swapped into ``loc`` from
+    another card of the pile, then ``after`` applied; and the place in that
+    list of the actual value (whose state is the actual one)."""
+    actual = card_at(base, loc)
+    where: dict[int, Loc] = {}
+    counts: dict[int, int] = {}
+    for other in pile:
+        v = card_at(base, other)
+        if v in counts:
+            counts[v] += 1
+        else:
+            counts[v] = 1
+            where[v] = other
+    total = len(pile)
+    out: list[tuple[float, AllegraState]] = []
+    actual_at = -1
+    for value in sorted(counts):
+        alt = base.clone()
+        if value != actual:
+            put_card(alt, where[value], actual)
+            put_card(alt, loc, value)
+        else:
+            actual_at = len(out)
+        out.append((counts[value] / total, after(alt)))
+    return out, actual_at
+
+
+# -- Allegory -----------------------------------------------------------------
+
+# allegory-tales@1's weights: the built-in greedy bot's
+W_SECOND: Final = 0.30
+W_THIRD: Final = 0.10
+EMPTY_TALE: Final = 6.0
+PAIR: Final = 0.8
+CHIP: Final = 0.12
+POOL_SHARE: Final = 0.5
+SPREAD_START: Final = 5.0
+SPREAD_END: Final = 1.0
+
+
+class Tales:
+    """One seat's Tales tallied once, so that its smoothed score with each
+    Pool card added (``worth``) costs the card, not the seat's whole hand.
+    The score is the same float as tallying the hand with the card in it
+    (its terms are added in the same order: the themes' terms in the order
+    each theme is first met, Tale by Tale, the added card after its Tale's
+    cards)."""
+
+    def __init__(self, state: AllegoryState, seat: int) -> None:
+        self.totals = [0, 0, 0]
+        self.sizes = [0, 0, 0]
+        self.counts = [0] * len(THEMES)  # cards by theme
+        self.order: list[int] = []  # the themes, in the order first met
+        self.first_tale = [3] * len(THEMES)  # the Tale each theme is first met in (3: none)
+        self.upto = [0, 0, 0]  # how many themes are first met in Tales up to each one
+        self.has_moral = [False, False, False]
+        self.moral = state.morals[seat]
+        self.moral_tales = 0
+        self.chips = state.chips[seat]
+        tales = state.tales[seat]
+        for t in range(3):
+            for c in tales[t]:
+                self.totals[t] += CARD_VALUE[c]
+                self.sizes[t] += 1
+                theme = CARD_THEME[c]
+                if not self.counts[theme]:
+                    self.order.append(theme)
+                    self.first_tale[theme] = t
+                self.counts[theme] += 1
+                if theme == self.moral:
+                    self.has_moral[t] = True
+            self.upto[t] = len(self.order)
+            self.moral_tales += self.has_moral[t]
+
+    def worth(self, extra: int = -1, chips: int = 0) -> float:
+        """The seat's smoothed score, with the card ``extra`` (and its
+        ``chips``) added when given."""
+        totals, sizes = self.totals, self.sizes
+        t0, t1, t2 = totals[0], totals[1], totals[2]
+        empty0, empty1, empty2 = sizes[0] == 0, sizes[1] == 0, sizes[2] == 0
+        moral_tales = self.moral_tales
+        theme = -1
+        tale = 3
+        if extra >= 0:
+            tale = CARD_TALE[extra]
+            theme = CARD_THEME[extra]
+            if tale == 0:
+                t0 += CARD_VALUE[extra]
+                empty0 = False
+            elif tale == 1:
+                t1 += CARD_VALUE[extra]
+                empty1 = False
+            else:
+                t2 += CARD_VALUE[extra]
+                empty2 = False
+            if theme == self.moral and not self.has_moral[tale]:
+                moral_tales += 1
+        a, b, c = t0, t1, t2  # sorted
+        if a > b:
+            a, b = b, a
+        if b > c:
+            b, c = c, b
+        if a > b:
+            a, b = b, a
+        score = a + W_SECOND * b + W_THIRD * c - EMPTY_TALE * (int(empty0) + int(empty1) + int(empty2))
+        counts, order = self.counts, self.order
+        if theme >= 0 and self.first_tale[theme] > tale:  # first met now: after the themes of the Tales up to its own
+            k = self.upto[tale]
+            for i in range(k):
+                score += theme_term(counts[order[i]])
+            score += theme_term(counts[theme] + 1)
+            for i in range(k, len(order)):
+                if order[i] != theme:
+                    score += theme_term(counts[order[i]])
+        else:
+            for x in order:
+                score += theme_term(counts[x] + 1 if x == theme else counts[x])
+        return score + moral_tales + CHIP * (self.chips + chips)
+
+
+def theme_term(count: int) -> float:
+    """What a theme's cards add: 2 per set of three, ``PAIR`` for a pair left over."""
+    return 2 * (count // 3) + (PAIR if count % 3 == 2 else 0.0)
+
+
+def tales_worth(state: AllegoryState, seat: int, extra: int = -1, chips: int = 0) -> float:
+    """A seat's smoothed score, with the card ``extra`` (and its ``chips``) added when given."""
+    return Tales(state, seat).worth(extra, chips)
+
+
+def tales_value(state: AllegoryState, forfeited: frozenset[int]) -> list[float]:
+    """``allegory-tales@1``'s ``V`` of a state that is not terminal."""
+    n = state.n
+    worths: list[float] = []
+    for s in range(n):
+        tales = Tales(state, s)
+        base = tales.worth()
+        best = 0.0
+        for card, chips in zip(state.pool, state.pchips):
+            gain = tales.worth(card, chips) - base
+            if gain > best:
+                best = gain
+        worths.append(base + POOL_SHARE * best)
+    most = 0
+    for x in state.ncards:
+        if x > most:
+            most = x
+    left = max(0, CARDS_TO_END - most) / CARDS_TO_END
+    spread = SPREAD_END + (SPREAD_START - SPREAD_END) * left
+    var = [spread * spread / 2] * n  # the difference's spread is ``spread``
+    return points(worths, var, forfeited, False)
