@@ -1,8 +1,9 @@
 """The kernel's vDSO, cached on every CPU before a bot thaws (decision 273).
 
-The kernel maps one physical copy of its clock code (the vDSO) and of the
-clock's data (the first page of [vvar]) into every process of the host; no
-seat can be given a copy of its own (decision 268). A Flush+Reload across it
+The kernel maps one physical copy of its clock code (the vDSO) and of its
+data ([vvar]: the clock's, getrandom's; [vvar_vclock]: a hypervisor's
+clock) into every process of the host; no seat can be given a copy of its
+own (decision 268). A Flush+Reload across it
 needs no system call: the receiving seat flushes the lines with ``clflush``
 at the end of its move, the sending seat runs (or flushes) the lines it
 chooses at its own, and the receiver times a load of each at its next move:
@@ -13,32 +14,78 @@ receiver's load says nothing. (AMD's L2 is per core and its L3 a victim
 cache of the L2s: a line loaded on one core only would still come quicker
 to a receiver on the core the sender used; hence each CPU in turn.)
 
-Only the pages every process can read are loaded: the other pages of [vvar]
-(the time namespace's page, unused ones) fault with SIGBUS when nothing
-backs them, and a load there would kill the worker.
+Only the pages a read reaches are loaded: some pages of [vvar] (the time
+namespace's, outside one; a hypervisor clock's the host does not have)
+fault with SIGBUS, which would kill the worker, and tell a bot nothing
+either: it cannot read them. Which they are is found once, in children.
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import itertools
 import os
+import subprocess
+import sys
 from collections.abc import Iterable
 
 PAGE = 4096
 
 
-def shared_ranges(maps_lines: Iterable[str]) -> list[tuple[int, int]]:
-    """(address, length) of what this process maps that is the host's one
-    copy and always backed: all of [vdso], the first page of [vvar] (the
-    clock's data every clock read goes through)."""
-    ranges = []
+SHARED = ("[vdso]", "[vvar]", "[vvar_vclock]")
+
+# Run in a child: read one page of the shared mappings (by its index, in the
+# order of /proc/self/maps); it dies of SIGBUS where nothing backs the page.
+_TRY_PAGE = """
+import ctypes, sys
+pages = []
+for line in open("/proc/self/maps"):
+    fields = line.split()
+    if len(fields) >= 6 and fields[5] in sys.argv[2:]:
+        low, high = (int(x, 16) for x in fields[0].split("-"))
+        pages.extend(range(low, high, int(sys.argv[1])))
+ctypes.string_at(pages[int(sys.argv[-1])], 1)
+"""
+
+
+def shared_pages(maps_lines: Iterable[str]) -> list[int]:
+    """The pages of this process's mappings of the host's one copy of the
+    vDSO and its data, in the order of /proc/self/maps."""
+    pages: list[int] = []
     for line in maps_lines:
         fields = line.split()
-        if len(fields) < 6 or fields[5] not in ("[vdso]", "[vvar]"):
+        if len(fields) >= 6 and fields[5] in SHARED:
+            low, high = (int(x, 16) for x in fields[0].split("-"))
+            pages.extend(range(low, high, PAGE))
+    return pages
+
+
+def backed(count: int) -> list[bool]:
+    """Which of the ``count`` shared pages a read can reach: each tried in a
+    child of its own (a page of [vvar] that nothing backs, the time
+    namespace's outside one, say, is a SIGBUS: this process would die). The
+    kernel lays the pages out alike in every process outside a time
+    namespace."""
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", _TRY_PAGE, str(PAGE), *SHARED, str(index)], stderr=subprocess.DEVNULL
+        )
+        for index in range(count)
+    ]
+    return [child.wait() == 0 for child in children]
+
+
+def shared_ranges(pages: list[int], reachable: list[bool]) -> list[tuple[int, int]]:
+    """(address, length) of the reachable pages, neighbours joined."""
+    ranges: list[tuple[int, int]] = []
+    for page, ok in zip(pages, reachable, strict=True):
+        if not ok:
             continue
-        low, high = (int(x, 16) for x in fields[0].split("-"))
-        ranges.append((low, high - low if fields[5] == "[vdso]" else PAGE))
+        if ranges and ranges[-1][0] + ranges[-1][1] == page:
+            ranges[-1] = (ranges[-1][0], ranges[-1][1] + PAGE)
+        else:
+            ranges.append((page, PAGE))
     return ranges
 
 
@@ -49,7 +96,7 @@ class VdsoWarmer:
 
     def __init__(self, ranges: list[tuple[int, int]]):
         if not any(length for _, length in ranges):
-            raise ValueError("no [vdso] in /proc/self/maps")
+            raise ValueError("no page of [vdso] or [vvar] in /proc/self/maps that a read reaches")
         self.ranges = ranges
         self.bytes = sum(length for _, length in ranges)
         self._tokens = itertools.count()
@@ -68,9 +115,13 @@ class VdsoWarmer:
             self._last_thawed = token
 
     @classmethod
+    @functools.cache
     def of_this_process(cls) -> VdsoWarmer:
+        """One for the process (its launchers share it: the bot thawed
+        last is the process's), found once (0.3 s at load 10: the children)."""
         with open("/proc/self/maps") as maps:
-            return cls(shared_ranges(maps))
+            pages = shared_pages(maps)
+        return cls(shared_ranges(pages, backed(len(pages))))
 
     def load_here(self) -> None:
         # One copy of each range: memcpy reads every 64-byte line of it

@@ -11,11 +11,24 @@ import os
 import pytest
 
 from cardroom.runner import run_match
-from cardroom.sandbox.vdso import PAGE, VdsoWarmer, shared_ranges
+from cardroom.sandbox.vdso import PAGE, VdsoWarmer, backed, shared_pages, shared_ranges
 
 from .conftest import REPO
 
 LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def test_it_loads_every_page_of_the_shared_mappings_a_read_reaches():
+    with open("/proc/self/maps") as maps:
+        pages = shared_pages(maps)
+    vdso = [page for page in pages if page in range(*mapped("[vdso]"))]
+    assert len(vdso) >= 1
+    reachable = backed(len(pages))
+    assert all(reachable[pages.index(page)] for page in vdso)  # code: always there
+    warmer = VdsoWarmer.of_this_process()
+    loaded = {page for start, length in warmer.ranges for page in range(start, start + length, PAGE)}
+    assert loaded == {page for page, ok in zip(pages, reachable, strict=True) if ok}
+    warmer.load_here()  # and reading them all is safe
 
 
 def mapped(name: str) -> tuple[int, int]:
@@ -23,21 +36,19 @@ def mapped(name: str) -> tuple[int, int]:
         for line in maps:
             if line.rstrip().endswith(name):
                 low, high = (int(x, 16) for x in line.split()[0].split("-"))
-                return low, high - low
+                return low, high
     pytest.skip(f"the kernel maps no {name} here")
 
 
-def test_it_loads_the_whole_vdso_and_the_clock_s_data_page_only():
-    vdso, vvar = mapped("[vdso]"), mapped("[vvar]")
-    with open("/proc/self/maps") as maps:
-        ranges = shared_ranges(maps)
-    assert sorted(ranges) == sorted([vdso, (vvar[0], PAGE)])
+def test_neighbouring_pages_are_read_as_one_range_and_unbacked_ones_skipped():
+    pages = [0x1000, 0x2000, 0x3000, 0x5000, 0x6000]
+    assert shared_ranges(pages, [True, True, False, True, True]) == [(0x1000, 2 * PAGE), (0x5000, 2 * PAGE)]
 
 
 def test_a_kernel_without_a_vdso_leaves_nothing_to_load():
-    lines = ["7f0000000000-7f0000001000 r--p 00000000 00:00 0  [heap]"]
+    assert shared_pages(["7f0000000000-7f0000001000 r--p 00000000 00:00 0  [heap]"]) == []
     with pytest.raises(ValueError):
-        VdsoWarmer(shared_ranges(lines))
+        VdsoWarmer([])
 
 
 class WhereLoaded(VdsoWarmer):
@@ -73,7 +84,7 @@ def test_a_thread_held_to_one_cpu_loads_there_and_stays():
 
 
 def test_it_loads_between_different_bots_only():
-    warmer = VdsoWarmer.of_this_process()
+    warmer = VdsoWarmer(VdsoWarmer.of_this_process().ranges)
     first, second = warmer.new_token(), warmer.new_token()
     assert first != second
     for token in (first, first, second, second, second, first):
