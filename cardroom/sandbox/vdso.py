@@ -31,6 +31,7 @@ import sys
 from collections.abc import Iterable
 
 PAGE = 4096
+_LIBC = ctypes.CDLL(None, use_errno=True)
 
 
 SHARED = ("[vdso]", "[vvar]", "[vvar_vclock]")
@@ -131,18 +132,31 @@ class VdsoWarmer:
 
     def warm(self) -> None:
         """Load the lines on every CPU, so that every core's own caches hold
-        them; a thread that may not move (a CPU taken away meanwhile) loads
-        them where it is and goes on."""
+        them: first where this thread is (no move), then on each other CPU.
+        For the while, the thread is a real-time one (SCHED_FIFO, where it
+        may be): a move to a CPU that another process holds then takes it at
+        once, not at that process's next turn (at load 10: 0.17 ms at the
+        90th percentile, against 2.4-2.8 ms). A thread that may not move (a
+        CPU taken away meanwhile) has loaded them where it is, and goes on."""
         self.warmed += 1
         allowed = os.sched_getaffinity(0)
         if len(allowed) == 1:
             self.load_here()
             return
+        policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
         try:
-            for cpu in sorted(allowed):
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+        except OSError:  # not allowed: the moves wait their turn
+            policy = None
+        try:
+            here = _LIBC.sched_getcpu()
+            first = [here] if here in allowed else []
+            for cpu in first + sorted(allowed - {here}):
                 os.sched_setaffinity(0, (cpu,))
                 self.load_here()
         except OSError:
             self.load_here()
         finally:
             os.sched_setaffinity(0, allowed)
+            if policy is not None:
+                os.sched_setscheduler(0, policy, param)
