@@ -14,7 +14,8 @@
   that a busy moment of the machine weighs on both; the median of the
   blocks' means, in microseconds, and their ratio;
 * a match: 2-player Allegra matches of two random bots through the
-  sandbox, how many loads each made and the worker's CPU time per match.
+  sandbox, each deal with the loads and without: how many loads each made,
+  the worker's CPU time (this thread's) and the wall time per match.
 
 The noise is everything else on the machine: note the load average.
 Needs root and bubblewrap.
@@ -97,17 +98,25 @@ def seats_taking_turns(launcher, folder: Path, n: int) -> None:
 
 
 def matches(launcher, n: int) -> None:
+    """Each deal played twice, with the loads and without (the launcher as
+    before decision 273), one after the other."""
     from cardroom.runner import run_match
 
     random_bot = str(HERE.parent / "bots" / "random_bot.py")
-    for seed in range(n):
-        before, cpu = launcher.vdso.warmed, time.thread_time()
-        record = run_match("allegra", [random_bot, random_bot], seed=seed, launcher=launcher)
-        loads = launcher.vdso.warmed - before
-        print(
-            f"match {seed}: {len(record.replay['events'])} events, {loads} loads, the worker's CPU "
-            f"{(time.thread_time() - cpu) * 1000:.0f} ms, wall {record.elapsed_ms} ms  load {loadavg()}"
-        )
+    warmer = launcher.vdso
+    try:
+        for seed in range(n):
+            for name, vdso in (("loads", warmer), ("no loads", None)):
+                launcher.vdso = vdso
+                before, cpu = warmer.warmed, time.thread_time()
+                record = run_match("allegra", [random_bot, random_bot], seed=seed, launcher=launcher)
+                print(
+                    f"match {seed}, {name:8}: {len(record.replay['events'])} events, {warmer.warmed - before} loads, "
+                    f"the worker's CPU {(time.thread_time() - cpu) * 1000:.0f} ms, wall {record.elapsed_ms} ms  "
+                    f"load {loadavg()}"
+                )
+    finally:
+        launcher.vdso = warmer
 
 
 def main(argv: list[str] | None = None) -> int:

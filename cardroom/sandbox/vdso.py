@@ -181,9 +181,12 @@ class VdsoWarmer:
         except OSError:  # not allowed: the moves wait their turn
             policy = None
         try:
+            # back where it was last: the worker's own lines stay in that
+            # core's caches (left on the other core, the next decision cost
+            # several times more)
             here = _LIBC.sched_getcpu()
-            first = [here] if here in allowed else []
-            for cpu in first + sorted(allowed - {here}):
+            last = [here] if here in allowed else []
+            for cpu in sorted(allowed - {here}) + last:
                 os.sched_setaffinity(0, (cpu,))
                 self.load_here()
         except OSError:
