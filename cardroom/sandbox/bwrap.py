@@ -127,11 +127,15 @@ class BwrapProcess(BotProcess):
         if self._gate is not None:
             self._gate.close_startup()
 
-    def resume(self) -> None:
+    def prepare_resume(self) -> None:
         if self._vdso is not None and not self._killed:
             # The seat that moved before is frozen: what it left in the
-            # vDSO's lines is overwritten before this one can time them.
+            # vDSO's lines is overwritten before this one can time them
+            # (once per change of bot: a second call does nothing).
             self._vdso.before_thaw(self._vdso_token)
+
+    def resume(self) -> None:
+        self.prepare_resume()
         self._write_freezer(self._thaw_value, "thaw")
 
     def _write_freezer(self, value: bytes, what: str) -> None:

@@ -102,3 +102,27 @@ def test_each_bot_of_the_sandbox_thaws_after_the_loads(bwrap_launcher):
     switches = 1 + sum(1 for a, b in zip(moves, moves[1:], strict=False) if a != b)
     # each change of mover, each bot's first move and its thaw to read 'end'
     assert switches <= bwrap_launcher.vdso.warmed - before <= switches + 4
+
+
+def test_the_loads_come_before_the_thaw_once_a_change_of_bot(bwrap_launcher, tmp_path):
+    """ProtocolPlayer.act calls prepare_resume before the bot's clock
+    starts; resume then finds the work done, and does it itself where
+    prepare_resume was not called."""
+    from cardroom.launch import BotLimits
+
+    warmer = bwrap_launcher.vdso
+    (tmp_path / "bot.py").write_text("import sys\nsys.stdin.read()\n")  # waits, frozen or not
+    procs = [bwrap_launcher.spawn(tmp_path, ["/usr/bin/python3", "bot.py"], BotLimits(), seat) for seat in (0, 1)]
+    try:
+        first, second = procs
+        before = warmer.warmed
+        first.prepare_resume()
+        first.resume()
+        assert warmer.warmed == before + 1
+        first.pause()
+        second.resume()  # no prepare_resume: resume does it
+        assert warmer.warmed == before + 2
+        second.pause()
+    finally:
+        for proc in procs:
+            proc.kill()
