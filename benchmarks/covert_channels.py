@@ -4,7 +4,7 @@ real sandbox, between the seats of one match and from one match to the
 next (a duplicate event's rotation k to rotation k+1).
 
     python benchmarks/covert_channels.py [--channels threads,forks,...] [--matches 1]
-        [--cache-bits 256] [--skip-cache] [--skip-cpu]
+        [--cache-bits 256] [--skip-cache] [--skip-cpu] [--cold-vdso]
 
 Counters between seats: for each channel and symbol width, a 2-player
 Allegra match between the sender and the receiver of
@@ -57,7 +57,9 @@ move. The counters:
   process of the host maps (tests/sandbox/hostile/flush_reload.py): the
   receiver flushes its lines after each move, the sender calls time()
   SCALE times for a 1, the receiver times a load of time()'s line at its
-  next move (decision 268);
+  next move (decision 268); with --cold-vdso each of its matches is
+  played twice, without the worker's flush and loads of the vDSO between
+  the seats' turns (as before decision 273) and with them;
 * thinktime: the receiver's own clock between its moves, moved by the
   milliseconds the sender waits before it moves (a step of SCALE ms): the
   timing channel through the shared CPU and clock that no sandbox removes,
