@@ -1,15 +1,16 @@
-"""The kernel's vDSO, cached on every CPU before a bot thaws (decision 273).
+"""The kernel's vDSO, flushed and loaded on every CPU before a bot thaws
+after another (decision 273).
 
 The kernel maps one physical copy of its clock code (the vDSO) and of its
 data ([vvar]: the clock's, getrandom's; [vvar_vclock]: a hypervisor's
 clock) into every process of the host; no seat can be given a copy of its
-own (decision 268). A Flush+Reload across it
-needs no system call: the receiving seat flushes the lines with ``clflush``
-at the end of its move, the sending seat runs (or flushes) the lines it
-chooses at its own, and the receiver times a load of each at its next move:
-cached means the sender touched it. If the worker loads every line of those
-pages between the two turns, on every CPU the bots may run on, every line
-is cached in every core's own caches whatever the sender did, and the
+own (decision 268). A Flush+Reload across it needs no system call: the
+receiving seat flushes the lines with ``clflush`` at the end of its move,
+the sending seat runs (or flushes) the lines it chooses at its own, and the
+receiver times a load of each at its next move: cached means the sender
+touched it. If the worker flushes every line of those pages between the
+two turns and loads each again on every CPU the bots may run on, every
+core's own caches hold every line, alike whatever the sender did, and the
 receiver's load says nothing. (AMD's L2 is per core and its L3 a victim
 cache of the L2s: a line loaded on one core only would still come quicker
 to a receiver on the core the sender used; hence each CPU in turn.)
@@ -114,9 +115,10 @@ def line_flusher():
 
 
 class VdsoWarmer:
-    """Loads every cache line of the host's shared vDSO pages on each CPU
-    this thread may run on (``os.sched_setaffinity`` of the calling thread,
-    one CPU after another, then back to what it was)."""
+    """Flushes every cache line of the host's shared vDSO pages and loads
+    each again on each CPU this thread may run on (``os.sched_setaffinity``
+    of the calling thread, one CPU after another, then back to where it
+    was)."""
 
     def __init__(self, ranges: list[tuple[int, int]]):
         if not any(length for _, length in ranges):
@@ -150,7 +152,7 @@ class VdsoWarmer:
 
     def load_here(self) -> None:
         # One copy of each range: memcpy reads every 64-byte line of it
-        # (8-16 KiB: far below where a copy turns to non-temporal loads).
+        # (20 KiB here: far below where a copy turns to non-temporal loads).
         for address, length in self.ranges:
             ctypes.string_at(address, length)
 
@@ -161,7 +163,7 @@ class VdsoWarmer:
         (loads alone left the lines a sender had run a little likelier to
         be cached still when the receiver looked, under load: 52-56% of
         bits right where chance is 50%; the flush took that to chance).
-        First where this thread is (no move), then on each other CPU.
+        On each other CPU first, then where this thread was (see below).
         For the while, the thread is a real-time one (SCHED_FIFO, where it
         may be): a move to a CPU that another process holds then takes it at
         once, not at that process's next turn (at load 10: 0.17 ms at the
