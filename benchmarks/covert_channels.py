@@ -60,6 +60,9 @@ move. The counters:
   next move (decision 268); with --cold-vdso each of its matches is
   played twice, without the worker's flush and loads of the vDSO between
   the seats' turns (as before decision 273) and with them;
+* vdsoflush: the same the other way round: the receiver calls time() at
+  the end of its move, the sender flushes the vDSO for a 1, the receiver's
+  load is slow where it did (decision 273);
 * thinktime: the receiver's own clock between its moves, moved by the
   milliseconds the sender waits before it moves (a step of SCALE ms): the
   timing channel through the shared CPU and clock that no sandbox removes,
@@ -135,6 +138,7 @@ WIDTHS = {
     "zeroino": [(4, 1), (8, 1)],
     "thinktime": [(2, 2), (4, 2), (4, 5), (6, 5), (4, 20)],
     "vdso": [(1, 1), (1, 4)],
+    "vdsoflush": [(1, 1)],
 }
 TIME = TimeControl(startup_ms=20_000, per_move_ms=3_000, overage_ms=10_000, total_ms=600_000, end_grace_ms=1_000)
 
@@ -152,7 +156,7 @@ def counters(launcher, tmp: Path, channels: list[str], matches: int, cold_vdso: 
     warmer = getattr(launcher, "vdso", None)
     print(f"{'channel':9} {'bits':>4} {'step':>5} {'decoded':>8} {'right':>6} {'bits/move':>9} {'bits/match':>10}  load")
     for channel in channels:
-        modes = {"cold": None, "warm": warmer} if channel == "vdso" and cold_vdso else {"": warmer}
+        modes = {"cold": None, "warm": warmer} if channel.startswith("vdso") and cold_vdso else {"": warmer}
         for bits, scale in WIDTHS[channel]:
             decoded, correct = dict.fromkeys(modes, 0), dict.fromkeys(modes, 0)
             for match in range(matches):
