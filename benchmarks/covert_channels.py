@@ -4,7 +4,7 @@ real sandbox, between the seats of one match and from one match to the
 next (a duplicate event's rotation k to rotation k+1).
 
     python benchmarks/covert_channels.py [--channels threads,forks,...] [--matches 1]
-        [--cache-bits 256] [--skip-cache] [--skip-cpu]
+        [--cache-bits 256] [--skip-cache] [--skip-cpu] [--cold-vdso]
 
 Counters between seats: for each channel and symbol width, a 2-player
 Allegra match between the sender and the receiver of
@@ -59,7 +59,12 @@ move. The counters:
   process of the host maps (tests/sandbox/hostile/flush_reload.py): the
   receiver flushes its lines after each move, the sender calls time()
   SCALE times for a 1, the receiver times a load of time()'s line at its
-  next move (decision 268);
+  next move (decision 268); with --cold-vdso each of its matches is
+  played twice, without the worker's flush and loads of the vDSO between
+  the seats' turns (as before decision 273) and with them;
+* vdsoflush: the same the other way round: the receiver calls time() at
+  the end of its move, the sender flushes the vDSO for a 1, the receiver's
+  load is slow where it did (decision 273);
 * thinktime: the receiver's own clock between its moves, moved by the
   milliseconds the sender waits before it moves (a step of SCALE ms): the
   timing channel through the shared CPU and clock that no sandbox removes,
@@ -135,6 +140,7 @@ WIDTHS = {
     "zeroino": [(4, 1), (8, 1)],
     "thinktime": [(2, 2), (4, 2), (4, 5), (6, 5), (4, 20)],
     "vdso": [(1, 1), (1, 4)],
+    "vdsoflush": [(1, 1)],
 }
 TIME = TimeControl(startup_ms=20_000, per_move_ms=3_000, overage_ms=10_000, total_ms=600_000, end_grace_ms=1_000)
 
@@ -143,32 +149,43 @@ def loadavg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def counters(launcher, tmp: Path, channels: list[str], matches: int) -> None:
+def counters(launcher, tmp: Path, channels: list[str], matches: int, cold_vdso: bool = False) -> None:
+    """``cold_vdso``: the vdso channel's matches also without the worker's
+    loads of the vDSO between turns (as before decision 273), each match
+    played both ways in turn."""
     from tests.sandbox.channels import capacity, covert_match
 
+    warmer = getattr(launcher, "vdso", None)
     print(f"{'channel':9} {'bits':>4} {'step':>5} {'decoded':>8} {'right':>6} {'bits/move':>9} {'bits/match':>10}  load")
     for channel in channels:
+        modes = {"cold": None, "warm": warmer} if channel.startswith("vdso") and cold_vdso else {"": warmer}
         for bits, scale in WIDTHS[channel]:
-            decoded = correct = 0
+            decoded, correct = dict.fromkeys(modes, 0), dict.fromkeys(modes, 0)
             for match in range(matches):
-                crossing = covert_match(
-                    launcher,
-                    tmp / f"{channel}-{bits}-{scale}-m{match}",
-                    channel,
-                    bits,
-                    TIME,
-                    5 + match,
-                    7 + match,
-                    scale,
-                    files_seed=secrets.randbits(32),
+                for mode, vdso in modes.items():
+                    launcher.vdso = vdso
+                    crossing = covert_match(
+                        launcher,
+                        tmp / f"{channel}-{bits}-{scale}-m{match}{mode}",
+                        channel,
+                        bits,
+                        TIME,
+                        5 + match,
+                        7 + match,
+                        scale,
+                        files_seed=secrets.randbits(32),
+                    )
+                    decoded[mode] += crossing.decoded
+                    correct[mode] += crossing.correct
+            launcher.vdso = warmer
+            for mode in modes:
+                per_move = capacity(bits, decoded[mode], correct[mode])
+                name = f"{channel} {mode}".strip()
+                print(
+                    f"{name:9} {bits:4} {scale:5} {decoded[mode]:8} {correct[mode]:6} {per_move:9.2f} "
+                    f"{per_move * decoded[mode] / matches:10.0f}  {loadavg()}",
+                    flush=True,
                 )
-                decoded += crossing.decoded
-                correct += crossing.correct
-            per_move = capacity(bits, decoded, correct)
-            print(
-                f"{channel:9} {bits:4} {scale:5} {decoded:8} {correct:6} {per_move:9.2f} {per_move * decoded / matches:10.0f}  {loadavg()}",
-                flush=True,
-            )
 
 
 class SharedSeats(Launcher):
@@ -244,6 +261,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--shared-seats", action="store_true", help="the page cache also with every seat on one copy of the image (before)"
     )
+    parser.add_argument(
+        "--cold-vdso",
+        action="store_true",
+        help="the vdso channel also without the worker's loads between turns (before)",
+    )
     args = parser.parse_args(argv)
     channels = [c for c in args.channels.split(",") if c and c != "none"]
     unknown = [c for c in channels if c not in WIDTHS]
@@ -260,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average before: {loadavg()}")
     with tempfile.TemporaryDirectory(prefix="cardroom-covert-") as tmp:
         if channels:
-            counters(launcher, Path(tmp), channels, args.matches)
+            counters(launcher, Path(tmp), channels, args.matches, args.cold_vdso)
         if not args.skip_cache:
             if args.shared_seats:
                 page_cache(launcher, Path(tmp) / "shared", args.matches, args.cache_bits, shared=True)

@@ -113,6 +113,11 @@ class BotProcess(abc.ABC):
         it may neither think on the others' time nor take their CPU). The
         plain launcher does nothing."""
 
+    def prepare_resume(self) -> None:  # noqa: B027 - optional: only the sandbox has work here
+        """The platform's work between another bot's turn and this bot's
+        thaw (the sandbox's: the vDSO's lines, decision 273), done before
+        the bot's clock starts; ``resume`` does it where this was not called."""
+
     def resume(self) -> None:  # noqa: B027
         """Thaw what ``pause`` froze (we are about to send a message the bot
         must answer)."""

@@ -561,6 +561,7 @@ class ProtocolPlayer(Player):
         # bot then wakes once, with its input already there.
         self._pending += encode_message(act_message(state, seat, total_left))
         self._flush(deadline=0.0)
+        self._proc.prepare_resume()  # the platform's work before a thaw, off the bot's clock
         # The clock starts before the thaw: a thawed bot on the runner's core
         # can take the core at once, and its thinking then must not fall
         # before the clock (the thaw itself is a couple of microseconds).

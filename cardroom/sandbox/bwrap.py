@@ -53,6 +53,7 @@ from .shim import SHIM_DIR, SHIM_ENV, _install_shim
 from .startup_gate import StartupGate
 from .tmpfs import check_tmpfs_mounts, mount_bot_tmpfs
 from .uids import UidLease, lease_uid
+from .vdso import VdsoWarmer
 
 # Where Debian's python3-numpy lives (the only package of dist-packages a bot sees).
 NUMPY_DIR = Path("/usr/lib/python3/dist-packages/numpy")
@@ -95,8 +96,13 @@ class BwrapProcess(BotProcess):
         netns: tuple[NetnsPool, int] | None = None,
         gate: StartupGate | None = None,
         ready_view: Path | None = None,
+        vdso: VdsoWarmer | None = None,
     ):
         self._popen = popen
+        # Loads the host's vDSO on every CPU before this bot thaws after
+        # another one (decision 273); None: the kernel maps none.
+        self._vdso = vdso
+        self._vdso_token = -1 if vdso is None else vdso.new_token()
         self._gate = gate  # answers the start-up filter's calls (decision 237)
         # What its /proc becomes once it is ready (decision 267); None: no switch.
         self._ready_view = ready_view
@@ -183,7 +189,15 @@ class BwrapProcess(BotProcess):
             )
         self.proc_switch_s = time.perf_counter() - started
 
+    def prepare_resume(self) -> None:
+        if self._vdso is not None and not self._killed:
+            # The seat that moved before is frozen: what it left in the
+            # vDSO's lines is overwritten before this one can time them
+            # (once per change of bot: a second call does nothing).
+            self._vdso.before_thaw(self._vdso_token)
+
     def resume(self) -> None:
+        self.prepare_resume()
         self._write_freezer(self._thaw_value, "thaw")
 
     def _write_freezer(self, value: bytes, what: str) -> None:
@@ -396,6 +410,13 @@ class BwrapLauncher(Launcher):
         # own tmpfs, size-limited only: the weak mode).
         self.tmpfs_mounts = tmpfs_mounts
         self.shim = _install_shim()
+        # The seats of a match share the kernel's vDSO (decision 273): its
+        # lines are loaded on every CPU between the turns of different bots.
+        # None where the kernel maps none (vdso=0): nothing shared to load.
+        try:
+            self.vdso: VdsoWarmer | None = VdsoWarmer.of_this_process()
+        except ValueError:
+            self.vdso = None
         # What a bot sees of files: its runtime's tree of the image, in
         # memory, bound read-only as its root (decision 175); a node or
         # native bot sees none of Python's files (decision 160).
@@ -768,6 +789,7 @@ class BwrapLauncher(Launcher):
                 None if netns_fd is None else (self.netns, netns_fd),  # type: ignore[arg-type]
                 gate,
                 self._ready_view(limits, seat) if gate is not None and proc_subset and freezer_file is not None else None,
+                self.vdso,
             )
             gate = None  # the process's now
             fds = []

@@ -50,7 +50,7 @@ def hostile_bot(folder: Path, program: str, config: dict) -> Path:
 
 
 # The channels with a bot pair of their own (the others are covert.py's).
-PROGRAMS = {"vdso": "flush_reload.py"}
+PROGRAMS = {"vdso": "flush_reload.py", "vdsoflush": "flush_reload.py"}
 
 
 def covert_bot(

@@ -7,8 +7,13 @@ __vdso_time) SCALE times for a 1, not at all for a 0; at its next move the
 receiver times one load of the line time() runs (rdtscp around it): in the
 caches, the sender called.
 
-config.json: {"role": "send" | "receive", "channel": "vdso", "bits": 1,
-"seed": S, "scale": CALLS}. The sender's symbols are drawn from S: "sent J
+With "channel": "vdsoflush" the other way round (Flush+Flush's sender):
+the receiver calls time() at the end of its move, so that the line is
+cached; the sender flushes the whole vDSO for a 1; the receiver's load at
+its next move is slow where the sender flushed (decision 273).
+
+config.json: {"role": "send" | "receive", "channel": "vdso" | "vdsoflush",
+"bits": 1, "seed": S, "scale": CALLS}. The sender's symbols are drawn from S: "sent J
 SYMBOL" at its move J; the receiver, which found the line to watch and its
 threshold by calling time() itself before it answered ready, logs
 "received K SYMBOL" at its move K (from its second). Where a step is
@@ -67,6 +72,7 @@ def main():
     with open(os.path.join(HERE, "config.json")) as f:
         config = json.load(f)
     role, calls = config["role"], int(config.get("scale", 4))
+    sender_flushes = config.get("channel") == "vdsoflush"
     libc = ctypes.CDLL(None)
     libc.time.restype = ctypes.c_long
     libc.time.argtypes = [ctypes.c_void_p]
@@ -109,15 +115,24 @@ def main():
 
     def send(moves, _observation):
         symbol = symbols.randrange(2)
-        for _ in range(calls * symbol):
-            libc.time(None)
+        if sender_flushes:
+            if symbol:
+                flush(start, size)
+        else:
+            for _ in range(calls * symbol):
+                libc.time(None)
         log(f"sent {moves} {symbol}")
 
     def receive(moves, _observation):
         cycles = load_time(start + state["line"])
+        cached = cycles < state["threshold"]
         if moves > 1:
-            log(f"received {moves} {int(cycles < state['threshold'])}")
-        flush(start, size)  # the sender's next move brings back what it runs
+            log(f"received {moves} {int(not cached if sender_flushes else cached)}")
+        if sender_flushes:
+            for _ in range(calls):
+                libc.time(None)  # cached, unless the sender's next move flushes it
+        else:
+            flush(start, size)  # the sender's next move brings back what it runs
 
     play(send if role == "send" else receive, config["seed"] + (1 if role == "send" else 2))
 
