@@ -26,6 +26,7 @@ import gymnasium
 import numpy as np
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
 from cardroom_sdk.envs._common import decision_step, rank_rewards, replay_document
 from engine import CHANCE, IllegalActionError, new_game
@@ -320,11 +321,23 @@ class CardroomAEC(AECEnv):
 # PettingZoo's loop reads them many times a step (``agent_iter``, ``last``,
 # each wrapper's checks): with three layers that was about half of a step.
 # These subclasses of the standard wrappers read the game's own attributes
-# at once through properties; what they do is PettingZoo's code unchanged
-# (OrderEnforcingWrapper still refuses them before reset: a property that
-# raises AttributeError falls back to its ``__getattr__``), and
-# AssertOutOfBoundsWrapper checks a plain int against the Discrete space's
-# bounds before asking ``contains`` (which says the same of an int).
+# at once through properties (OrderEnforcingWrapper still refuses them
+# before reset: a property that raises AttributeError falls back to its
+# ``__getattr__``), and AssertOutOfBoundsWrapper checks a plain int against
+# the Discrete space's bounds before asking ``contains`` (which says the
+# same of an int).
+#
+# Even so, the three layers' own calls (each ``observe`` and ``step``
+# passed down one layer at a time, every read a property) were a fifth of
+# an Allegra step through ``env()``. So the loop's calls take a short way
+# when the position is the ordinary one — the wrappers reset, an agent
+# alive to act, a legal int action, its mask the one just observed — and
+# make there the same checks as the wrappers, in the same order, with the
+# same outcome; anything else (before reset, after the end, an illegal or
+# out-of-range action, an action without an observation first) goes through
+# PettingZoo's own code unchanged. ``pettingzoo_api`` (api_test, seed_test)
+# and ``wrapper_paths`` in tests/sdk/research_conformance.py hold both ways
+# to the same behaviour.
 
 _FORWARDED = ("agent_selection", "agents", "terminations", "truncations", "infos", "rewards",
               "_cumulative_rewards", "possible_agents")  # fmt: skip
@@ -363,17 +376,99 @@ def _direct(wrapper: type, order_enforcing: bool = False) -> type:
     return type(wrapper.__name__, (wrapper,), namespace)
 
 
-_TerminateIllegal = _direct(wrappers.TerminateIllegalWrapper)
-_OrderEnforcing = _direct(wrappers.OrderEnforcingWrapper, order_enforcing=True)
+class _TerminateIllegal(_direct(wrappers.TerminateIllegalWrapper)):
+    # wraps the game itself (``wrap``): ``self.env`` is ``self._game``
+
+    def observe(self, agent):
+        game = self._game
+        obs = game.observe(agent)
+        if agent == game.agent_selection:  # what the wrapper's step checks the action against
+            self._prev_obs = obs
+            self._prev_info = game.infos.get(agent, {})
+        return obs
+
+    def step(self, action) -> None:
+        game = self._game
+        agent = game.agent_selection
+        seen = self._prev_obs
+        if (
+            type(seen) is dict
+            and not game.terminations[agent]
+            and not game.truncations[agent]
+            and seen["action_mask"][action]
+        ):  # alive, and legal by the mask it was shown: the wrapper's own step would step the game
+            self._prev_obs = self._prev_info = None
+            game.step(action)
+        else:
+            super().step(action)
 
 
 class _AssertOutOfBounds(_direct(wrappers.AssertOutOfBoundsWrapper)):
     def step(self, action) -> None:
-        game = self._game
-        if type(action) is int and 0 <= action < game.codec.NUM_ACTIONS:  # Discrete(n).contains says yes
+        if type(action) is int and 0 <= action < self._game.codec.NUM_ACTIONS:  # Discrete(n).contains says yes
             self.env.step(action)
         else:
             super().step(action)
+
+
+class _OrderedAgents(AECOrderEnforcingIterator):
+    """OrderEnforcingWrapper's ``agent_iter`` iterator, reading the game's
+    agents directly (the wrapper has been reset: ``agent_iter`` checked)."""
+
+    def __next__(self) -> str:
+        game = self.env._game
+        if not game.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        assert self.env._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        self.env._has_updated = False
+        return game.agent_selection
+
+
+class _OrderedIterable(AECOrderEnforcingIterable):
+    def __iter__(self) -> _OrderedAgents:
+        return _OrderedAgents(self.env, self.max_iter)
+
+
+class _OrderEnforcing(_direct(wrappers.OrderEnforcingWrapper, order_enforcing=True)):
+    # wraps _AssertOutOfBounds(_TerminateIllegal(game)) (``wrap``)
+
+    def __init__(self, env) -> None:
+        super().__init__(env)
+        self._bounds = env
+        self._illegal = env.env
+
+    def agent_iter(self, max_iter: int = 2**63):
+        if not self._has_reset:
+            return super().agent_iter(max_iter)  # which says why not
+        return _OrderedIterable(self, max_iter)
+
+    def last(self, observe: bool = True):
+        if not self._has_reset:
+            return super().last(observe)  # which raises what reading before reset raises
+        game = self._game
+        agent = game.agent_selection
+        assert agent is not None
+        observation = self._illegal.observe(agent) if observe else None
+        return (
+            observation,
+            game._cumulative_rewards[agent],
+            game.terminations[agent],
+            game.truncations[agent],
+            game.infos[agent],
+        )
+
+    def observe(self, agent):
+        if not self._has_reset:
+            return super().observe(agent)  # which says why not
+        return self._illegal.observe(agent)  # (AssertOutOfBoundsWrapper passes observe down unchanged)
+
+    def step(self, action) -> None:
+        if self._has_reset and self._game.agents:
+            self._has_updated = True
+            self._bounds.step(action)
+        else:
+            super().step(action)  # which says why not
 
 
 def wrap(raw: CardroomAEC) -> AECEnv:
