@@ -193,7 +193,8 @@ def _count_values(cards: list[int], counts: list[int]) -> None:
 
 def allegra_encode_into(out: Any, obs: dict[str, Any], fractions: list[list[float]]) -> int:
     """``allegra_codec.encode(obs)`` written into ``out`` (zeros): 0, or -1
-    when a pile holds more cards of a value than ``fractions`` knows.
+    when a pile holds more cards of a value than ``fractions`` knows, or a
+    cell is none the reference encodes (the codec then asks the reference).
     ``fractions[v][c]`` is the float32 value the reference reaches after
     adding ``1 / count of value v`` ``c`` times (the codec makes it with
     numpy's own float32 sums, so the counts come out bit for bit alike)."""
@@ -234,19 +235,24 @@ def allegra_encode_into(out: Any, obs: dict[str, Any], fractions: list[list[floa
     grids = obs["grids"]
     active, knocker, ender = obs["active"], obs["knocker"], obs["ender"]
     scores = obs["scores"]
-    round_scores = obs["round_scores"]
+    shown_rounds = obs["round_scores"][:ROUNDS]
     for rel in range(n):
         s = (seat + rel) % n
         base = _SEATS_AT + rel * _SEAT
         cell = base
         for row in grids[s]:
             for shown in row:
-                if shown is None:
+                # a value is an int: tested first, it spares most cells a
+                # comparison of an int with "?" (the reference's order of
+                # tests gives the same store for every cell it encodes)
+                if isinstance(shown, int):
+                    out[cell + 2 + _VALUE_AT[shown]] = 1.0
+                elif shown is None:
                     out[cell] = 1.0
                 elif shown == "?":
                     out[cell + 1] = 1.0
                 else:
-                    out[cell + 2 + _VALUE_AT[shown]] = 1.0
+                    return -1  # not a cell the reference encodes: it says why
                 cell += _CELL
         base += CELLS * _CELL
         if s in to_act:
@@ -261,7 +267,7 @@ def allegra_encode_into(out: Any, obs: dict[str, Any], fractions: list[list[floa
             out[base + 4] = 1.0
         out[base + 5] = scores[s] / 100
         r = 0
-        for round_scores_of in round_scores[:ROUNDS]:
+        for round_scores_of in shown_rounds:
             out[base + 6 + r] = round_scores_of[s] / 100
             r += 1
         out[base + 9] = 1.0
@@ -343,3 +349,102 @@ def allegra_mask_into(out: Any, obs: dict[str, Any], legal: list[dict[str, Any]]
         else:
             return -1
     return 0
+
+
+# -- Allegra's action mapping (allegra_codec.action_to_protocol and
+# protocol_to_action): what an opponent's move is as an index, and the dict
+# an index sends. -1 or None wherever the reference is not plainly a value
+# (it raises, or reads an unusual input its own way): the codec then asks
+# the reference.
+
+_KIND_AT: Final[dict[int, str]] = {DRAW: "draw", KNOCK: "knock", PASS: "pass"}
+_SLOT_KINDS: Final[list[tuple[int, str, str]]] = [
+    (REVEAL, "reveal", "slot"), (TAKE_DISCARD, "take_discard", "slot"), (SWAP, "swap", "slot"), (FLIP, "discard", "flip")
+]  # fmt: skip
+
+
+def _area_slot(n: int, owner: int, index: int) -> list[int]:
+    if index < CELLS:
+        return [owner, index // COLS, index % COLS]
+    return [(owner + 1) % n, index - CELLS, COLS - 1]
+
+
+def allegra_action(obs: dict[str, Any], index: int) -> dict[str, Any] | None:
+    """``allegra_codec.action_to_protocol(obs, index)``, or None where the
+    reference raises (the index means nothing here)."""
+    seat: int = obs["seat"]
+    n: int = obs["num_players"]
+    if index < 0:
+        return None
+    if index < REVEAL:
+        if index == DISCARD:
+            return {"type": "discard", "flip": None}
+        return {"type": _KIND_AT[index]}
+    for base, kind, key in _SLOT_KINDS:
+        if base <= index < base + AREA:
+            return {"type": kind, key: _area_slot(n, seat, index - base)}
+    knocker = obs["knocker"]
+    if PLACE <= index < GIVE:
+        if knocker is None:
+            return None
+        return {"type": "place", "slot": _area_slot(n, knocker, index - PLACE)}
+    if GIVE < index < EXCHANGE and index - GIVE < n:
+        return {"type": "give", "to": (seat + index - GIVE) % n}
+    if EXCHANGE <= index < ALLEGRA_ACTIONS and knocker is not None:
+        q = (index - EXCHANGE) // AREA
+        r = (index - EXCHANGE) % AREA
+        return {"type": "exchange", "take": _area_slot(n, knocker, q), "put": _area_slot(n, seat, r)}
+    return None
+
+
+def _plain_slot(table: list[int], slot: Any) -> int:
+    """``_slot_at`` of a slot that is a list of three ints; -1 for any other."""
+    if type(slot) is not list or len(slot) != 3:
+        return -1
+    if type(slot[0]) is not int or type(slot[1]) is not int or type(slot[2]) is not int:
+        return -1
+    return _slot_at(table, slot)
+
+
+def allegra_index(obs: dict[str, Any], action: Any) -> int:
+    """``allegra_codec.protocol_to_action(obs, action)`` of an action as the
+    protocol spells it (a dict, slots lists of three ints, on the table);
+    -1 for anything else, which the reference reads its own way."""
+    if type(action) is not dict:
+        return -1
+    seat: int = obs["seat"]
+    n: int = obs["num_players"]
+    kind = action.get("type")
+    if type(kind) is not str:
+        return -1
+    own = _AREAS[n][seat]
+    if kind in _SIMPLE:
+        return _SIMPLE[kind]
+    if kind in _SLOT_BASES:
+        a = _plain_slot(own, action.get("slot"))
+        return _SLOT_BASES[kind] + a if a >= 0 else -1
+    if kind == "discard":
+        if "flip" not in action:
+            return -1
+        flip = action["flip"]
+        if flip is None:
+            return DISCARD
+        a = _plain_slot(own, flip)
+        return FLIP + a if a >= 0 else -1
+    if kind == "give":
+        to = action.get("to")
+        if type(to) is not int:
+            return -1
+        return GIVE + (to - seat) % n
+    knocker = obs["knocker"]
+    if knocker is None:
+        return -1
+    theirs = _AREAS[n][knocker]
+    if kind == "place":
+        a = _plain_slot(theirs, action.get("slot"))
+        return PLACE + a if a >= 0 else -1
+    if kind == "exchange":
+        q = _plain_slot(theirs, action.get("take"))
+        a = _plain_slot(own, action.get("put"))
+        return EXCHANGE + q * AREA + a if q >= 0 and a >= 0 else -1
+    return -1

@@ -107,9 +107,10 @@ class CardroomAEC(AECEnv):
 
     # -- the game ----------------------------------------------------------
     def _resolve_chance(self) -> None:
-        while self.state.is_chance_node():
-            event = self.state.sample_chance(self._rng)
-            self.state.apply_chance(event)
+        state = self._state
+        while state.is_chance_node():
+            event = state.sample_chance(self._rng)
+            state.apply_chance(event)
             self.events.append({"by": CHANCE, "action": event})
 
     def _seat_obs(self, seat: int) -> dict[str, Any]:
@@ -251,14 +252,14 @@ class CardroomAEC(AECEnv):
         What the engine refuses (it does not move then) is stepped index by
         index, so that ``step`` raises what it raises."""
         codec = self.codec
-        indices = codec.protocol_to_actions(obs, move)
+        indices = codec.protocol_to_actions_fast(obs, move)
         whole = None
         if self.pending is None and indices:
             try:
                 if move.get("type") == "distribute":
                     whole = self._whole_distribute(seat, obs, indices)
                 else:
-                    whole = codec.action_to_protocol(obs, indices[0])  # the very dict ``step`` sends and records
+                    whole = codec.action_to_protocol_fast(obs, indices[0])  # the very dict ``step`` sends and records
             except ValueError:
                 whole = None
         if whole is not None:

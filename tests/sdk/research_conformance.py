@@ -188,8 +188,45 @@ def action_mapping() -> None:
                         assert codec.action_to_protocol(obs, index) == action, (index, action)
                     mask = codec.action_mask(obs, legal)
                     assert set(np.flatnonzero(mask)) == set(indices)
+                    fast_mapping(codec, obs, legal, every_index=positions % 4 == 0)
                     positions += 1
-            print(f"action mapping: {game} {n} players, {positions} positions")
+            print(f"action mapping: {game} {n} players, {positions} positions, fast forms equal")
+
+
+def _mapped(function, *args):
+    try:
+        return ["ok", function(*args)]
+    except Exception as exc:  # the fast form must refuse as the reference does: the type and the words
+        return ["raised", type(exc).__name__, str(exc)]
+
+
+def _respelled(action: dict) -> list:
+    """``action`` spelled in unusual ways a policy might send (slots as
+    tuples, bools, floats or strings for ints, keys missing or extra)."""
+    spellings = [{**action, "extra": 1}, {k: v for k, v in action.items() if k != "type"}, {**action, "type": "jump"}]
+    for key, value in action.items():
+        if isinstance(value, list):
+            spellings += [{**action, key: tuple(value)}, {**action, key: value[:2]}, {**action, key: [*value[:2], 9]},
+                          {**action, key: [True, *value[1:]]}, {**action, key: [float(value[0]), *value[1:]]}]  # fmt: skip
+        elif isinstance(value, int):
+            spellings += [{**action, key: str(value)}, {**action, key: value + 7}, {**action, key: bool(value)}]
+        if key != "type":
+            spellings.append({k: v for k, v in action.items() if k != key})
+    return spellings
+
+
+def fast_mapping(codec, obs: dict, legal: list, every_index: bool) -> None:
+    """The codecs' ``action_to_protocol_fast`` and ``protocol_to_actions_fast``
+    (what the environments step with) answer as the readable reference does:
+    for every legal action and unusual spellings of them, and, with
+    ``every_index``, for every index."""
+    for action in legal:
+        for move in [action, *_respelled(action)]:
+            fast = _mapped(codec.protocol_to_actions_fast, obs, move)
+            assert fast == _mapped(codec.protocol_to_actions, obs, move), (move, fast)
+    for index in range(-1, codec.NUM_ACTIONS + 1) if every_index else ():
+        fast = _mapped(codec.action_to_protocol_fast, obs, index)
+        assert fast == _mapped(codec.action_to_protocol, obs, index), (index, fast)
 
 
 def _plainly_wrapped(module, n: int):
