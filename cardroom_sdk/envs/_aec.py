@@ -157,7 +157,7 @@ class CardroomAEC(AECEnv):
     def seat_observation(self, seat: int) -> dict[str, np.ndarray]:
         """``observe`` of the agent of ``seat``."""
         view = self._view(seat)
-        array = view[4] if view[4] is not None else self._array(seat)
+        array = view[4] if view[4] is not None else self._encode(view)
         # copies: what a caller does to its arrays must not reach the next observe
         return {"observation": array.copy(), "action_mask": view[3].copy()}
 
@@ -173,19 +173,25 @@ class CardroomAEC(AECEnv):
         """The observation array of ``seat`` now, the view's own (not to be
         changed): the codec's ``encode_fast``, equal to its ``encode``."""
         view = self._view(seat)
-        if view[4] is None:
-            obs, pending = view[0], view[2]
-            view[4] = self.codec.encode_fast(obs, pending) if pending is not None else self.codec.encode_fast(obs)
+        return view[4] if view[4] is not None else self._encode(view)
+
+    def _encode(self, view: list[Any]) -> np.ndarray:
+        """The array of ``view`` (which has none yet), kept in it."""
+        obs, pending = view[0], view[2]
+        view[4] = self.codec.encode_fast(obs, pending) if pending is not None else self.codec.encode_fast(obs)
         return view[4]
 
     def protocol_action(self, agent: str, index: int) -> dict[str, Any] | None:
         """The protocol action ``index`` sends for ``agent`` now, or None when
         it is one chip of an Allegory distribute that is not yet complete."""
-        return self._decide(self.agent_name_mapping[agent], index)
+        seat = self.agent_name_mapping[agent]
+        move = self._decide(seat, index, self._view(seat))
+        if move is not None:
+            self._changed()
+        return move
 
-    def _decide(self, seat: int, index: int) -> dict[str, Any] | None:
-        """``protocol_action`` of the agent of ``seat``."""
-        view = self._view(seat)
+    def _decide(self, seat: int, index: int, view: list[Any]) -> dict[str, Any] | None:
+        """``protocol_action`` of the agent of ``seat`` (``view``: its view now)."""
         codec = self.codec
         if self.pending is not None and codec.CHIP <= index < codec.BID:
             # the next chip of a distribute in progress (decision_step's
@@ -201,8 +207,6 @@ class CardroomAEC(AECEnv):
             view[2] = self.pending
             if view[4] is not None:  # the view's own array (only copies of it leave), rewritten in place
                 codec.encode_chips_into(view[4], view[0], self.pending)
-        else:
-            self._changed()
         return move
 
     def step(self, action) -> None:
@@ -212,9 +216,10 @@ class CardroomAEC(AECEnv):
             return
         seat = self.agent_name_mapping[agent]
         self._cumulative_rewards[agent] = 0.0
-        if not self._view(seat)[3][int(action)]:
+        view = self._view(seat)
+        if not view[3][int(action)]:
             raise ValueError(f"{agent}: action {action} is not legal now")
-        self.play(seat, int(action))
+        self._play(seat, int(action), view)
         self._advance()
         if self.render_mode == "human":
             self.render()
@@ -235,14 +240,24 @@ class CardroomAEC(AECEnv):
         caller: the game's part of ``step``, without PettingZoo's bookkeeping
         (``BatchedGames`` steps its games with it). False when it was one
         chip of a distribute not yet complete (the game did not move)."""
-        move = self._decide(seat, index)
+        return self._play(seat, index, self._view(seat))
+
+    def _play(self, seat: int, index: int, view: list[Any]) -> bool:
+        """``play``, given the seat's view now."""
+        move = self._decide(seat, index, view)
         if move is None:
             return False
         self._state.apply(seat, move)
-        self.events.append({"by": seat, "action": move, "ms": 0})
-        self._resolve_chance()
-        self._changed()
+        self._moved(seat, move)
         return True
+
+    def _moved(self, seat: int, move: dict[str, Any]) -> None:
+        """After ``move`` of ``seat`` was applied: its event, the chance
+        events then due, and every view dropped (the position changed)."""
+        self.events.append({"by": seat, "action": move, "ms": 0})
+        if self._state.is_chance_node():
+            self._resolve_chance()
+        self._views = {}
 
     def step_protocol(self, seat: int, obs: dict[str, Any], move: dict[str, Any]) -> None:
         """``step`` of every index that plays the protocol action ``move`` of
@@ -272,9 +287,7 @@ class CardroomAEC(AECEnv):
                 self.step(index)
             return
         self._cumulative_rewards[self.possible_agents[seat]] = 0.0
-        self.events.append({"by": seat, "action": whole, "ms": 0})
-        self._resolve_chance()
-        self._changed()
+        self._moved(seat, whole)
         self._advance()
         if self.render_mode == "human":
             self.render()

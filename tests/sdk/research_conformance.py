@@ -569,7 +569,7 @@ def gymnasium_opponents(games: int = 30) -> None:
                 return 0.0, False, {}
             return float(aec.final_rewards()[env.seat]), True, env._outcome_info()
 
-        def decide(seat, index):  # decision_step at every index, the seat's views then made afresh
+        def decide(seat, index, _view):  # decision_step at every index, the seat's views then made afresh
             obs = aec.state.observation(seat)
             move, aec.pending = decision_step(aec.codec, aec.state, seat, obs, index, aec.pending)
             aec._changed()
