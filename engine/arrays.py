@@ -175,6 +175,11 @@ AREA: Final[int] = CELLS + ROWS
 VALUES: Final[list[int]] = sorted(CARD_COUNTS)
 NUM_VALUES: Final[int] = len(VALUES)
 _VALUE_AT: Final[dict[int, int]] = {v: i for i, v in enumerate(VALUES)}
+# The values are consecutive (-1 to 11), so a value's position is its
+# distance from the lowest: a subtraction on a native int, where a dict
+# lookup hashes a boxed one (a cell or a pile's card costs a few ns, not 15).
+LOWEST: Final[int] = VALUES[0]
+assert VALUES == list(range(LOWEST, LOWEST + NUM_VALUES)), "Allegra's card values are consecutive"
 _PHASES: Final[list[str]] = sorted(set(ALLEGRA_PHASE_NAMES), key=ALLEGRA_PHASE_NAMES.index)
 _APHASE_AT: Final[dict[str, int]] = {name: i for i, name in enumerate(_PHASES)}
 _AROUND_AT: Final[int] = len(_PHASES)
@@ -194,15 +199,22 @@ REVEAL, TAKE_DISCARD, SWAP, FLIP, PLACE, GIVE, EXCHANGE = 4, 19, 34, 49, 64, 79,
 ALLEGRA_ACTIONS: Final[int] = EXCHANGE + AREA * AREA
 
 
-def _count_values(cards: list[int], counts: list[int]) -> None:
+def _count_values(cards: list[int], counts: list[int]) -> bool:
+    """Adds each card of ``cards`` to ``counts`` (by value position); False
+    at a card that is no value (the reference says why)."""
     for v in cards:
-        counts[_VALUE_AT[v]] += 1
+        at = v - LOWEST
+        if not 0 <= at < NUM_VALUES:
+            return False
+        counts[at] += 1
+    return True
 
 
 def allegra_encode_into(out: Any, obs: dict[str, Any], fractions: list[list[float]]) -> int:
     """``allegra_codec.encode(obs)`` written into ``out`` (zeros): 0, or -1
     when a pile holds more cards of a value than ``fractions`` knows, or a
-    cell is none the reference encodes (the codec then asks the reference).
+    card or cell is none the reference encodes (the codec then asks the
+    reference).
     ``fractions[v][c]`` is the float32 value the reference reaches after
     adding ``1 / count of value v`` ``c`` times (the codec makes it with
     numpy's own float32 sums, so the counts come out bit for bit alike)."""
@@ -224,7 +236,8 @@ def allegra_encode_into(out: Any, obs: dict[str, Any], fractions: list[list[floa
     out[_DRAWN_AT + (NUM_VALUES if drawn is None else _VALUE_AT[drawn])] = 1.0
     for at, cards in ((_DISCARDS_AT, discard), (_REMOVED_AT, obs["removed"])):
         counts = [0] * NUM_VALUES
-        _count_values(cards, counts)
+        if not _count_values(cards, counts):
+            return -1
         for value in range(NUM_VALUES):
             count = counts[value]
             if count:
@@ -254,7 +267,10 @@ def allegra_encode_into(out: Any, obs: dict[str, Any], fractions: list[list[floa
                 # comparison of an int with "?" (the reference's order of
                 # tests gives the same store for every cell it encodes)
                 if isinstance(shown, int):
-                    out[cell + 2 + _VALUE_AT[shown]] = 1.0
+                    shown_value: int = shown
+                    if not LOWEST <= shown_value < LOWEST + NUM_VALUES:
+                        return -1
+                    out[cell + 2 - LOWEST + shown_value] = 1.0
                 elif shown is None:
                     out[cell] = 1.0
                 elif shown == "?":
