@@ -144,9 +144,12 @@ def allegory_mask_into(out: Any, obs: dict[str, Any], legal: list[dict[str, Any]
         kind = action["type"]
         if kind == "bid":
             amount = action["amount"]
-            if not (isinstance(amount, int) and 1 <= amount <= MAX_CHIPS):
+            if not isinstance(amount, int):
                 return -1
-            out[BID + amount - 1] = 1
+            bid: int = amount  # a native int from here: the comparisons and sum are C's, not Python's
+            if not 1 <= bid <= MAX_CHIPS:
+                return -1
+            out[BID + bid - 1] = 1
         elif kind == "rest":
             if "claim" in action:
                 at = position.get(action["claim"], -1)
