@@ -98,6 +98,7 @@ class CardroomAEC(AECEnv):
         # a state assigned from outside (a test, a search) is a new position
         self._state = state
         self._views: dict[int, list[Any]] = {}
+        self._final_rewards: list[float] | None = None
 
     def observation_space(self, agent):
         return self.observation_spaces[agent]
@@ -301,7 +302,14 @@ class CardroomAEC(AECEnv):
         return self.codec.chips_action(obs, indices)
 
     def final_rewards(self) -> list[float]:
-        result = self.state.result()
+        """Each seat's reward for the game, which is over (worked out once a
+        game: an Allegory result costs the engine some 15 µs, and the step
+        that ends a Gymnasium episode asks for it twice)."""
+        if self._final_rewards is None:
+            self._final_rewards = self._rewards_of(self._state.result())
+        return list(self._final_rewards)
+
+    def _rewards_of(self, result: Any) -> list[float]:
         n = self.num_agents
         if self.reward_kind == "score":
             sign = 1 if self.higher_score_wins else -1
