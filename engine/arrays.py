@@ -31,6 +31,12 @@ from engine.allegra.game import PHASE_NAMES as ALLEGRA_PHASE_NAMES
 
 MAX_PLAYERS: Final = 6
 
+# Every index of an array, as a Python int made once. A store through the
+# buffer protocol takes its index as a Python int, which mypyc makes afresh
+# from a native one above 256 (an allocation, and a third of a store's 30
+# ns); the stores of the hot loops (the seats' blocks) read it from here.
+_INDEX: Final[list[object]] = list(range(2048))
+
 # -- Allegory (allegory_codec's layout) --------------------------------------
 MAX_POOL: Final = 6
 MAX_CHIPS: Final[int] = CHIPS_PER_PLAYER * MAX_PLAYERS
@@ -73,42 +79,42 @@ def allegory_encode_into(out: Any, obs: dict[str, Any], pending: list[int] | Non
     i = 0
     for slot in obs["pool"]:
         base = _POOL_AT + i * _SLOT
-        out[base + CARD_ID[slot["card"]]] = 1.0
+        out[_INDEX[base + CARD_ID[slot["card"]]]] = 1.0
         chips = slot["chips"]
         if chips:
-            out[base + NUM_CARDS] = chips / MAX_CHIPS
+            out[_INDEX[base + NUM_CARDS]] = chips / MAX_CHIPS
         if pending and pending[i]:
-            out[base + NUM_CARDS + 1] = pending[i] / MAX_CHIPS
+            out[_INDEX[base + NUM_CARDS + 1]] = pending[i] / MAX_CHIPS
         i += 1
     players = obs["players"]
     winner = obs["winner"]
     if phase == "distribute":
-        out[_LEFT_AT] = (players[winner]["bid"] - placed) / MAX_CHIPS
+        out[_INDEX[_LEFT_AT]] = (players[winner]["bid"] - placed) / MAX_CHIPS
     to_act = obs["to_act"]
     high_bidder = obs["high_bidder"]
     for rel in range(n):
         s = (seat + rel) % n
         p = players[s]
         base = _PLAYERS_AT + rel * _PLAYER
-        out[base] = 1.0
+        out[_INDEX[base]] = 1.0
         chips = p["chips"]
         if chips:
-            out[base + 1] = chips / MAX_CHIPS
+            out[_INDEX[base + 1]] = chips / MAX_CHIPS
         bid = p["bid"]
         if bid:
-            out[base + 2] = bid / MAX_CHIPS
+            out[_INDEX[base + 2]] = bid / MAX_CHIPS
         if p["rested"]:
-            out[base + 3] = 1.0
+            out[_INDEX[base + 3]] = 1.0
         if high_bidder == s:
-            out[base + 4] = 1.0
+            out[_INDEX[base + 4]] = 1.0
         if s in to_act:
-            out[base + 5] = 1.0
+            out[_INDEX[base + 5]] = 1.0
         if winner == s:
-            out[base + 6] = 1.0
-        out[base + 7] = p["cards"] / 10
+            out[_INDEX[base + 6]] = 1.0
+        out[_INDEX[base + 7]] = p["cards"] / 10
         for cards in p["tales"].values():
             for name in cards:
-                out[base + 8 + CARD_ID[name]] = 1.0
+                out[_INDEX[base + 8 + CARD_ID[name]]] = 1.0
 
 
 def allegory_pending_into(out: Any, obs: dict[str, Any], pending: list[int]) -> None:
@@ -197,6 +203,7 @@ _SEATS_AT: Final[int] = _PLACED_AT + MAX_PLAYERS * CELLS
 _CELL: Final[int] = 2 + NUM_VALUES
 _SEAT: Final[int] = CELLS * _CELL + 10
 ALLEGRA_OBS_SIZE: Final[int] = _SEATS_AT + MAX_PLAYERS * _SEAT
+assert max(ALLEGORY_OBS_SIZE, ALLEGRA_OBS_SIZE) <= len(_INDEX), "_INDEX holds every index"
 DRAW, KNOCK, PASS, DISCARD = 0, 1, 2, 3
 REVEAL, TAKE_DISCARD, SWAP, FLIP, PLACE, GIVE, EXCHANGE = 4, 19, 34, 49, 64, 79, 85
 ALLEGRA_ACTIONS: Final[int] = EXCHANGE + AREA * AREA
@@ -273,33 +280,33 @@ def allegra_encode_into(out: Any, obs: dict[str, Any], fractions: list[list[floa
                     shown_value: int = shown
                     if not LOWEST <= shown_value < LOWEST + NUM_VALUES:
                         return -1
-                    out[cell + 2 - LOWEST + shown_value] = 1.0
+                    out[_INDEX[cell + 2 - LOWEST + shown_value]] = 1.0
                 elif shown is None:
-                    out[cell] = 1.0
+                    out[_INDEX[cell]] = 1.0
                 elif shown == "?":
-                    out[cell + 1] = 1.0
+                    out[_INDEX[cell + 1]] = 1.0
                 else:
                     return -1  # not a cell the reference encodes: it says why
                 cell += _CELL
         base += CELLS * _CELL
         if s in to_act:
-            out[base] = 1.0
+            out[_INDEX[base]] = 1.0
         if active == s:
-            out[base + 1] = 1.0
+            out[_INDEX[base + 1]] = 1.0
         if knocker == s:
-            out[base + 2] = 1.0
+            out[_INDEX[base + 2]] = 1.0
         if s in knockers:
-            out[base + 3] = 1.0
+            out[_INDEX[base + 3]] = 1.0
         if ender == s:
-            out[base + 4] = 1.0
+            out[_INDEX[base + 4]] = 1.0
         if scores[s]:
-            out[base + 5] = scores[s] / 100
+            out[_INDEX[base + 5]] = scores[s] / 100
         r = 0
         for round_scores_of in shown_rounds:
             if round_scores_of[s]:
-                out[base + 6 + r] = round_scores_of[s] / 100
+                out[_INDEX[base + 6 + r]] = round_scores_of[s] / 100
             r += 1
-        out[base + 9] = 1.0
+        out[_INDEX[base + 9]] = 1.0
     return 0
 
 
