@@ -10,8 +10,8 @@ made: a ``memoryview`` of a zeroed float32 array (observation) or int8 array
 (mask). Buffers are written one element at a time through the buffer
 protocol, not through numpy's indexing, which costs several times more a
 store; no numpy here, so mypyc compiles every line. The buffer is zeros,
-so a flag that is 0 is not written (the reference's store of 0.0 changes
-nothing). Equality with the reference, array for array at every step of
+so a flag, count or score that is 0 is not written (the reference's store
+of 0.0 changes nothing; a store is a few tens of nanoseconds). Equality with the reference, array for array at every step of
 many random games, is tested in tests/sdk/research_conformance.py
 (``fast_codecs``); tests/engine/differential.py holds the compiled form to
 this one.
@@ -30,6 +30,12 @@ from engine.allegra.game import CARD_COUNTS, COLS, ROUNDS, ROWS
 from engine.allegra.game import PHASE_NAMES as ALLEGRA_PHASE_NAMES
 
 MAX_PLAYERS: Final = 6
+
+# Every index of an array, as a Python int made once. A store through the
+# buffer protocol takes its index as a Python int, which mypyc makes afresh
+# from a native one above 256 (an allocation, and a third of a store's 30
+# ns); the stores of the hot loops (the seats' blocks) read it from here.
+_INDEX: Final[list[object]] = list(range(2048))
 
 # -- Allegory (allegory_codec's layout) --------------------------------------
 MAX_POOL: Final = 6
@@ -62,7 +68,9 @@ def allegory_encode_into(out: Any, obs: dict[str, Any], pending: list[int] | Non
     moral = obs.get("moral")
     if moral is not None:
         out[_MORAL_AT + _THEME_AT[moral]] = 1.0
-    out[_BID_AT] = obs["high_bid"] / MAX_CHIPS
+    high_bid = obs["high_bid"]
+    if high_bid:
+        out[_BID_AT] = high_bid / MAX_CHIPS
     out[_BID_AT + 1] = obs["deck_size"] / NUM_CARDS
     placed = 0
     if pending:
@@ -71,36 +79,42 @@ def allegory_encode_into(out: Any, obs: dict[str, Any], pending: list[int] | Non
     i = 0
     for slot in obs["pool"]:
         base = _POOL_AT + i * _SLOT
-        out[base + CARD_ID[slot["card"]]] = 1.0
-        out[base + NUM_CARDS] = slot["chips"] / MAX_CHIPS
-        if pending:
-            out[base + NUM_CARDS + 1] = pending[i] / MAX_CHIPS
+        out[_INDEX[base + CARD_ID[slot["card"]]]] = 1.0
+        chips = slot["chips"]
+        if chips:
+            out[_INDEX[base + NUM_CARDS]] = chips / MAX_CHIPS
+        if pending and pending[i]:
+            out[_INDEX[base + NUM_CARDS + 1]] = pending[i] / MAX_CHIPS
         i += 1
     players = obs["players"]
     winner = obs["winner"]
     if phase == "distribute":
-        out[_LEFT_AT] = (players[winner]["bid"] - placed) / MAX_CHIPS
+        out[_INDEX[_LEFT_AT]] = (players[winner]["bid"] - placed) / MAX_CHIPS
     to_act = obs["to_act"]
     high_bidder = obs["high_bidder"]
     for rel in range(n):
         s = (seat + rel) % n
         p = players[s]
         base = _PLAYERS_AT + rel * _PLAYER
-        out[base] = 1.0
-        out[base + 1] = p["chips"] / MAX_CHIPS
-        out[base + 2] = p["bid"] / MAX_CHIPS
+        out[_INDEX[base]] = 1.0
+        chips = p["chips"]
+        if chips:
+            out[_INDEX[base + 1]] = chips / MAX_CHIPS
+        bid = p["bid"]
+        if bid:
+            out[_INDEX[base + 2]] = bid / MAX_CHIPS
         if p["rested"]:
-            out[base + 3] = 1.0
+            out[_INDEX[base + 3]] = 1.0
         if high_bidder == s:
-            out[base + 4] = 1.0
+            out[_INDEX[base + 4]] = 1.0
         if s in to_act:
-            out[base + 5] = 1.0
+            out[_INDEX[base + 5]] = 1.0
         if winner == s:
-            out[base + 6] = 1.0
-        out[base + 7] = p["cards"] / 10
+            out[_INDEX[base + 6]] = 1.0
+        out[_INDEX[base + 7]] = p["cards"] / 10
         for cards in p["tales"].values():
             for name in cards:
-                out[base + 8 + CARD_ID[name]] = 1.0
+                out[_INDEX[base + 8 + CARD_ID[name]]] = 1.0
 
 
 def allegory_pending_into(out: Any, obs: dict[str, Any], pending: list[int]) -> None:
@@ -136,9 +150,12 @@ def allegory_mask_into(out: Any, obs: dict[str, Any], legal: list[dict[str, Any]
         kind = action["type"]
         if kind == "bid":
             amount = action["amount"]
-            if not (isinstance(amount, int) and 1 <= amount <= MAX_CHIPS):
+            if not isinstance(amount, int):
                 return -1
-            out[BID + amount - 1] = 1
+            bid: int = amount  # a native int from here: the comparisons and sum are C's, not Python's
+            if not 1 <= bid <= MAX_CHIPS:
+                return -1
+            out[BID + bid - 1] = 1
         elif kind == "rest":
             if "claim" in action:
                 at = position.get(action["claim"], -1)
@@ -167,6 +184,11 @@ AREA: Final[int] = CELLS + ROWS
 VALUES: Final[list[int]] = sorted(CARD_COUNTS)
 NUM_VALUES: Final[int] = len(VALUES)
 _VALUE_AT: Final[dict[int, int]] = {v: i for i, v in enumerate(VALUES)}
+# The values are consecutive (-1 to 11), so a value's position is its
+# distance from the lowest: a subtraction on a native int, where a dict
+# lookup hashes a boxed one (a cell or a pile's card costs a few ns, not 15).
+LOWEST: Final[int] = VALUES[0]
+assert VALUES == list(range(LOWEST, LOWEST + NUM_VALUES)), "Allegra's card values are consecutive"
 _PHASES: Final[list[str]] = sorted(set(ALLEGRA_PHASE_NAMES), key=ALLEGRA_PHASE_NAMES.index)
 _APHASE_AT: Final[dict[str, int]] = {name: i for i, name in enumerate(_PHASES)}
 _AROUND_AT: Final[int] = len(_PHASES)
@@ -181,19 +203,28 @@ _SEATS_AT: Final[int] = _PLACED_AT + MAX_PLAYERS * CELLS
 _CELL: Final[int] = 2 + NUM_VALUES
 _SEAT: Final[int] = CELLS * _CELL + 10
 ALLEGRA_OBS_SIZE: Final[int] = _SEATS_AT + MAX_PLAYERS * _SEAT
+assert max(ALLEGORY_OBS_SIZE, ALLEGRA_OBS_SIZE) <= len(_INDEX), "_INDEX holds every index"
 DRAW, KNOCK, PASS, DISCARD = 0, 1, 2, 3
 REVEAL, TAKE_DISCARD, SWAP, FLIP, PLACE, GIVE, EXCHANGE = 4, 19, 34, 49, 64, 79, 85
 ALLEGRA_ACTIONS: Final[int] = EXCHANGE + AREA * AREA
 
 
-def _count_values(cards: list[int], counts: list[int]) -> None:
+def _count_values(cards: list[int], counts: list[int]) -> bool:
+    """Adds each card of ``cards`` to ``counts`` (by value position); False
+    at a card that is no value (the reference says why)."""
     for v in cards:
-        counts[_VALUE_AT[v]] += 1
+        at = v - LOWEST
+        if not 0 <= at < NUM_VALUES:
+            return False
+        counts[at] += 1
+    return True
 
 
 def allegra_encode_into(out: Any, obs: dict[str, Any], fractions: list[list[float]]) -> int:
     """``allegra_codec.encode(obs)`` written into ``out`` (zeros): 0, or -1
-    when a pile holds more cards of a value than ``fractions`` knows.
+    when a pile holds more cards of a value than ``fractions`` knows, or a
+    card or cell is none the reference encodes (the codec then asks the
+    reference).
     ``fractions[v][c]`` is the float32 value the reference reaches after
     adding ``1 / count of value v`` ``c`` times (the codec makes it with
     numpy's own float32 sums, so the counts come out bit for bit alike)."""
@@ -215,7 +246,8 @@ def allegra_encode_into(out: Any, obs: dict[str, Any], fractions: list[list[floa
     out[_DRAWN_AT + (NUM_VALUES if drawn is None else _VALUE_AT[drawn])] = 1.0
     for at, cards in ((_DISCARDS_AT, discard), (_REMOVED_AT, obs["removed"])):
         counts = [0] * NUM_VALUES
-        _count_values(cards, counts)
+        if not _count_values(cards, counts):
+            return -1
         for value in range(NUM_VALUES):
             count = counts[value]
             if count:
@@ -234,37 +266,47 @@ def allegra_encode_into(out: Any, obs: dict[str, Any], fractions: list[list[floa
     grids = obs["grids"]
     active, knocker, ender = obs["active"], obs["knocker"], obs["ender"]
     scores = obs["scores"]
-    round_scores = obs["round_scores"]
+    shown_rounds = obs["round_scores"][:ROUNDS]
     for rel in range(n):
         s = (seat + rel) % n
         base = _SEATS_AT + rel * _SEAT
         cell = base
         for row in grids[s]:
             for shown in row:
-                if shown is None:
-                    out[cell] = 1.0
+                # a value is an int: tested first, it spares most cells a
+                # comparison of an int with "?" (the reference's order of
+                # tests gives the same store for every cell it encodes)
+                if isinstance(shown, int):
+                    shown_value: int = shown
+                    if not LOWEST <= shown_value < LOWEST + NUM_VALUES:
+                        return -1
+                    out[_INDEX[cell + 2 - LOWEST + shown_value]] = 1.0
+                elif shown is None:
+                    out[_INDEX[cell]] = 1.0
                 elif shown == "?":
-                    out[cell + 1] = 1.0
+                    out[_INDEX[cell + 1]] = 1.0
                 else:
-                    out[cell + 2 + _VALUE_AT[shown]] = 1.0
+                    return -1  # not a cell the reference encodes: it says why
                 cell += _CELL
         base += CELLS * _CELL
         if s in to_act:
-            out[base] = 1.0
+            out[_INDEX[base]] = 1.0
         if active == s:
-            out[base + 1] = 1.0
+            out[_INDEX[base + 1]] = 1.0
         if knocker == s:
-            out[base + 2] = 1.0
+            out[_INDEX[base + 2]] = 1.0
         if s in knockers:
-            out[base + 3] = 1.0
+            out[_INDEX[base + 3]] = 1.0
         if ender == s:
-            out[base + 4] = 1.0
-        out[base + 5] = scores[s] / 100
+            out[_INDEX[base + 4]] = 1.0
+        if scores[s]:
+            out[_INDEX[base + 5]] = scores[s] / 100
         r = 0
-        for round_scores_of in round_scores[:ROUNDS]:
-            out[base + 6 + r] = round_scores_of[s] / 100
+        for round_scores_of in shown_rounds:
+            if round_scores_of[s]:
+                out[_INDEX[base + 6 + r]] = round_scores_of[s] / 100
             r += 1
-        out[base + 9] = 1.0
+        out[_INDEX[base + 9]] = 1.0
     return 0
 
 
@@ -343,3 +385,102 @@ def allegra_mask_into(out: Any, obs: dict[str, Any], legal: list[dict[str, Any]]
         else:
             return -1
     return 0
+
+
+# -- Allegra's action mapping (allegra_codec.action_to_protocol and
+# protocol_to_action): what an opponent's move is as an index, and the dict
+# an index sends. -1 or None wherever the reference is not plainly a value
+# (it raises, or reads an unusual input its own way): the codec then asks
+# the reference.
+
+_KIND_AT: Final[dict[int, str]] = {DRAW: "draw", KNOCK: "knock", PASS: "pass"}
+_SLOT_KINDS: Final[list[tuple[int, str, str]]] = [
+    (REVEAL, "reveal", "slot"), (TAKE_DISCARD, "take_discard", "slot"), (SWAP, "swap", "slot"), (FLIP, "discard", "flip")
+]  # fmt: skip
+
+
+def _area_slot(n: int, owner: int, index: int) -> list[int]:
+    if index < CELLS:
+        return [owner, index // COLS, index % COLS]
+    return [(owner + 1) % n, index - CELLS, COLS - 1]
+
+
+def allegra_action(obs: dict[str, Any], index: int) -> dict[str, Any] | None:
+    """``allegra_codec.action_to_protocol(obs, index)``, or None where the
+    reference raises (the index means nothing here)."""
+    seat: int = obs["seat"]
+    n: int = obs["num_players"]
+    if index < 0:
+        return None
+    if index < REVEAL:
+        if index == DISCARD:
+            return {"type": "discard", "flip": None}
+        return {"type": _KIND_AT[index]}
+    for base, kind, key in _SLOT_KINDS:
+        if base <= index < base + AREA:
+            return {"type": kind, key: _area_slot(n, seat, index - base)}
+    knocker = obs["knocker"]
+    if PLACE <= index < GIVE:
+        if knocker is None:
+            return None
+        return {"type": "place", "slot": _area_slot(n, knocker, index - PLACE)}
+    if GIVE < index < EXCHANGE and index - GIVE < n:
+        return {"type": "give", "to": (seat + index - GIVE) % n}
+    if EXCHANGE <= index < ALLEGRA_ACTIONS and knocker is not None:
+        q = (index - EXCHANGE) // AREA
+        r = (index - EXCHANGE) % AREA
+        return {"type": "exchange", "take": _area_slot(n, knocker, q), "put": _area_slot(n, seat, r)}
+    return None
+
+
+def _plain_slot(table: list[int], slot: Any) -> int:
+    """``_slot_at`` of a slot that is a list of three ints; -1 for any other."""
+    if type(slot) is not list or len(slot) != 3:
+        return -1
+    if type(slot[0]) is not int or type(slot[1]) is not int or type(slot[2]) is not int:
+        return -1
+    return _slot_at(table, slot)
+
+
+def allegra_index(obs: dict[str, Any], action: Any) -> int:
+    """``allegra_codec.protocol_to_action(obs, action)`` of an action as the
+    protocol spells it (a dict, slots lists of three ints, on the table);
+    -1 for anything else, which the reference reads its own way."""
+    if type(action) is not dict:
+        return -1
+    seat: int = obs["seat"]
+    n: int = obs["num_players"]
+    kind = action.get("type")
+    if type(kind) is not str:
+        return -1
+    own = _AREAS[n][seat]
+    if kind in _SIMPLE:
+        return _SIMPLE[kind]
+    if kind in _SLOT_BASES:
+        a = _plain_slot(own, action.get("slot"))
+        return _SLOT_BASES[kind] + a if a >= 0 else -1
+    if kind == "discard":
+        if "flip" not in action:
+            return -1
+        flip = action["flip"]
+        if flip is None:
+            return DISCARD
+        a = _plain_slot(own, flip)
+        return FLIP + a if a >= 0 else -1
+    if kind == "give":
+        to = action.get("to")
+        if type(to) is not int:
+            return -1
+        return GIVE + (to - seat) % n
+    knocker = obs["knocker"]
+    if knocker is None:
+        return -1
+    theirs = _AREAS[n][knocker]
+    if kind == "place":
+        a = _plain_slot(theirs, action.get("slot"))
+        return PLACE + a if a >= 0 else -1
+    if kind == "exchange":
+        q = _plain_slot(theirs, action.get("take"))
+        a = _plain_slot(own, action.get("put"))
+        return EXCHANGE + q * AREA + a if q >= 0 and a >= 0 else -1
+    return -1

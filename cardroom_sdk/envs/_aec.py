@@ -26,6 +26,7 @@ import gymnasium
 import numpy as np
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
 from cardroom_sdk.envs._common import decision_step, rank_rewards, replay_document
 from engine import CHANCE, IllegalActionError, new_game
@@ -97,6 +98,7 @@ class CardroomAEC(AECEnv):
         # a state assigned from outside (a test, a search) is a new position
         self._state = state
         self._views: dict[int, list[Any]] = {}
+        self._final_rewards: list[float] | None = None
 
     def observation_space(self, agent):
         return self.observation_spaces[agent]
@@ -106,9 +108,10 @@ class CardroomAEC(AECEnv):
 
     # -- the game ----------------------------------------------------------
     def _resolve_chance(self) -> None:
-        while self.state.is_chance_node():
-            event = self.state.sample_chance(self._rng)
-            self.state.apply_chance(event)
+        state = self._state
+        while state.is_chance_node():
+            event = state.sample_chance(self._rng)
+            state.apply_chance(event)
             self.events.append({"by": CHANCE, "action": event})
 
     def _seat_obs(self, seat: int) -> dict[str, Any]:
@@ -155,7 +158,7 @@ class CardroomAEC(AECEnv):
     def seat_observation(self, seat: int) -> dict[str, np.ndarray]:
         """``observe`` of the agent of ``seat``."""
         view = self._view(seat)
-        array = view[4] if view[4] is not None else self._array(seat)
+        array = view[4] if view[4] is not None else self._encode(view)
         # copies: what a caller does to its arrays must not reach the next observe
         return {"observation": array.copy(), "action_mask": view[3].copy()}
 
@@ -171,19 +174,25 @@ class CardroomAEC(AECEnv):
         """The observation array of ``seat`` now, the view's own (not to be
         changed): the codec's ``encode_fast``, equal to its ``encode``."""
         view = self._view(seat)
-        if view[4] is None:
-            obs, pending = view[0], view[2]
-            view[4] = self.codec.encode_fast(obs, pending) if pending is not None else self.codec.encode_fast(obs)
+        return view[4] if view[4] is not None else self._encode(view)
+
+    def _encode(self, view: list[Any]) -> np.ndarray:
+        """The array of ``view`` (which has none yet), kept in it."""
+        obs, pending = view[0], view[2]
+        view[4] = self.codec.encode_fast(obs, pending) if pending is not None else self.codec.encode_fast(obs)
         return view[4]
 
     def protocol_action(self, agent: str, index: int) -> dict[str, Any] | None:
         """The protocol action ``index`` sends for ``agent`` now, or None when
         it is one chip of an Allegory distribute that is not yet complete."""
-        return self._decide(self.agent_name_mapping[agent], index)
+        seat = self.agent_name_mapping[agent]
+        move = self._decide(seat, index, self._view(seat))
+        if move is not None:
+            self._changed()
+        return move
 
-    def _decide(self, seat: int, index: int) -> dict[str, Any] | None:
-        """``protocol_action`` of the agent of ``seat``."""
-        view = self._view(seat)
+    def _decide(self, seat: int, index: int, view: list[Any]) -> dict[str, Any] | None:
+        """``protocol_action`` of the agent of ``seat`` (``view``: its view now)."""
         codec = self.codec
         if self.pending is not None and codec.CHIP <= index < codec.BID:
             # the next chip of a distribute in progress (decision_step's
@@ -199,8 +208,6 @@ class CardroomAEC(AECEnv):
             view[2] = self.pending
             if view[4] is not None:  # the view's own array (only copies of it leave), rewritten in place
                 codec.encode_chips_into(view[4], view[0], self.pending)
-        else:
-            self._changed()
         return move
 
     def step(self, action) -> None:
@@ -210,9 +217,10 @@ class CardroomAEC(AECEnv):
             return
         seat = self.agent_name_mapping[agent]
         self._cumulative_rewards[agent] = 0.0
-        if not self._view(seat)[3][int(action)]:
+        view = self._view(seat)
+        if not view[3][int(action)]:
             raise ValueError(f"{agent}: action {action} is not legal now")
-        self.play(seat, int(action))
+        self._play(seat, int(action), view)
         self._advance()
         if self.render_mode == "human":
             self.render()
@@ -233,14 +241,24 @@ class CardroomAEC(AECEnv):
         caller: the game's part of ``step``, without PettingZoo's bookkeeping
         (``BatchedGames`` steps its games with it). False when it was one
         chip of a distribute not yet complete (the game did not move)."""
-        move = self._decide(seat, index)
+        return self._play(seat, index, self._view(seat))
+
+    def _play(self, seat: int, index: int, view: list[Any]) -> bool:
+        """``play``, given the seat's view now."""
+        move = self._decide(seat, index, view)
         if move is None:
             return False
         self._state.apply(seat, move)
-        self.events.append({"by": seat, "action": move, "ms": 0})
-        self._resolve_chance()
-        self._changed()
+        self._moved(seat, move)
         return True
+
+    def _moved(self, seat: int, move: dict[str, Any]) -> None:
+        """After ``move`` of ``seat`` was applied: its event, the chance
+        events then due, and every view dropped (the position changed)."""
+        self.events.append({"by": seat, "action": move, "ms": 0})
+        if self._state.is_chance_node():
+            self._resolve_chance()
+        self._views = {}
 
     def step_protocol(self, seat: int, obs: dict[str, Any], move: dict[str, Any]) -> None:
         """``step`` of every index that plays the protocol action ``move`` of
@@ -250,14 +268,14 @@ class CardroomAEC(AECEnv):
         What the engine refuses (it does not move then) is stepped index by
         index, so that ``step`` raises what it raises."""
         codec = self.codec
-        indices = codec.protocol_to_actions(obs, move)
+        indices = codec.protocol_to_actions_fast(obs, move)
         whole = None
         if self.pending is None and indices:
             try:
                 if move.get("type") == "distribute":
                     whole = self._whole_distribute(seat, obs, indices)
                 else:
-                    whole = codec.action_to_protocol(obs, indices[0])  # the very dict ``step`` sends and records
+                    whole = codec.action_to_protocol_fast(obs, indices[0])  # the very dict ``step`` sends and records
             except ValueError:
                 whole = None
         if whole is not None:
@@ -270,9 +288,7 @@ class CardroomAEC(AECEnv):
                 self.step(index)
             return
         self._cumulative_rewards[self.possible_agents[seat]] = 0.0
-        self.events.append({"by": seat, "action": whole, "ms": 0})
-        self._resolve_chance()
-        self._changed()
+        self._moved(seat, whole)
         self._advance()
         if self.render_mode == "human":
             self.render()
@@ -286,7 +302,14 @@ class CardroomAEC(AECEnv):
         return self.codec.chips_action(obs, indices)
 
     def final_rewards(self) -> list[float]:
-        result = self.state.result()
+        """Each seat's reward for the game, which is over (worked out once a
+        game: an Allegory result costs the engine some 15 µs, and the step
+        that ends a Gymnasium episode asks for it twice)."""
+        if self._final_rewards is None:
+            self._final_rewards = self._rewards_of(self._state.result())
+        return list(self._final_rewards)
+
+    def _rewards_of(self, result: Any) -> list[float]:
         n = self.num_agents
         if self.reward_kind == "score":
             sign = 1 if self.higher_score_wins else -1
@@ -320,11 +343,23 @@ class CardroomAEC(AECEnv):
 # PettingZoo's loop reads them many times a step (``agent_iter``, ``last``,
 # each wrapper's checks): with three layers that was about half of a step.
 # These subclasses of the standard wrappers read the game's own attributes
-# at once through properties; what they do is PettingZoo's code unchanged
-# (OrderEnforcingWrapper still refuses them before reset: a property that
-# raises AttributeError falls back to its ``__getattr__``), and
-# AssertOutOfBoundsWrapper checks a plain int against the Discrete space's
-# bounds before asking ``contains`` (which says the same of an int).
+# at once through properties (OrderEnforcingWrapper still refuses them
+# before reset: a property that raises AttributeError falls back to its
+# ``__getattr__``), and AssertOutOfBoundsWrapper checks a plain int against
+# the Discrete space's bounds before asking ``contains`` (which says the
+# same of an int).
+#
+# Even so, the three layers' own calls (each ``observe`` and ``step``
+# passed down one layer at a time, every read a property) were a fifth of
+# an Allegra step through ``env()``. So the loop's calls take a short way
+# when the position is the ordinary one — the wrappers reset, an agent
+# alive to act, a legal int action, its mask the one just observed — and
+# make there the same checks as the wrappers, in the same order, with the
+# same outcome; anything else (before reset, after the end, an illegal or
+# out-of-range action, an action without an observation first) goes through
+# PettingZoo's own code unchanged. ``pettingzoo_api`` (api_test, seed_test)
+# and ``wrapper_paths`` in tests/sdk/research_conformance.py hold both ways
+# to the same behaviour.
 
 _FORWARDED = ("agent_selection", "agents", "terminations", "truncations", "infos", "rewards",
               "_cumulative_rewards", "possible_agents")  # fmt: skip
@@ -363,17 +398,99 @@ def _direct(wrapper: type, order_enforcing: bool = False) -> type:
     return type(wrapper.__name__, (wrapper,), namespace)
 
 
-_TerminateIllegal = _direct(wrappers.TerminateIllegalWrapper)
-_OrderEnforcing = _direct(wrappers.OrderEnforcingWrapper, order_enforcing=True)
+class _TerminateIllegal(_direct(wrappers.TerminateIllegalWrapper)):
+    # wraps the game itself (``wrap``): ``self.env`` is ``self._game``
+
+    def observe(self, agent):
+        game = self._game
+        obs = game.observe(agent)
+        if agent == game.agent_selection:  # what the wrapper's step checks the action against
+            self._prev_obs = obs
+            self._prev_info = game.infos.get(agent, {})
+        return obs
+
+    def step(self, action) -> None:
+        game = self._game
+        agent = game.agent_selection
+        seen = self._prev_obs
+        if (
+            type(seen) is dict
+            and not game.terminations[agent]
+            and not game.truncations[agent]
+            and seen["action_mask"][action]
+        ):  # alive, and legal by the mask it was shown: the wrapper's own step would step the game
+            self._prev_obs = self._prev_info = None
+            game.step(action)
+        else:
+            super().step(action)
 
 
 class _AssertOutOfBounds(_direct(wrappers.AssertOutOfBoundsWrapper)):
     def step(self, action) -> None:
-        game = self._game
-        if type(action) is int and 0 <= action < game.codec.NUM_ACTIONS:  # Discrete(n).contains says yes
+        if type(action) is int and 0 <= action < self._game.codec.NUM_ACTIONS:  # Discrete(n).contains says yes
             self.env.step(action)
         else:
             super().step(action)
+
+
+class _OrderedAgents(AECOrderEnforcingIterator):
+    """OrderEnforcingWrapper's ``agent_iter`` iterator, reading the game's
+    agents directly (the wrapper has been reset: ``agent_iter`` checked)."""
+
+    def __next__(self) -> str:
+        game = self.env._game
+        if not game.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        assert self.env._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        self.env._has_updated = False
+        return game.agent_selection
+
+
+class _OrderedIterable(AECOrderEnforcingIterable):
+    def __iter__(self) -> _OrderedAgents:
+        return _OrderedAgents(self.env, self.max_iter)
+
+
+class _OrderEnforcing(_direct(wrappers.OrderEnforcingWrapper, order_enforcing=True)):
+    # wraps _AssertOutOfBounds(_TerminateIllegal(game)) (``wrap``)
+
+    def __init__(self, env) -> None:
+        super().__init__(env)
+        self._bounds = env
+        self._illegal = env.env
+
+    def agent_iter(self, max_iter: int = 2**63):
+        if not self._has_reset:
+            return super().agent_iter(max_iter)  # which says why not
+        return _OrderedIterable(self, max_iter)
+
+    def last(self, observe: bool = True):
+        if not self._has_reset:
+            return super().last(observe)  # which raises what reading before reset raises
+        game = self._game
+        agent = game.agent_selection
+        assert agent is not None
+        observation = self._illegal.observe(agent) if observe else None
+        return (
+            observation,
+            game._cumulative_rewards[agent],
+            game.terminations[agent],
+            game.truncations[agent],
+            game.infos[agent],
+        )
+
+    def observe(self, agent):
+        if not self._has_reset:
+            return super().observe(agent)  # which says why not
+        return self._illegal.observe(agent)  # (AssertOutOfBoundsWrapper passes observe down unchanged)
+
+    def step(self, action) -> None:
+        if self._has_reset and self._game.agents:
+            self._has_updated = True
+            self._bounds.step(action)
+        else:
+            super().step(action)  # which says why not
 
 
 def wrap(raw: CardroomAEC) -> AECEnv:

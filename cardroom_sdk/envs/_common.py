@@ -22,7 +22,7 @@ def decision_step(codec: Any, state: Any, seat: int, obs: dict[str, Any], index:
     seat's observation): ``(protocol action, None)``, or ``(None, chips per
     Pool position so far)`` while an Allegory ``distribute`` is being placed
     one chip a step (decision 107); the last chip gives the whole action."""
-    action = codec.action_to_protocol(obs, index)
+    action = codec.action_to_protocol_fast(obs, index)
     if action["type"] != "distribute":
         return action, None
     pending, whole = codec.add_chip(obs, pending, index, state.legal_actions(seat)[0]["total"])

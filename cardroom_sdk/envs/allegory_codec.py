@@ -258,6 +258,12 @@ def render(obs: dict[str, Any]) -> str:
 assert _arrays.ALLEGORY_OBS_SIZE == OBS_SIZE and _arrays.ALLEGORY_ACTIONS == NUM_ACTIONS
 
 
+# The action mapping is its own fast form here (a Pool of six cards, a bid's
+# amount): Allegra's, with its slots and areas, has a compiled one.
+action_to_protocol_fast = action_to_protocol
+protocol_to_actions_fast = protocol_to_actions
+
+
 def encode_fast(obs: dict[str, Any], pending: list[int] | None = None) -> np.ndarray:
     """``encode(obs, pending)``, faster: the same array."""
     out = np.zeros(OBS_SIZE, dtype=np.float32)

@@ -286,3 +286,17 @@ def action_mask_fast(obs: dict[str, Any], legal: list[dict[str, Any]], pending: 
     if _arrays.allegra_mask_into(memoryview(mask), obs, legal) < 0:
         return action_mask(obs, legal)  # an action with no index: the reference says why
     return mask
+
+
+def action_to_protocol_fast(obs: dict[str, Any], index: int) -> dict[str, Any]:
+    """``action_to_protocol(obs, index)``, faster: the same dict (the
+    environments' steps make one from every index)."""
+    action = _arrays.allegra_action(obs, index) if type(index) is int else None
+    return action if action is not None else action_to_protocol(obs, index)  # the reference raises why
+
+
+def protocol_to_actions_fast(obs: dict[str, Any], action: dict[str, Any]) -> list[int]:
+    """``protocol_to_actions(obs, action)``, faster: the same index (an
+    opponent's every move is read with it)."""
+    index = _arrays.allegra_index(obs, action)
+    return [index] if index >= 0 else protocol_to_actions(obs, action)  # an unusual spelling: the reference reads it

@@ -40,6 +40,7 @@ from typing import Any
 
 import gymnasium
 import numpy as np
+from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
@@ -135,9 +136,9 @@ class SingleSeatEnv(gymnasium.Env):
     def _play_others(self) -> None:
         aec = self.aec
         drivers = self._drivers
-        while not aec._state.is_terminal() and aec.agent_selection != self.agent:
+        state = aec._state  # (the game's state object stays the same through an episode)
+        while not state.is_terminal() and aec.agent_selection != self.agent:
             seat = aec.agent_name_mapping[aec.agent_selection]
-            state = aec._state
             obs = state.observation(seat)
             policy = self.policies[seat]
             if seat in drivers:
@@ -156,8 +157,29 @@ class SingleSeatEnv(gymnasium.Env):
         self._finish_programs()
         return {"opponent_forfeits": {s: f"{f.reason}: {f.detail}" for s, (f, _event) in faults.items()}}
 
+    # Gymnasium's reset(seed=...) makes the environment's own generator at
+    # once (about 10 µs, more than 1% of a short episode), though nothing in
+    # an episode reads it: it is made from the same seed when first read,
+    # through ``_np_random`` (Gymnasium's check_env reads that name).
+    _np_random_made: np.random.Generator | None = None
+    _np_random_due: int | None = None
+
+    @property
+    def _np_random(self) -> np.random.Generator | None:
+        if self._np_random_made is None and self._np_random_due is not None:
+            self._np_random_made, _seed = seeding.np_random(self._np_random_due)
+            self._np_random_due = None
+        return self._np_random_made
+
+    @_np_random.setter
+    def _np_random(self, value: np.random.Generator | None) -> None:
+        self._np_random_made, self._np_random_due = value, None
+
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        super().reset(seed=seed)
+        if type(seed) is int and seed >= 0:  # what seeding.np_random(seed) accepts: made when first read
+            self._np_random_made, self._np_random_due, self._np_random_seed = None, seed, seed
+        else:
+            super().reset(seed=seed)
         if seed is not None:
             self._opponent_rng = random.Random(seed + 1)
             self.action_space.seed(seed)
@@ -177,11 +199,12 @@ class SingleSeatEnv(gymnasium.Env):
     def _act(self, action: int) -> tuple[float, bool, dict]:
         """``step`` without its observation: ``(reward, terminated, info)``."""
         aec = self.aec
-        if not aec._view(self.seat)[3][action]:
+        view = aec._view(self.seat)
+        if not view[3][action]:
             return -1.0, True, {"illegal": True}
         # the AEC step of a legal action of the seat to act in a game not over, its checks just made
         aec._cumulative_rewards[self.agent] = 0.0
-        if not aec.play(self.seat, action):
+        if not aec._play(self.seat, action, view):
             # one chip of a distribute placed: the game has not moved, the
             # seat is still to act (what _advance and _play_others would find)
             return 0.0, False, {}

@@ -84,7 +84,8 @@ def _tried(state, before: str, method: str, *args) -> Any:
 
 def _arrays(game_id: str, state, n: int, to_act: list[int]) -> list[Any]:
     """Every seat's observation array and mask as ``engine.arrays`` writes
-    them (bytes), with an Allegory distribute half placed where one is due."""
+    them (bytes), with an Allegory distribute half placed where one is due,
+    and Allegra's action mapping of the legal actions and of some indices."""
     from engine import arrays
 
     if game_id == "allegory":
@@ -109,6 +110,9 @@ def _arrays(game_id: str, state, n: int, to_act: list[int]) -> list[Any]:
                 written.append(over == out)
         else:
             written = [arrays.allegra_encode_into(out, obs, FRACTIONS), arrays.allegra_mask_into(mask, obs, legal)]
+            # the action mapping both ways: the legal actions, then every 7th index
+            written.append([arrays.allegra_index(obs, action) for action in legal])
+            written.append([arrays.allegra_action(obs, i) for i in range(0, arrays.ALLEGRA_ACTIONS, 7)])
         shown.append([written, out.tobytes(), mask.tobytes()])
     return shown
 

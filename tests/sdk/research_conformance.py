@@ -188,8 +188,125 @@ def action_mapping() -> None:
                         assert codec.action_to_protocol(obs, index) == action, (index, action)
                     mask = codec.action_mask(obs, legal)
                     assert set(np.flatnonzero(mask)) == set(indices)
+                    fast_mapping(codec, obs, legal, every_index=positions % 4 == 0)
                     positions += 1
-            print(f"action mapping: {game} {n} players, {positions} positions")
+            print(f"action mapping: {game} {n} players, {positions} positions, fast forms equal")
+
+
+def _mapped(function, *args):
+    try:
+        return ["ok", function(*args)]
+    except Exception as exc:  # the fast form must refuse as the reference does: the type and the words
+        return ["raised", type(exc).__name__, str(exc)]
+
+
+def _respelled(action: dict) -> list:
+    """``action`` spelled in unusual ways a policy might send (slots as
+    tuples, bools, floats or strings for ints, keys missing or extra)."""
+    spellings = [{**action, "extra": 1}, {k: v for k, v in action.items() if k != "type"}, {**action, "type": "jump"}]
+    for key, value in action.items():
+        if isinstance(value, list):
+            spellings += [{**action, key: tuple(value)}, {**action, key: value[:2]}, {**action, key: [*value[:2], 9]},
+                          {**action, key: [True, *value[1:]]}, {**action, key: [float(value[0]), *value[1:]]}]  # fmt: skip
+        elif isinstance(value, int):
+            spellings += [{**action, key: str(value)}, {**action, key: value + 7}, {**action, key: bool(value)}]
+        if key != "type":
+            spellings.append({k: v for k, v in action.items() if k != key})
+    return spellings
+
+
+def fast_mapping(codec, obs: dict, legal: list, every_index: bool) -> None:
+    """The codecs' ``action_to_protocol_fast`` and ``protocol_to_actions_fast``
+    (what the environments step with) answer as the readable reference does:
+    for every legal action and unusual spellings of them, and, with
+    ``every_index``, for every index."""
+    for action in legal:
+        for move in [action, *_respelled(action)]:
+            fast = _mapped(codec.protocol_to_actions_fast, obs, move)
+            assert fast == _mapped(codec.protocol_to_actions, obs, move), (move, fast)
+    for index in range(-1, codec.NUM_ACTIONS + 1) if every_index else ():
+        fast = _mapped(codec.action_to_protocol_fast, obs, index)
+        assert fast == _mapped(codec.action_to_protocol, obs, index), (index, fast)
+
+
+def _plainly_wrapped(module, n: int):
+    """The game under PettingZoo's own standard wrappers, unchanged."""
+    from pettingzoo.utils import wrappers
+
+    env = wrappers.TerminateIllegalWrapper(module.raw_env(num_players=n), illegal_reward=-1)
+    return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(env))
+
+
+def _outcome(call):
+    """What a call gives: its value (arrays compared by bytes), or the kind
+    and words of what it raises."""
+    try:
+        value = call()
+    except Exception as exc:  # the same refusal both ways: the type and the words
+        return ["raised", type(exc).__name__, str(exc)]
+    if isinstance(value, tuple) and value and isinstance(value[0], dict):
+        obs = value[0]
+        return ["ok", obs["observation"].tobytes(), obs["action_mask"].tobytes(), *value[1:]]
+    return ["ok", value]
+
+
+def wrapper_paths(games: int = 24) -> None:
+    """``env()``'s wrappers (short ways for the ordinary step) answer as
+    PettingZoo's own wrappers do: the same seeded games through both, with
+    illegal, out-of-range and non-int actions, steps without an observation
+    first, calls before reset and after the end, compared call by call
+    (observations, rewards, terminations, agents, and what is raised)."""
+    from pettingzoo.utils.env_logger import EnvLogger
+
+    EnvLogger.suppress_output()  # the warnings of illegal moves and late steps, both ways alike
+    for game, (module, codec) in ENVS.items():
+        calls = 0
+        for k in range(games):
+            n = COUNTS[k % len(COUNTS)]
+            pair = [module.env(num_players=n), _plainly_wrapped(module, n)]
+            early = [
+                [_outcome(lambda env=env: env.agent_selection), _outcome(lambda env=env: env.step(0)),
+                 _outcome(lambda env=env: env.observe("player_0")), _outcome(lambda env=env: env.last()),
+                 _outcome(lambda env=env: list(env.agent_iter()))]
+                for env in pair
+            ]  # fmt: skip
+            assert early[0] == early[1], (game, "before reset", early)
+            for env in pair:
+                env.reset(seed=k)
+            pick = random.Random(k)
+            iterators = [iter(env.agent_iter()) for env in pair]
+            while True:
+                agents = [_outcome(lambda it=it: next(it)) for it in iterators]
+                assert agents[0] == agents[1], (game, k, agents)
+                if agents[0][0] == "raised":
+                    break
+                roll = pick.random()
+                if roll < 0.05:  # a step without last() or observe() first
+                    shown = None
+                else:
+                    shown = [_outcome(env.last) for env in pair]
+                    assert shown[0] == shown[1], (game, k, "last")
+                ended = any(pair[0].terminations.values()) or any(pair[0].truncations.values())
+                if ended:
+                    action = None
+                elif roll < 0.08:
+                    action = codec.NUM_ACTIONS + pick.randrange(3)  # out of range
+                elif roll < 0.11:
+                    action = pick.randrange(codec.NUM_ACTIONS)  # most likely illegal
+                elif roll < 0.13:
+                    action = np.int64(pick.randrange(codec.NUM_ACTIONS))  # not a plain int
+                else:
+                    mask = pair[0].unwrapped.action_mask(pair[0].unwrapped.agent_name_mapping[agents[0][1]])
+                    action = int(pick.choice(np.flatnonzero(mask)))
+                stepped = [_outcome(lambda env=env, action=action: env.step(action)) for env in pair]
+                assert stepped[0] == stepped[1], (game, k, action, stepped)
+                for name in ("rewards", "_cumulative_rewards", "terminations", "truncations", "infos", "agents"):
+                    assert getattr(pair[0], name) == getattr(pair[1], name), (game, k, name)
+                calls += 1
+            after = [[_outcome(lambda env=env: env.step(0)), _outcome(lambda env=env: env.agents)] for env in pair]
+            assert after[0] == after[1], (game, k, "after the end")
+            assert pair[0].unwrapped.replay() == pair[1].unwrapped.replay()
+        print(f"wrapper paths: {game}, {games} games, {calls} steps answered as PettingZoo's wrappers answer")
 
 
 def fast_codecs(games: int = 48) -> None:
@@ -452,7 +569,7 @@ def gymnasium_opponents(games: int = 30) -> None:
                 return 0.0, False, {}
             return float(aec.final_rewards()[env.seat]), True, env._outcome_info()
 
-        def decide(seat, index):  # decision_step at every index, the seat's views then made afresh
+        def decide(seat, index, _view):  # decision_step at every index, the seat's views then made afresh
             obs = aec.state.observation(seat)
             move, aec.pending = decision_step(aec.codec, aec.state, seat, obs, index, aec.pending)
             aec._changed()
@@ -891,7 +1008,7 @@ def openspiel_agreement(games: int = 1000, replays: str | None = None) -> None:
 SECTIONS = {
     f.__name__: f
     for f in (
-        pettingzoo_api, no_hidden_cards, action_mapping, fast_codecs, batched_envs, agreement, gymnasium_wrapper,
+        pettingzoo_api, no_hidden_cards, action_mapping, wrapper_paths, fast_codecs, batched_envs, agreement, gymnasium_wrapper,
         gymnasium_vectors,
         gymnasium_action_masks, gymnasium_opponents, gymnasium_vector_equal,
         openspiel_games, openspiel_resample, openspiel_bots, openspiel_agreement, openspiel_perfect_recall,

@@ -95,10 +95,11 @@ def test_the_platform_does_not_need_the_research_extra(author_wheel, tmp_path): 
 
 
 def test_pettingzoo_api_and_seed_tests_pass_for_both_games(research_venv):
-    (out,) = _conformance(research_venv, ["pettingzoo_api"])
+    out, paths = _conformance(research_venv, ["pettingzoo_api"], ["wrapper_paths"])
     for game in ("allegory", "allegra"):
         for n in (2, 3, 4, 6):
             assert f"api_test and seed_test: {game} {n} players" in out
+        assert f"wrapper paths: {game}, 24 games" in paths
 
 
 def test_no_hidden_card_reaches_an_observation_and_actions_map_both_ways(research_venv):
