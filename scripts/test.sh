@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite, as `make test` (and so CI) runs it:
 #   1. everything against PostgreSQL and Redis (the production stack), but
-#      for the research interfaces' checks, which run beside 2 and 3 in a
-#      full run (they need no database and wait on processes of their own);
+#      for the research interfaces' checks, which a full run starts first and
+#      runs beside 1, 2 and 3 at the lowest CPU priority (they need no
+#      database or broker, and keep at most two cores busy: they take what
+#      the other parts leave idle; decision 272);
 #   2. the ladder suite again against SQLite (the embedded default), less the
 #      tests marked any_database (what they check does not depend on the
 #      database: pyproject.toml's markers);
@@ -74,15 +76,19 @@ finish_containers() {  # waits, prints its output, returns its status
 }
 # The research interfaces' checks (tests/sdk/test_research_envs.py: OpenSpiel's
 # playthroughs and random_sim_test, PettingZoo's and Gymnasium's checks in a
-# venv of their own), run beside the SQLite pass and the containers in a full
-# run; their output is printed after the SQLite pass's.
+# venv of their own), run beside the other parts from the start of a full run,
+# at nice 19 so that pass 1's timing tests keep their CPU; their output is
+# printed after the SQLite pass's. Nothing is shared with pass 1: a database
+# name, a Redis database, a var folder and a research venv of their own (pass
+# 1's trained-bot tests reinstall the wheel into theirs).
 RESEARCH=tests/sdk/test_research_envs.py
 RESEARCH_LOG=$(mktemp /tmp/cardroom-test-research.XXXXXX)
 research_pid=
 start_research() {
   set -m
-  DATABASE_URL=$PG_URL CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-research \
-    $PY -m pytest -q "$RESEARCH" >"$RESEARCH_LOG" 2>&1 &
+  DATABASE_URL=${PG_URL%/*}/cardroom_research CELERY_BROKER_URL=${REDIS_URL%/*}/15 \
+    CARDROOM_VAR_DIR=$PWD/var/test-research CARDROOM_RESEARCH_VENVS=$PWD/var/test-research/research-venv \
+    nice -n 19 $PY -m pytest -q "$RESEARCH" >"$RESEARCH_LOG" 2>&1 &
   research_pid=$!
   set +m
 }
@@ -90,7 +96,7 @@ finish_research() {  # waits, prints its output, returns its status
   [ -z "$research_pid" ] && { rm -f "$RESEARCH_LOG"; return 0; }
   local code=0
   wait "$research_pid" || code=$?
-  echo "== the research interfaces ($RESEARCH, run beside the SQLite pass)"
+  echo "== the research interfaces ($RESEARCH, run beside the other parts)"
   cat "$RESEARCH_LOG"
   rm -f "$RESEARCH_LOG"
   research_pid=
@@ -111,11 +117,9 @@ echo "== ruff"
 if pg_up && redis_up; then
   echo "== tests on PostgreSQL + Redis"
   if [ "$NARROWED" -eq 0 ]; then
-    # the research interfaces' checks need no database and mostly wait on
-    # their own venv's processes: they run beside the containers, below
+    start_research
     DATABASE_URL=$PG_URL CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-pg run_pytest --ignore="$RESEARCH" || status=$?
     start_containers
-    start_research
   else
     DATABASE_URL=$PG_URL CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-pg run_pytest "$@" || status=$?
     start_containers

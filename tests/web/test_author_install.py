@@ -42,10 +42,14 @@ def _open_dir(prefix: str) -> Path:
 @pytest.fixture(scope="session")
 def author_wheel() -> Path:
     out = _open_dir("cardroom-dist-")
-    had_build = (ROOT / "build").exists()
-    done = _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", out, ROOT])
-    if not had_build:
-        shutil.rmtree(ROOT / "build", ignore_errors=True)
+    # built from a copy of the working tree, as tests/test_dist.py's clone: a
+    # build in the checkout writes build/ there, where the research checks'
+    # run (scripts/test.sh starts it beside the rest of the suite) builds too
+    source = out / "source"
+    not_sources = shutil.ignore_patterns(".venv*", "var", "dist", "build", ".git", "*.so", "*.egg-info", "node_modules")
+    shutil.copytree(ROOT, source, ignore=not_sources)
+    done = _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", out, source])
+    shutil.rmtree(source)
     assert done.returncode == 0, done.stderr
     (wheel,) = out.glob("cardroom-*-py3-none-any.whl")
     wheel.chmod(0o644)
