@@ -453,7 +453,7 @@ def test_cpu_used_while_frozen_counts_against_the_clock(recording: RecordingLaun
     stayed half-frozen (a freeze lands when a task returns to user space)
     and used 3-4 s of CPU a match on the others' time, which no clock
     counted. freeze_dodge keeps a thread in 40 ms preadv calls of
-    /proc/self/pagemap, its answers instant; while the opponents think
+    a sparse file in its /tmp, its answers instant; while the opponents think
     (asleep, 25 ms each), its cgroup's CPU runs on. Counted against its
     clock, that spends its 100 ms bank within a few moves: it forfeits on
     time, saying why. (Before: no forfeit, or at most a plain timeout.)"""

@@ -1,9 +1,11 @@
 """Hostile bot: works on after its answer, while the runner believes it
 frozen. A frozen cgroup stops a task only when it returns to user space,
 so one long system call keeps running, and using CPU, after the freeze:
-here a preadv of /proc/self/pagemap into one buffer given many times (the
-kernel walks page tables for every 8 bytes and checks no signal on the
-way). From its first answer on, a thread makes such calls one after the
+here an anonymous mapping made with MAP_POPULATE (the kernel faults in
+and zeroes every page, checking only for a fatal signal on the way), then
+unmapped. (It read /proc/self/pagemap before decision 267, which now kills
+a bot that keeps a /proc descriptor across ready; a file of its own is
+held to 16 MiB, too short a read.) From its first answer on, a thread makes such calls one after the
 other, so that whenever the runner freezes the bot it is inside one; each
 is sized to WORK_MS of CPU (config.json's "work_ms", 40 by default),
 measured on the first move, on the bot's own clock.
@@ -14,7 +16,6 @@ every CPU nanosecond of its cgroup counts against its clock: a forfeit on
 time once its bank is spent; before: none)."""
 import json
 import mmap
-import os
 import sys
 import threading
 import time
@@ -24,16 +25,14 @@ try:
         WORK_MS = float(json.load(f).get("work_ms", 40))
 except OSError:
     WORK_MS = 40.0
-CHUNK = 16 << 20  # bytes of pagemap per iovec: 2M pages of address space
-MAX_IOVECS = 127  # a read returns at most 2 GiB
-
-pagemap = os.open("/proc/self/pagemap", os.O_RDONLY)
-buffer = mmap.mmap(-1, CHUNK)
+CHUNK = 1 << 20  # bytes of memory a unit of work populates
+MAX_IOVECS = 192  # units: within the bot's 512 MiB with the interpreter
 iovecs = 1
 
 
 def kernel_work(n):
-    os.preadv(pagemap, [buffer] * n, 0)
+    populated = mmap.mmap(-1, n * CHUNK, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | mmap.MAP_POPULATE)
+    populated.close()
 
 
 def worker():
@@ -43,10 +42,10 @@ def worker():
 
 def calibrate():
     """How many iovecs make WORK_MS of CPU in one call."""
-    kernel_work(1)  # the buffer's pages, faulted in once
+    kernel_work(1)
     started = time.thread_time()
-    kernel_work(2)
-    per_iovec_ms = max((time.thread_time() - started) * 1000 / 2, 0.01)
+    kernel_work(16)
+    per_iovec_ms = max((time.thread_time() - started) * 1000 / 16, 0.01)
     return max(1, min(MAX_IOVECS, round(WORK_MS / per_iovec_ms)))
 
 
@@ -71,7 +70,7 @@ for line in sys.stdin:
         moves += 1
         if moves == 1:
             iovecs = calibrate()
-            sys.stderr.write(f"freeze dodge: {iovecs} x {CHUNK >> 20} MiB of pagemap, about {WORK_MS:.0f} ms of kernel work a call\n")
+            sys.stderr.write(f"freeze dodge: {iovecs} x {CHUNK >> 20} MiB populated, about {WORK_MS:.0f} ms of kernel work a call\n")
             threading.Thread(target=worker, daemon=True).start()
         reply({"type": "action", "action": pick(message["legal"])})
     else:

@@ -4,7 +4,8 @@ buffers count against the host's one TCP memory limit (net.ipv4.tcp_mem,
 /proc/net/sockstat's "mem", in pages), not against the bot's memory cgroup:
 seats doing this squeeze every TCP connection of the host (the worker's
 PostgreSQL and Redis ones). It logs "tcp refused: ERRNO", or "pinned N
-pages of host TCP memory" (the rise of sockstat's "mem"), then exits
+pages of host TCP memory" (the rise of sockstat's "mem", where it can read
+it), then exits
 (expected forfeit: exit)."""
 import errno
 import json
@@ -20,11 +21,16 @@ def reply(message):
 
 
 def host_tcp_pages():
-    with open("/proc/self/net/sockstat") as f:
-        for line in f:
-            if line.startswith("TCP:"):
-                fields = line.split()
-                return int(fields[fields.index("mem") + 1])
+    """sockstat's "mem", or None: a ready bot has no /proc/self/net (decision
+    267), and the connections are the attack, not this measure of it."""
+    try:
+        with open("/proc/self/net/sockstat") as f:
+            for line in f:
+                if line.startswith("TCP:"):
+                    fields = line.split()
+                    return int(fields[fields.index("mem") + 1])
+    except OSError:
+        return None
     return 0
 
 
@@ -46,7 +52,9 @@ def hog():
     except OSError as exc:
         sys.stderr.write(f"tcp refused: {errno.errorcode.get(exc.errno, exc.errno)}\n")
         return
-    sys.stderr.write(f"pinned {host_tcp_pages() - before} pages of host TCP memory in {CONNECTIONS} connections\n")
+    after = host_tcp_pages()
+    pinned = "an unknown number of" if before is None or after is None else after - before
+    sys.stderr.write(f"pinned {pinned} pages of host TCP memory in {CONNECTIONS} connections\n")
 
 
 moves = 0
