@@ -1,6 +1,7 @@
 """Reads of the ladders' luck-adjusted rankings (stored by
 ladder.services.adjusted): what the standings (API and leaderboard) and a
-bot's page show beside Elo. A page costs two queries however many rows."""
+bot's page show beside Elo, and what informative pairing reads
+(``strengths``). A page costs two queries however many rows."""
 
 from __future__ import annotations
 
