@@ -316,7 +316,7 @@ class Run:
     order, and (the model's) how many were shown settled, how many of them
     within one place of the truth."""
 
-    mode: str  # "single" or "sets"
+    mode: str  # "single", "sets" or "informative" (single matches, informative pairing)
     checkpoints: list[float] = field(default_factory=list)
     orders: dict[str, list[list[str]]] = field(default_factory=dict)
     settled: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
@@ -363,11 +363,17 @@ def ladder_run(
     """Today's scheduler and Elo from nothing, inside a transaction rolled
     back at the end (every run starts from the same empty ladder); each
     scheduled match played (``single``) or played as a set of its deal's
-    ``k`` rotations (``sets``), rated by Elo, and ranked by the model."""
+    ``k`` rotations (``sets``), rated by Elo, and ranked by the model.
+    ``informative``: single matches, the scheduler pairing by the stored
+    adjusted ranking (CARDROOM_PAIRING=informative), refreshed by the real
+    service before each top-up as the periodic task would (here its
+    snapshot has no luck rows: the plain model)."""
     from django.db import transaction
+    from django.test import override_settings
     from django.utils import timezone
 
     from ladder.models import Bot, BotVersion, Ladder, Match, Participant, Rating
+    from ladder.services.adjusted import refresh as refresh_adjusted
     from ladder.services.matches import create_match
     from ladder.services.matchmaking import top_up_ladder
     from ladder.services.ratings import apply_match_ratings
@@ -377,7 +383,12 @@ def ladder_run(
     version_of = {n: BotVersion.objects.get(pk=b.current_version_id) for n, b in bots.items()}
     rng = random.Random(derive(SEED_BASE, "scheduler", game, k, mode, seed))
     run = Run(mode)
-    rankings = ["elo", "plain", "adjusted"] if mode == "single" else ["elo-sets", "plain-sets", "adjusted-sets"]
+    rankings = {
+        "single": ["elo", "plain", "adjusted"],
+        "sets": ["elo-sets", "plain-sets", "adjusted-sets"],
+        "informative": ["elo-informative", "plain-informative", "adjusted-informative"],
+    }[mode]
+    informative = mode == "informative"
     for r in rankings:
         run.orders[r] = []
         if not r.startswith("elo"):
@@ -426,13 +437,15 @@ def ladder_run(
                 {by_version[r.version]: (r.matches, r.more_matches) for r in ranks}
             )
 
-    with transaction.atomic():
+    with transaction.atomic(), override_settings(CARDROOM_PAIRING="informative" if informative else "elo"):
         ladder = Ladder.objects.filter(game=game, players_per_match=k).order_by("pk").first()
         Ladder.objects.exclude(pk=ladder.pk).update(active=False)
         ladder.active = True
         ladder.save(update_fields=["active"])
         Bot.objects.filter(game=game).exclude(pk__in=[b.pk for b in bots.values()]).update(withdrawn=timezone.now())
         while seats_played / len(names) < horizon:
+            if informative:
+                refresh_adjusted(ladder)
             created = top_up_ladder(ladder, rng)
             if not created:
                 raise RuntimeError("the scheduler made no match")
@@ -441,7 +454,7 @@ def ladder_run(
                 lineup = tuple(sorted(seat_names))
                 deal = deals_used.get(lineup, 0)
                 deals_used[lineup] = deal + 1
-                if mode == "single":
+                if mode != "sets":
                     result = store.ladder_deal(game, lineup, deal, deal % k)
                     record(match, result)
                     seats_played += k
@@ -553,10 +566,20 @@ def summarise(runs: list[Run], true_order: list[str]) -> dict[str, Any]:
             entry["more_matches"] = calibration_summary(row["calibration"])
         out[label] = entry
     ratios = {}
-    for new in ("plain", "adjusted", "elo-sets", "plain-sets", "adjusted-sets"):
+    for new in (
+        "plain", "adjusted", "elo-sets", "plain-sets", "adjusted-sets",
+        "elo-informative", "plain-informative", "adjusted-informative",
+    ):  # fmt: skip
         if new in per and "elo" in per:
             ratios[f"elo/{new}"] = {
                 name: ratio_interval(per["elo"][name], per[new][name])
+                for name in ("tau_reached", "tau_held", "top_reached", "top_held")
+            }
+    # The pairing alone: the same model, Elo's pairing over the informative one.
+    for ranking in ("plain", "adjusted"):
+        if ranking in per and f"{ranking}-informative" in per:
+            ratios[f"{ranking}/{ranking}-informative"] = {
+                name: ratio_interval(per[ranking][name], per[f"{ranking}-informative"][name])
                 for name in ("tau_reached", "tau_held", "top_reached", "top_held")
             }
     return {"rankings": out, "ratios": ratios}
@@ -613,6 +636,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--horizon", default="2:120,4:60", help="matches per bot a run lasts, per player count")
     parser.add_argument("--step", default="2:1,4:2", help="matches per bot between checkpoints, per player count")
     parser.add_argument("--sets-games", default="allegory,allegra", help="games whose runs include duplicate sets")
+    parser.add_argument(
+        "--informative",
+        action="store_true",
+        help="also runs of single matches paired by the adjusted ranking (CARDROOM_PAIRING=informative)",
+    )
     parser.add_argument("--truth-only", action="store_true", help="the round robins only (to choose a field)")
     parser.add_argument("--field", default="", help="GAME=BOT,BOT,...;GAME=... in place of FIELDS")
     parser.add_argument("--quick", action="store_true", help="four cheap bots, a small round robin, two short runs")
@@ -660,9 +688,9 @@ def run_all(args, truth_deals: dict[int, int], horizon: dict[int, float]) -> dic
                     truth_deals[k],
                     args.repeats,
                     horizon[k],
-                    modes=("single", "sets")
-                    if game in getattr(args, "sets_games", "allegory,allegra").split(",")
-                    else ("single",),
+                    modes=("single",)
+                    + (("sets",) if game in getattr(args, "sets_games", "allegory,allegra").split(",") else ())
+                    + (("informative",) if getattr(args, "informative", False) else ()),
                     step=_per_players(getattr(args, "step", "2:1,4:2"), float)[k],
                     progress=lambda s: print(s, flush=True),
                 )

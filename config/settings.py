@@ -424,6 +424,12 @@ CARDROOM_MATCH_CEILING_ALLOWANCE_SECONDS = env.int("CARDROOM_MATCH_CEILING_ALLOW
 # recent worker time over which owners' usage is compared.
 CARDROOM_FAIR_SHARE_WINDOW_SECONDS = env.int("CARDROOM_FAIR_SHARE_WINDOW_SECONDS", default=600)
 CARDROOM_QUEUE_TARGET = env.int("CARDROOM_QUEUE_TARGET", default=4)  # queued matches kept per ladder
+# How matchmaking picks a first bot's opponents (ladder.services.matchmaking,
+# docs/ladder.md "Pairing"): "elo", the nearest few in Elo; "informative",
+# those whose order relative to it the adjusted ranking is least sure of.
+CARDROOM_PAIRING = env("CARDROOM_PAIRING", default="elo")
+if CARDROOM_PAIRING not in ("elo", "informative"):
+    raise ImproperlyConfigured(f"CARDROOM_PAIRING is 'elo' or 'informative', not {CARDROOM_PAIRING!r}")
 # The ladders ("GAME:PLAYERS") whose pairings are played as duplicate sets,
 # one deal in every seat rotation (ladder.services.duplicate_sets): where
 # measurement says they cut the games needed (decision 255).

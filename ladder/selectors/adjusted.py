@@ -1,10 +1,13 @@
 """Reads of the ladders' luck-adjusted rankings (stored by
 ladder.services.adjusted): what the standings (API and leaderboard) and a
-bot's page show beside Elo. A page costs two queries however many rows."""
+bot's page show beside Elo, and what informative pairing reads
+(``strengths``). A page costs two queries however many rows."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from django.db.models import F
 
 from ladder.models import AdjustedRanking, AdjustedRating, Bot, BotVersion, Ladder
 
@@ -89,3 +92,17 @@ def for_version(version: BotVersion) -> dict[int, dict[str, Any]]:
             out[ladder_id] = unranked(version, snapshot.settle_matches if snapshot else None)
         out[ladder_id]["ladder_name"] = name
     return out
+
+
+def strengths(ladder_id: int, bot_ids: list[int]) -> dict[int, tuple[float, float]]:
+    """{bot id: (rating, half-width of its 95% interval)} of the version each
+    bot plays now, in the ladder's stored ranking; bots whose current version
+    it does not hold yet (new, or not computed since) left out. One query."""
+    rows = (
+        AdjustedRating.objects.filter(
+            ladder_id=ladder_id, version__bot_id__in=bot_ids, version__bot__current_version=F("version")
+        )
+        .order_by()
+        .values_list("version__bot_id", "rating", "low", "high")
+    )
+    return {bot_id: (rating, (high - low) / 2) for bot_id, rating, low, high in rows}

@@ -5,8 +5,12 @@ new seat (ladder.services.fairshare): an owner whose bots took more than the
 equal split of recent worker time waits until the others catch up.
 
 First the bot that most needs games (fewest games queued or played recently,
-then the widest OpenSkill uncertainty), then opponents near it in Elo (drawn
-at random among the nearest few, so pairings vary), seats shuffled. Each match
+then the widest OpenSkill uncertainty), then its opponents, seats shuffled.
+The opponents (``CARDROOM_PAIRING``; docs/ladder.md, "Pairing"; decision 274):
+``elo``, drawn at random among the nearest few in Elo; ``informative``, among
+those whose order relative to it the stored adjusted ranking is least sure
+of (a match between two versions already told apart teaches the ranking
+little), Elo's nearest where the ranking does not hold a version yet. Each match
 gets its own seed; on the ladders that play duplicate sets
 (ladder.services.duplicate_sets) a pairing is one deal played in every seat
 rotation, k matches sharing a seed, each counted as a match (busy, fair
@@ -19,9 +23,10 @@ task at once (a slow run overlapping the next) never overfill a queue.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
+from statistics import NormalDist
 
 from django.conf import settings
 from django.db import transaction
@@ -29,12 +34,27 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from ladder.models import Bot, Ladder, Match, Participant, Rating
+from ladder.selectors import adjusted
 from ladder.services import duplicate_sets
 from ladder.services.fairshare import FairShare
 from ladder.services.matches import create_match, enqueue_after_commit
 from ladder.services.ratings import ensure_ratings
 
 RECENT = timedelta(hours=24)
+Z95 = NormalDist().inv_cdf(0.975)
+# Informative pairing draws among the opponents at least this share as
+# likely to be misordered as the likeliest one: near-ties, so pairings vary.
+NEAR_TIE = 0.5
+
+
+def misorder_chance(a: tuple[float, float], b: tuple[float, float]) -> float:
+    """The chance that two versions' true order is the other way round from
+    their ratings, each (rating, half-width of its 95% interval), taken as
+    independent normals (the stored ranking keeps no covariance)."""
+    sd = ((a[1] ** 2 + b[1] ** 2) ** 0.5) / Z95
+    if sd <= 0:
+        return 0.0 if a[0] != b[0] else 0.5
+    return NormalDist().cdf(-abs(a[0] - b[0]) / sd)
 
 
 def eligible_bots(ladder: Ladder) -> list[Bot]:
@@ -54,6 +74,9 @@ class _Candidates:
     sigma: dict[int, float]
     busy: dict[int, int]  # games queued, running or finished recently
     fair: FairShare
+    # {bot id: (adjusted rating, half-width)}: only for informative pairing
+    strength: dict[int, tuple[float, float]] = field(default_factory=dict)
+    informative: bool = False
 
     @classmethod
     def load(cls, ladder: Ladder, fair: FairShare | None = None) -> _Candidates:
@@ -70,7 +93,9 @@ class _Candidates:
             .annotate(n=Count("id"))
             .order_by()
         )
-        return cls(bots, elo, sigma, busy, fair or FairShare.load())
+        informative = settings.CARDROOM_PAIRING == "informative"
+        strength = adjusted.strengths(ladder.pk, [b.pk for b in bots]) if informative else {}
+        return cls(bots, elo, sigma, busy, fair or FairShare.load(), strength, informative)
 
     def pick(self, n: int, rng: random.Random) -> list[Bot] | None:
         """One match's lineup in seat order, counted."""
@@ -89,14 +114,36 @@ class _Candidates:
             return (self.busy.get(bot.pk, 0), -self.sigma[bot.pk], rng.random())
 
         first = min(allowed, key=need)
-        others = sorted(
-            (b for b in allowed if b.pk != first.pk),
-            key=lambda b: (abs(self.elo[b.pk] - self.elo[first.pk]), rng.random()),
-        )
-        pool = others[: 2 * (n - 1)]
+        others = [b for b in allowed if b.pk != first.pk]
+        pool = self._informative_pool(first, others, n - 1, rng) if self.informative else None
+        if pool is None:
+            pool = self._elo_nearest(first, others, rng)[: 2 * (n - 1)]
         lineup = [first, *rng.sample(pool, n - 1)]
         rng.shuffle(lineup)
         return lineup
+
+    def _elo_nearest(self, first: Bot, others: list[Bot], rng: random.Random) -> list[Bot]:
+        """``others`` nearest ``first`` in Elo first, equal distances in random order."""
+        return sorted(others, key=lambda b: (abs(self.elo[b.pk] - self.elo[first.pk]), rng.random()))
+
+    def _informative_pool(self, first: Bot, others: list[Bot], wanted: int, rng: random.Random) -> list[Bot] | None:
+        """The opponents to draw ``wanted`` from: those the ranking is
+        least sure of relative to ``first`` (near-ties all in), filled up by
+        Elo's nearest when it knows too few; None when it does not know
+        ``first`` (Elo's pairing then)."""
+        mine = self.strength.get(first.pk)
+        if mine is None:
+            return None
+        known = [b for b in others if b.pk in self.strength]
+        chance = {b.pk: misorder_chance(mine, self.strength[b.pk]) for b in known}
+        known.sort(key=lambda b: (-chance[b.pk], rng.random()))
+        best = chance[known[0].pk] if known else 0.0
+        pool = [b for b in known if chance[b.pk] >= NEAR_TIE * best]
+        pool += [b for b in known if b not in pool][: max(0, wanted - len(pool))]
+        if len(pool) < wanted:
+            unknown = [b for b in others if b.pk not in self.strength]
+            pool += self._elo_nearest(first, unknown, rng)[: wanted - len(pool)]
+        return pool
 
     def count(self, lineup: list[Bot], matches: int) -> None:
         """``matches`` matches of ``lineup`` were queued (a set: k)."""

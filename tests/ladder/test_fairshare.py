@@ -78,17 +78,28 @@ def test_a_recorded_result_charges_every_seat(one_ladder):
     assert sum(charged) > 0
 
 
-def test_slow_bots_play_fewer_matches_and_their_owner_keeps_to_a_share(one_ladder, settings):
-    settings.CARDROOM_QUEUE_TARGET = 2
-    settings.CARDROOM_QUOTA_QUEUED_MATCHES = 10
+def fast_and_slow_owners() -> tuple[Bot, Bot, object, list[Bot]]:
+    """Two owners of a fast bot each (0.5 s a seat), one of three slow ones (20 s)."""
     _, [fast1] = owner_with_bots(1)
     _, [fast2] = owner_with_bots(1)
     slow_owner, slow = owner_with_bots(3)
-    cost = {fast1.pk: 500, fast2.pk: 500, **{b.pk: 20_000 for b in slow}}
+    return fast1, fast2, slow_owner, slow
+
+
+def play_rounds(fast: list[Bot], slow: list[Bot], rounds: int = 60) -> None:
+    """``rounds`` top-ups (a queue target of 2), each played at once."""
+    cost = {**{b.pk: 500 for b in fast}, **{b.pk: 20_000 for b in slow}}
     rng = random.Random(5)
-    for _ in range(60):
+    for _ in range(rounds):
         top_up_queues(rng)
         play_queued(cost)
+
+
+def test_slow_bots_play_fewer_matches_and_their_owner_keeps_to_a_share(one_ladder, settings):
+    settings.CARDROOM_QUEUE_TARGET = 2
+    settings.CARDROOM_QUOTA_QUEUED_MATCHES = 10
+    fast1, fast2, slow_owner, slow = fast_and_slow_owners()
+    play_rounds([fast1, fast2], slow)
     seats = Counter(Participant.objects.filter(match__ladder=one_ladder).values_list("bot__owner_id", flat=True))
     slow_seats = seats[slow_owner.pk]
     fast_seats = seats[fast1.owner_id] + seats[fast2.owner_id]

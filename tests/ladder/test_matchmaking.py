@@ -55,6 +55,20 @@ def play(ladder: Ladder, bots: list[Bot], seed: int) -> Match:
     return match
 
 
+def lineups_beside_a_needy_bot(ladder: Ladder, bots: list[Bot], needy: Bot, tries: int = 10) -> list[set[int]]:
+    """Every bot but ``needy`` plays twice; then the bot ids of the one
+    match that each of ``tries`` top-ups (a queue target of 1) makes."""
+    busy = [b for b in bots if b != needy]
+    for i, pair in enumerate(zip(busy, busy[1:] + busy[:1])):
+        play(ladder, list(pair), seed=i)
+    out = []
+    for seed in range(tries):
+        Match.objects.filter(ladder=ladder, status=Match.Status.QUEUED).delete()
+        (match_id,) = top_up_queues(random.Random(seed))
+        out.append(set(Match.objects.get(pk=match_id).participants.values_list("bot_id", flat=True)))
+    return out
+
+
 def queued(ladder: Ladder):
     return Match.objects.filter(ladder=ladder, status=Match.Status.QUEUED)
 
@@ -162,13 +176,8 @@ def test_the_bot_with_the_fewest_recent_games_plays_first(only_my_ladders, setti
     Bot.objects.filter(game="allegra", builtin=True).update(current_version=None)
     bots = [make_bot("allegra") for _ in range(6)]
     needy = bots[3]
-    busy = [b for b in bots if b != needy]
-    for i, pair in enumerate(zip(busy, busy[1:] + busy[:1])):
-        play(ladder, list(pair), seed=i)  # everyone else has played twice
-    for seed in range(10):
-        Match.objects.filter(ladder=ladder, status=Match.Status.QUEUED).delete()
-        (match_id,) = top_up_queues(random.Random(seed))
-        assert needy.pk in Match.objects.get(pk=match_id).participants.values_list("bot_id", flat=True)
+    for lineup in lineups_beside_a_needy_bot(ladder, bots, needy):
+        assert needy.pk in lineup
 
 
 @pytest.mark.django_db

@@ -113,3 +113,25 @@ def test_quick_form_end_to_end(tmp_path):
     again = lc.run_all(args, {2: 2}, {2: 6.0})
     assert again["matches_played_now"] == 0
     assert again["results"][0]["summary"] == result["summary"]
+
+
+@pytest.mark.django_db
+def test_quick_form_with_informative_pairing(tmp_path):
+    lc = _benchmark()
+    args = argparse.Namespace(
+        games="allegra",
+        players="2",
+        quick=True,
+        repeats=2,
+        cache=str(tmp_path / "m.jsonl"),
+        sets_games="",
+        informative=True,
+    )
+    report = lc.run_all(args, {2: 2}, {2: 6.0})
+    (result,) = report["results"]
+    assert result["modes"] == ["single", "informative"]
+    rankings = result["summary"]["rankings"]
+    assert set(rankings) == {"elo", "plain", "adjusted", "elo-informative", "plain-informative", "adjusted-informative"}
+    assert rankings["plain-informative"]["runs"] == 2
+    ratios = result["summary"]["ratios"]
+    assert {"elo/plain-informative", "plain/plain-informative", "adjusted/adjusted-informative"} <= set(ratios)
