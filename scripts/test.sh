@@ -9,10 +9,12 @@
 #      tests marked any_database (what they check does not depend on the
 #      database: pyproject.toml's markers);
 #   3. the compose stack built and run for real (scripts/test-containers.sh),
-#      beside 2: it shares nothing with it (its own Docker daemon, ports,
-#      PostgreSQL and Redis) and waits on builds and containers much of the
-#      time. Its output is kept and printed after 2's, so each part's lines
-#      and pytest summary stay together, and its status counts as before.
+#      from the start of a full run, beside 1 and 2, at nice 10 (its Docker
+#      daemon, and so its builds and containers, inherit it): it shares
+#      nothing with them (its own Docker daemon, ports, PostgreSQL and Redis)
+#      and waits on builds and containers much of the time. Its output is
+#      kept and printed after 2's, so each part's lines and pytest summary
+#      stay together, and its status counts as before.
 # CI must have both services (the machine starts them; we start them if they
 # are installed but stopped). On a laptop without them, run 1 uses SQLite and
 # the Redis-dependent tests say why they are skipped.
@@ -61,14 +63,14 @@ CONTAINERS_LOG=$(mktemp /tmp/cardroom-test-containers.XXXXXX)
 containers_pid=
 start_containers() {
   set -m
-  bash scripts/test-containers.sh >"$CONTAINERS_LOG" 2>&1 &
+  nice -n 10 bash scripts/test-containers.sh >"$CONTAINERS_LOG" 2>&1 &
   containers_pid=$!
   set +m
 }
 finish_containers() {  # waits, prints its output, returns its status
   local code=0
   wait "$containers_pid" || code=$?
-  echo "== the container deployment (make test-containers, run beside the SQLite pass)"
+  echo "== the container deployment (make test-containers, run beside the other parts)"
   cat "$CONTAINERS_LOG"
   rm -f "$CONTAINERS_LOG"
   containers_pid=
@@ -118,8 +120,8 @@ if pg_up && redis_up; then
   echo "== tests on PostgreSQL + Redis"
   if [ "$NARROWED" -eq 0 ]; then
     start_research
-    DATABASE_URL=$PG_URL CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-pg run_pytest --ignore="$RESEARCH" || status=$?
     start_containers
+    DATABASE_URL=$PG_URL CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-pg run_pytest --ignore="$RESEARCH" || status=$?
   else
     DATABASE_URL=$PG_URL CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-pg run_pytest "$@" || status=$?
     start_containers
