@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/luck_variance.py unbiased [--game G] [--random N] [--search M] [--actions]
     .venv/bin/python benchmarks/luck_variance.py fewer [--game G] [--pairs P] [--sets S]
+    .venv/bin/python benchmarks/luck_variance.py beside-record [--game G] [--pairs P] [--sets S] --allegory-value V
 
     (any of them: [--allegra-value allegra-area@N] [--allegory-value allegory-net@1] [--seed-base B])
     .venv/bin/python benchmarks/luck_variance.py cost [--game G] [--matches K]
@@ -21,6 +22,10 @@
   games needed for the same interval, plain single games against each
   (with a bootstrap 95% interval of the ratio); for the weak greedy's
   pair, also with its action luck taken out.
+* ``beside-record`` (with ``--allegory-value`` or ``--allegra-value``):
+  ``fewer``'s sets again, the chosen value function against the one of
+  record on the same matches: the games needed adjusted by the record's
+  over adjusted by the chosen one's, with a paired bootstrap interval.
 * ``cost``: CPU of the luck computation against the CPU of playing the
   match (built-in bots in this process), per match.
 * ``cost-sandboxed``: the same against a match as a ladder worker plays
@@ -295,10 +300,51 @@ def fewer(game: str, pair: tuple[str, str], sets: int) -> None:
         ("adjusted", single_adj, 1),
         ("duplicate plain", set_plain, 2),
         ("duplicate adjusted", set_adj, 2),
-        *((("adjusted with actions", single_act, 1), ("duplicate adjusted with actions", set_act, 2)) if actions else ()),
+        *(
+            (("adjusted with actions", single_act, 1), ("duplicate adjusted with actions", set_act, 2))
+            if actions
+            else ()
+        ),
     ):
         ratio, lo, hi = ratio_interval(single_plain, other, 1, per)
         print(f"  games needed, plain / {label}: {ratio:.2f} (95% {lo:.2f}-{hi:.2f})", flush=True)
+
+
+def versus_record(game: str, pair: tuple[str, str], sets: int) -> None:
+    """The chosen value function against the one of record on the same
+    duplicate sets (``fewer``'s seeds): the per-game variance of the
+    adjusted difference with the record's over the chosen one's, single
+    games and sets, with and without the action luck of the seats whose
+    policy is known, each with a paired bootstrap 95% interval (above 1:
+    the chosen one needs fewer games)."""
+    a_name, b_name = pair
+    names_of = ([a_name, b_name], [b_name, a_name])
+    with_actions = (False, True) if known_policies(game, list(pair)) else (False,)
+    diffs: dict[tuple[str, bool], list[list[float]]] = {}
+    for i in range(sets):
+        seed = derive(SEED_BASE, game, "close", a_name, b_name, i)
+        for names in names_of:
+            doc = run_match(
+                game, [make(n, game) for n in names], seed=seed, chance=KeyedChance(seed)
+            ).replay  # fmt: skip
+            a = names.index(a_name)
+            for actions in with_actions:
+                policies = known_policies(game, names) if actions else None
+                for label, report in (("record", luck_of(doc, policies)), ("chosen", luck_report(doc, policies))):
+                    diffs.setdefault((label, actions), []).append(
+                        report.seats[a].adjusted - report.seats[1 - a].adjusted
+                    )
+    for actions in with_actions:
+        record, chosen = diffs[("record", actions)], diffs[("chosen", actions)]
+        single = ([record[2 * i + i % 2] for i in range(sets)], [chosen[2 * i + i % 2] for i in range(sets)])
+        paired = [[(x[2 * i] + x[2 * i + 1]) / 2 for i in range(sets)] for x in (record, chosen)]
+        for label, (r, c) in (("single games", single), ("duplicate sets", paired)):
+            ratio, lo, hi = ratio_interval(r, c, 1, 1)
+            print(
+                f"{game} {a_name} vs {b_name}, {sets} sets, {label}{', with actions' if actions else ''}: "
+                f"games needed, of record / chosen: {ratio:.2f} (95% {lo:.2f}-{hi:.2f})",
+                flush=True,
+            )
 
 
 def cost(game: str, matches: int) -> None:
@@ -318,7 +364,7 @@ def cost(game: str, matches: int) -> None:
         print(
             f"{game} {'+'.join(names)}: match CPU {1000 * match_cpu / matches:.1f} ms, luck CPU "
             f"{1000 * luck_cpu / matches:.1f} ms ({100 * luck_cpu / match_cpu:.0f}%)"
-            + beside_record(record_cpu, match_cpu, matches),
+            + record_cpu_note(record_cpu, match_cpu, matches),
             flush=True,
         )
 
@@ -340,7 +386,7 @@ def of_record_cpu(game: str, names: list[str], seed: int, doc: dict | None = Non
     return time.process_time() - t0
 
 
-def beside_record(record_cpu: float, whole_cpu: float, matches: int) -> str:
+def record_cpu_note(record_cpu: float, whole_cpu: float, matches: int) -> str:
     if not record_cpu:
         return ""
     return f"; the value function of record on the same matches: {1000 * record_cpu / matches:.1f} ms ({100 * record_cpu / whole_cpu:.0f}%)"
@@ -377,7 +423,7 @@ def cost_sandboxed(game: str, matches: int) -> None:
             f"{game} {'+'.join(names)} sandboxed: worker CPU {1000 * worker / matches:.0f} ms, bots' CPU "
             f"{1000 * bots / matches:.0f} ms, luck CPU {1000 * luck / matches:.0f} ms "
             f"({100 * luck / worker:.0f}% of the worker's, {100 * luck / (worker + bots):.0f}% of all)"
-            + beside_record(record_luck, worker + bots, matches),
+            + record_cpu_note(record_luck, worker + bots, matches),
             flush=True,
         )
 
@@ -430,7 +476,7 @@ def decompose(matches: int) -> None:
 def main() -> int:
     global ALLEGORY_VALUE, ALLEGRA_VALUE, SEED_BASE
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["unbiased", "fewer", "cost", "cost-sandboxed", "decompose"])
+    parser.add_argument("what", choices=["unbiased", "fewer", "beside-record", "cost", "cost-sandboxed", "decompose"])
     parser.add_argument("--game", action="append", help="allegory and/or allegra (default both)")
     parser.add_argument("--random", type=int, default=2000)
     parser.add_argument("--search", type=int, default=500)
@@ -460,12 +506,13 @@ def main() -> int:
             unbiased(game, args.random, args.search)
             if args.actions:
                 versus(game, "weak-greedy", args.search, "actions", actions=True)
-        elif args.what == "fewer":
+        elif args.what in ("fewer", "beside-record"):
+            measure = fewer if args.what == "fewer" else versus_record
             for pair in args.pairs.split(","):
                 if pair == "greedy":
-                    fewer(game, ("greedy", "weak-greedy"), args.sets)
+                    measure(game, ("greedy", "weak-greedy"), args.sets)
                 else:
-                    fewer(
+                    measure(
                         game,
                         (f"ismcts-{SEARCH_ITERATIONS['strong']}", f"ismcts-{SEARCH_ITERATIONS['weak']}"),
                         args.sets,
