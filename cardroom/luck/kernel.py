@@ -581,16 +581,24 @@ class AllegoryNet:
         wa, wb = self.own, self.other
         for s in range(n):
             x = net_seat_features(state, s, count, total, claimable)
+            at_x: list[int] = []  # the features that are not 0 (most flags are not set): only they add anything
+            nonzero: list[float] = []
+            for i in range(NET_SEAT_FEATURES):
+                if x[i] != 0.0:
+                    at_x.append(i)
+                    nonzero.append(x[i])
+            m = len(at_x)
             a: list[float] = []
             b: list[float] = []
             for h in range(hidden):
                 acc_a = shared[h]
                 acc_b = 0.0
                 at = h * NET_SEAT_FEATURES
-                for i in range(NET_SEAT_FEATURES):
-                    xi = x[i]
-                    acc_a += wa[at + i] * xi
-                    acc_b += wb[at + i] * xi
+                for j in range(m):
+                    xi = nonzero[j]
+                    k = at + at_x[j]
+                    acc_a += wa[k] * xi
+                    acc_b += wb[k] * xi
                 a.append(acc_a)
                 b.append(acc_b)
             own.append(a)
