@@ -2,15 +2,19 @@
 docs/ladder.md, "How fast the ranking settles"; decision 246).
 
     nice -n 10 .venv/bin/python benchmarks/ladder_convergence.py \
-        [--games allegory,allegra] [--players 2,4] [--truth-deals 2:20,4:3] \
-        [--repeats 8] [--horizon 2:120,4:60] [--quick] [--out var/ladder_convergence/report.json]
+        [--games allegory,allegra] [--players 2,4] [--truth-deals 2:20,4:16] \
+        [--repeats 8] [--horizon 2:120,4:80] [--quick] [--out var/ladder_convergence/report.json]
+
+    # to choose a field: its round robin alone, on seeds the measurement never plays
+    nice -n 10 .venv/bin/python benchmarks/ladder_convergence.py --truth-only --choose \
+        --games allegra --players 4 --truth-deals 4:1 --field allegra:4=BOT,BOT,...
 
 For each game and player count:
 
-1. **The truth**: a field of bots of graded strength (``FIELDS``: the
-   built-in search, ``ismcts-N``, at fixed iteration budgets; greedy;
-   greedy playing a uniformly random legal move a share ``e`` of the time,
-   ``greedy-eX``; random) plays a duplicate round robin with cardroom's
+1. **The truth**: a field of bots of graded strength (``FIELDS``, by game
+   and player count: the built-in search, ``ismcts-N``, at fixed iteration
+   budgets; greedy; greedy playing a uniformly random legal move a share
+   ``e`` of the time, ``greedy-eX``; random) plays a duplicate round robin with cardroom's
    tournament code (``cardroom.tournament``: every table of the field,
    every deal in every seat rotation). Its standings (points per match,
    with the tournament's paired 95% intervals) fix the true order.
@@ -76,13 +80,20 @@ from ladder.ranking import MODEL, Outcome, rank  # noqa: E402
 SEED_BASE = 38_000
 TAU_TARGET = 0.9
 TOP = 3
-# Chosen by a round robin of their own (seeds derive(38000, "truth", ...),
-# 12 deals): in Allegory the search passes greedy-e0.5 at 10 iterations and
-# nears greedy at 20-40; in Allegra every budget from 2 to 10 iterations
-# finished level (0.80-0.81 points a match, decision 246), so one stands for
-# search there, and the rates of random moves grade the rest.
+# The fields, by game and player count (a bot's strength depends on how
+# many it plays against). 2 players: chosen by a round robin of their own
+# (seeds derive(38000, "truth", ...), 12 deals): in Allegory the search
+# passes greedy-e0.5 at 10 iterations and nears greedy at 20-40; in Allegra
+# every budget from 2 to 10 iterations finished level (0.80-0.81 points a
+# match, decision 246), so one stands for search there, and the rates of
+# random moves grade the rest. 4 players: chosen by --truth-only --choose
+# (seeds derive(38000, "field-choice", ...), 1 deal a table, never played
+# by the measurement; decision 275), neighbours 0.05 points a match apart or
+# more: in Allegory the search grades with its budget; in Allegra search at
+# 1, 2 and 5 iterations and greedy finished within 0.05 points, so search
+# stands for them, and the rates of random moves grade the rest.
 FIELDS = {
-    "allegory": [
+    ("allegory", 2): [
         "greedy",
         "greedy-e0.1",
         "greedy-e0.25",
@@ -92,7 +103,7 @@ FIELDS = {
         "ismcts-5",
         "random",
     ],
-    "allegra": [
+    ("allegra", 2): [
         "ismcts-2",
         "greedy",
         "greedy-e0.1",
@@ -100,6 +111,26 @@ FIELDS = {
         "greedy-e0.5",
         "greedy-e0.65",
         "greedy-e0.8",
+        "random",
+    ],
+    ("allegory", 4): [
+        "greedy",
+        "ismcts-20",
+        "greedy-e0.2",
+        "ismcts-10",
+        "ismcts-5",
+        "greedy-e0.6",
+        "greedy-e0.8",
+        "random",
+    ],
+    ("allegra", 4): [
+        "ismcts-5",
+        "greedy-e0.2",
+        "greedy-e0.27",
+        "greedy-e0.35",
+        "greedy-e0.5",
+        "greedy-e0.57",
+        "greedy-e0.65",
         "random",
     ],
 }
@@ -192,9 +223,12 @@ class MatchStore:
 # -- the truth -------------------------------------------------------------------
 
 
-def truth(store: MatchStore, game: str, k: int, names: list[str], deals: int) -> dict[str, Any]:
-    """The duplicate round robin's standings (the tournament's own code)."""
-    spec = EventSpec(game, "duplicate", len(names), k, deals=deals, seed=derive(SEED_BASE, "truth", game, k))
+def truth(store: MatchStore, game: str, k: int, names: list[str], deals: int, seeds: str = "truth") -> dict[str, Any]:
+    """The duplicate round robin's standings (the tournament's own code), on
+    the seeds derive(SEED_BASE, ``seeds``, game, k): "truth" for the
+    measurement's, "field-choice" for the round robins that choose a field
+    (never played by the measurement)."""
+    spec = EventSpec(game, "duplicate", len(names), k, deals=deals, seed=derive(SEED_BASE, seeds, game, k))
     outcomes = []
     for plan in event.batch_plans(spec, 0, []):
         row = store.play(game, [names[e] for e in plan.seats], plan.seed, keyed=plan.keyed_chance, luck=False)
@@ -632,9 +666,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", default="allegory,allegra")
     parser.add_argument("--players", default="2,4")
-    parser.add_argument("--truth-deals", default="2:20,4:3", help="deals of the round robin, per player count")
+    parser.add_argument("--truth-deals", default="2:20,4:16", help="deals of the round robin, per player count")
     parser.add_argument("--repeats", type=int, default=8)
-    parser.add_argument("--horizon", default="2:120,4:60", help="matches per bot a run lasts, per player count")
+    parser.add_argument("--horizon", default="2:120,4:80", help="matches per bot a run lasts, per player count")
     parser.add_argument("--step", default="2:1,4:2", help="matches per bot between checkpoints, per player count")
     parser.add_argument("--sets-games", default="allegory,allegra", help="games whose runs include duplicate sets")
     parser.add_argument(
@@ -643,7 +677,16 @@ def main(argv: list[str] | None = None) -> int:
         help="also runs of single matches paired by the adjusted ranking (CARDROOM_PAIRING=informative)",
     )
     parser.add_argument("--truth-only", action="store_true", help="the round robins only (to choose a field)")
-    parser.add_argument("--field", default="", help="GAME=BOT,BOT,...;GAME=... in place of FIELDS")
+    parser.add_argument(
+        "--choose",
+        action="store_true",
+        help="with --truth-only: on seeds of their own (derive(38000, 'field-choice', ...)), not the truth's",
+    )
+    parser.add_argument(
+        "--field",
+        default="",
+        help="GAME[:PLAYERS]=BOT,BOT,...;GAME=... in place of FIELDS (every player count without :)",
+    )
     parser.add_argument("--quick", action="store_true", help="four cheap bots, a small round robin, two short runs")
     parser.add_argument("--cache", default=str(CACHE), help="the matches played ('' for none)")
     parser.add_argument("--out", default=str(ROOT / "var" / "ladder_convergence" / "report.json"))
@@ -670,14 +713,17 @@ def run_all(args, truth_deals: dict[int, int], horizon: dict[int, float]) -> dic
     store = MatchStore(Path(args.cache) if args.cache else None)
     fields = dict(FIELDS)
     for part in filter(None, getattr(args, "field", "").split(";")):
-        game, bots = part.split("=")
-        fields[game] = bots.split(",")
+        where, bots = part.split("=")
+        game, _, count = where.partition(":")
+        for k in [int(count)] if count else [2, 4]:
+            fields[game, k] = bots.split(",")
     results = []
     for game in args.games.split(","):
-        names = QUICK_FIELD if args.quick else fields[game]
         for k in (int(p) for p in args.players.split(",")):
+            names = QUICK_FIELD if args.quick else fields[game, k]
             if getattr(args, "truth_only", False):
-                doc = truth(store, game, k, names, truth_deals[k])
+                seeds = "field-choice" if getattr(args, "choose", False) else "truth"
+                doc = truth(store, game, k, names, truth_deals[k], seeds)
                 results.append({"game": game, "players": k, "field": names, "truth": doc})
                 continue
             results.append(

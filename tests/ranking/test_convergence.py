@@ -135,3 +135,30 @@ def test_quick_form_with_informative_pairing(tmp_path):
     assert rankings["plain-informative"]["runs"] == 2
     ratios = result["summary"]["ratios"]
     assert {"elo/plain-informative", "plain/plain-informative", "adjusted/adjusted-informative"} <= set(ratios)
+
+
+def test_fields_by_game_and_player_count():
+    lc = _benchmark()
+    assert set(lc.FIELDS) == {(g, k) for g in ("allegory", "allegra") for k in (2, 4)}
+    for (game, _k), names in lc.FIELDS.items():
+        assert len(set(names)) == len(names) >= 8
+        for name in names:
+            assert lc.make_player(name, game).name == name
+
+
+def test_field_choice_plays_seeds_of_its_own(tmp_path):
+    """--field GAME:K overrides one player count; --choose plays the round
+    robin on other deals than the truth's."""
+    lc = _benchmark()
+    cache = tmp_path / "m.jsonl"
+    four = ["greedy", "greedy-e0.5", "greedy-e0.9", "random"]
+    args = argparse.Namespace(
+        games="allegra", players="4", quick=False, truth_only=True, choose=True,
+        field="allegra:4=" + ",".join(four), cache=str(cache),
+    )  # fmt: skip
+    chosen = lc.run_all(args, {4: 1}, {})
+    (result,) = chosen["results"]
+    assert result["field"] == four and result["truth"]["matches"] == 4  # one table, its 4 rotations
+    args.choose = False
+    assert lc.run_all(args, {4: 1}, {})["matches_played_now"] == 4  # none of the choice's deals again
+    assert len(cache.read_text().splitlines()) == 8
