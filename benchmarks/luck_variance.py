@@ -22,7 +22,9 @@
   (with a bootstrap 95% interval of the ratio); for the weak greedy's
   pair, also with its action luck taken out.
 * ``cost``: CPU of the luck computation against the CPU of playing the
-  match (built-in bots in this process), per match.
+  match (built-in bots in this process), per match; with
+  ``--allegra-value``, the alternative's and, on the same matches, the
+  value function of record's.
 * ``cost-sandboxed``: the same against a match as a ladder worker plays
   it, the built-in greedy bots as programs in the sandbox.
 * ``decompose`` (Allegra, greedy against greedy): where the adjusted
@@ -59,6 +61,7 @@ from cardroom.luck.allegra import (  # noqa: E402
     AllegraAdapter,
     EnderAllegraValue,
     FittedAllegraValue,
+    NetAllegraValue,
     OutcomeAllegraValue,
 )
 from cardroom.luck.estimator import expectation, iter_steps, luck_with  # noqa: E402
@@ -72,6 +75,7 @@ SEARCH_ITERATIONS = {"strong": 40, "weak": 20, "vs-greedy": 20}
 WEAK_GREEDY_EPSILON = 0.1
 ALLEGRA_VALUES = {
     "allegra-area@2": FittedAllegraValue, "allegra-area@3": OutcomeAllegraValue, "allegra-ender@1": EnderAllegraValue,
+    "allegra-net@1": NetAllegraValue,
 }  # fmt: skip
 ALLEGRA_VALUE = None  # --allegra-value: another value function than the one of record
 
@@ -259,10 +263,40 @@ def fewer(game: str, pair: tuple[str, str], sets: int) -> None:
         ("adjusted", single_adj, 1),
         ("duplicate plain", set_plain, 2),
         ("duplicate adjusted", set_adj, 2),
-        *((("adjusted with actions", single_act, 1), ("duplicate adjusted with actions", set_act, 2)) if actions else ()),
+        *(
+            (("adjusted with actions", single_act, 1), ("duplicate adjusted with actions", set_act, 2))
+            if actions
+            else ()
+        ),
     ):
         ratio, lo, hi = ratio_interval(single_plain, other, 1, per)
         print(f"  games needed, plain / {label}: {ratio:.2f} (95% {lo:.2f}-{hi:.2f})", flush=True)
+
+
+def alternative_luck_cpu(game: str, replay: dict) -> float | None:
+    """With ``--allegra-value``, the CPU of the luck of the same match by the
+    value function of record (beside the alternative's, in the same run)."""
+    if game != "allegra" or ALLEGRA_VALUE is None:
+        return None
+    t0 = time.process_time()
+    luck_of(replay)
+    return time.process_time() - t0
+
+
+def luck_cpu_of(game: str, replay: dict) -> float:
+    """The CPU of a match's luck (with ``--allegra-value``, by that value function)."""
+    t0 = time.process_time()
+    if game == "allegra" and ALLEGRA_VALUE is not None:
+        luck_with(replay, lambda _g: AllegraAdapter(ALLEGRA_VALUE))
+    else:
+        luck_of(replay)
+    return time.process_time() - t0
+
+
+def of_record_note(record_cpu: float | None, base: float, matches: int) -> str:
+    if record_cpu is None:
+        return ""
+    return f"; of record: {1000 * record_cpu / matches:.1f} ms ({100 * record_cpu / base:.0f}%)"
 
 
 def cost(game: str, matches: int) -> None:
@@ -273,13 +307,21 @@ def cost(game: str, matches: int) -> None:
         ["greedy", f"ismcts-{SEARCH_ITERATIONS['vs-greedy']}"],
     ):
         match_cpu = luck_cpu = 0.0
+        record_cpu: float | None = None
         for i in range(matches):
-            _p, _a, c, lk = play(game, names, derive(SEED_BASE, game, "cost", len(names), i))
-            match_cpu += c
-            luck_cpu += lk
+            t0 = time.process_time()
+            record = run_match(
+                game, [make(n, game) for n in names], seed=derive(SEED_BASE, game, "cost", len(names), i)
+            )
+            match_cpu += time.process_time() - t0
+            luck_cpu += luck_cpu_of(game, record.replay)
+            other = alternative_luck_cpu(game, record.replay)
+            if other is not None:
+                record_cpu = (record_cpu or 0.0) + other
         print(
             f"{game} {'+'.join(names)}: match CPU {1000 * match_cpu / matches:.1f} ms, luck CPU "
-            f"{1000 * luck_cpu / matches:.1f} ms ({100 * luck_cpu / match_cpu:.0f}%)",
+            f"{1000 * luck_cpu / matches:.1f} ms ({100 * luck_cpu / match_cpu:.0f}%)"
+            + of_record_note(record_cpu, match_cpu, matches),
             flush=True,
         )
 
@@ -297,6 +339,7 @@ def cost_sandboxed(game: str, matches: int) -> None:
     launcher = get_launcher()
     for names in (["greedy", "greedy"], ["greedy", "greedy", "greedy", "greedy"]):
         worker = bots = luck = 0.0
+        record_cpu: float | None = None
         for i in range(matches):
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.process_time()
@@ -306,14 +349,17 @@ def cost_sandboxed(game: str, matches: int) -> None:
             )  # fmt: skip
             t1 = time.process_time()
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            luck_of(record.replay)
-            luck += time.process_time() - t1
+            luck += luck_cpu_of(game, record.replay)
+            other = alternative_luck_cpu(game, record.replay)
+            if other is not None:
+                record_cpu = (record_cpu or 0.0) + other
             worker += t1 - t0
             bots += (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
         print(
             f"{game} {'+'.join(names)} sandboxed: worker CPU {1000 * worker / matches:.0f} ms, bots' CPU "
             f"{1000 * bots / matches:.0f} ms, luck CPU {1000 * luck / matches:.0f} ms "
-            f"({100 * luck / worker:.0f}% of the worker's, {100 * luck / (worker + bots):.0f}% of all)",
+            f"({100 * luck / worker:.0f}% of the worker's, {100 * luck / (worker + bots):.0f}% of all)"
+            + of_record_note(record_cpu, worker + bots, matches),
             flush=True,
         )
 
