@@ -39,8 +39,8 @@ event, the network's inputs (cardroom.luck.kernel.seat_inputs) and the
 result; ``allegra-net`` fits the network on those files (numpy, which the
 product does not need: run it with any Python that has numpy, e.g. a venv
 of its own) and writes cardroom/luck/allegra-net-1.json. The weights of
-record: 0-4000 and 8000-8900 of the first, 100000-100200 of the second
-(``--first`` and ``--matches``), the defaults of ``allegra-net``.
+record: matches 0-8899 of the first and 100000-100199 of the second
+(``--first``, ``--matches``), fitted with the defaults of ``allegra-net``.
 """
 
 from __future__ import annotations
