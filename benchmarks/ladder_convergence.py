@@ -325,14 +325,12 @@ class Run:
 
 
 def field_bots(game: str, names: list[str]):
-    """The field as ladder bots (made once per database: one owner, a
+    """The field as ladder bots (made once per database: cardroom's own, a
     version each, active), keyed by name."""
-    from django.contrib.auth import get_user_model
-
     from ladder.models import Bot
     from ladder.services import bots as bot_services
 
-    owner, _ = get_user_model().objects.get_or_create(username="convergence")
+    owner = bot_services.system_user()  # its bots share tables (one owner's would not: matchmaking)
     program = (ROOT / "bots" / "random_bot.py").read_bytes()
     out = {}
     for name in names:
@@ -344,6 +342,9 @@ def field_bots(game: str, names: list[str]):
                 bot=bot, filename="bot.py", data=program + f"\n# {game} {name}\n".encode()
             )
             bot_services.activate_version(version)
+            bot.refresh_from_db()
+        elif bot.owner_id != owner.pk:  # made by an earlier run under an owner of its own
+            Bot.objects.filter(pk=bot.pk).update(owner=owner)
             bot.refresh_from_db()
         out[name] = bot
     return out

@@ -41,6 +41,21 @@ product does not need: run it with any Python that has numpy, e.g. a venv
 of its own) and writes cardroom/luck/allegra-net-1.json. The weights of
 record: matches 0-8899 of the first and 100000-100199 of the second
 (``--first``, ``--matches``), fitted with the defaults of ``allegra-net``.
+Allegory (``allegory-net@1``; needs numpy and scikit-learn, which the
+product does not: run it with a Python that has them and this project's
+dependencies, e.g. a venv of your own): plays matches of greedy-family play
+(greedy, greedy with a uniformly random legal move a fraction X of the time
+for several X, and a few of the built-in search with small budgets) at 2, 3
+and 4 players, seeds ``derive(FIT_BASE, 'allegory-net', i)``; every state
+after every event (the states the estimator and the action term evaluate
+``V`` on are states of such play) gives, for each ordered pair of seats, the
+features ``cardroom.luck.kernel`` computes and whether the first finished
+above the second (a tie counts once each way). A one-hidden-layer network
+(``--hidden`` units) is fitted to those by scikit-learn's MLPClassifier on
+standardised inputs, a tenth of the matches held out to report its log
+loss beside a constant ½'s; the
+standardisation is folded into the weights, written to
+cardroom/luck/allegory-net-1.json.
 """
 
 from __future__ import annotations
@@ -535,18 +550,147 @@ def fit_allegra_net(paths: list[Path], hidden: int, epochs: int, td_lambda: floa
     }  # fmt: skip
 
 
+# -- Allegory: allegory-net@1 ---------------------------------------------------
+
+OUT_ALLEGORY_NET = OUT.with_name("allegory-net-1.json")
+# (players, the bots at the table, share of the matches): greedy-family play
+# and a little search; the seats are rotated match by match
+ALLEGORY_NET_MIX = (
+    (2, ("greedy", "greedy"), 0.18),
+    (2, ("greedy", "greedy-0.05"), 0.12),
+    (2, ("greedy", "greedy-0.1"), 0.16),
+    (2, ("greedy", "greedy-0.2"), 0.10),
+    (2, ("greedy", "greedy-0.3"), 0.06),
+    (2, ("greedy-0.1", "greedy-0.1"), 0.08),
+    (2, ("greedy", "ismcts-20"), 0.04),
+    (2, ("ismcts-40", "ismcts-20"), 0.02),
+    (3, ("greedy", "greedy", "greedy-0.1"), 0.10),
+    (4, ("greedy", "greedy", "greedy-0.1", "greedy-0.2"), 0.14),
+)
+
+
+def allegory_net_table(i: int) -> list[str]:
+    """Match ``i``'s bots, seat by seat: the mix's rows in proportion, seats rotated."""
+    x = (i * 0.6180339887498949) % 1.0  # spreads the rows evenly over any number of matches
+    row = ALLEGORY_NET_MIX[-1]
+    for candidate in ALLEGORY_NET_MIX:
+        if x < candidate[2]:
+            row = candidate
+            break
+        x -= candidate[2]
+    n, bots, _share = row
+    k = i % n
+    return list(bots[k:] + bots[:k])
+
+
+def allegory_net_player(name: str):
+    if name.startswith("greedy-"):
+        from luck_variance import WeakGreedy
+
+        return WeakGreedy("allegory", float(name.split("-", 1)[1]))
+    return make(name, "allegory")
+
+
+def allegory_net_rows(i: int) -> tuple[int, list[list[float]], list[float]]:
+    """Match ``i`` played: its players' count, and per ordered pair of seats
+    at every state, the pair's features and whether the first finished above."""
+    from cardroom.luck.kernel import net_claimable, net_seat_features, net_shared_features, unseen_by_tale
+
+    names = allegory_net_table(i)
+    replay = run_match(
+        "allegory", [allegory_net_player(n) for n in names], seed=derive(FIT_BASE, "allegory-net", i)
+    ).replay
+    points = rank_points(replay["result"]["ranks"])
+    n = len(names)
+    xs: list[list[float]] = []
+    ys: list[float] = []
+    for _index, _event, state in iter_states(replay):
+        if state.is_terminal() or state.is_chance_node():
+            continue
+        count, total = unseen_by_tale(state)
+        claimable = net_claimable(state)
+        seats = [net_seat_features(state, s, count, total, claimable) for s in range(n)]
+        shared = net_shared_features(state)
+        for s in range(n):
+            for o in range(n):
+                if o != s:
+                    xs.append(seats[s] + seats[o] + shared)
+                    ys.append(1.0 if points[s] > points[o] else 0.0 if points[s] < points[o] else 0.5)
+    return n, xs, ys
+
+
+def fit_allegory_net(matches: int, hidden: int, workers: int) -> dict:
+    import multiprocessing
+
+    import numpy as np
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.preprocessing import StandardScaler
+
+    from cardroom.luck.kernel import NET_SEAT_FEATURES, NET_SHARED_FEATURES
+
+    with multiprocessing.Pool(workers) as pool:
+        played = pool.map(allegory_net_rows, range(matches), chunksize=20)
+    x_rows, y_rows, groups = [], [], []
+    for i, (_n, xs, ys) in enumerate(played):
+        for x, y in zip(xs, ys):
+            # a tie: once each way
+            for label in (1.0, 0.0) if y == 0.5 else (y,):
+                x_rows.append(x)
+                y_rows.append(label)
+                groups.append(i)
+    x = np.array(x_rows)
+    y = np.array(y_rows).astype(int)
+    held = np.array(groups) % 10 == 9
+    scaler = StandardScaler().fit(x[~held])
+    z = scaler.transform(x)
+
+    def log_loss(p):
+        p = np.clip(p, 1e-9, 1 - 1e-9)
+        return float(-np.mean(y[held] * np.log(p) + (1 - y[held]) * np.log(1 - p)))
+
+    net = MLPClassifier(
+        hidden_layer_sizes=(hidden,), activation="relu", alpha=1e-4, batch_size=1024, learning_rate_init=1e-3,
+        max_iter=60, early_stopping=True, validation_fraction=0.1, n_iter_no_change=6, random_state=0,
+    ).fit(z[~held], y[~held])  # fmt: skip
+    losses = {
+        "constant": log_loss(np.full(int(held.sum()), y[~held].mean())),
+        "network": log_loss(net.predict_proba(z[held])[:, 1]),
+    }
+    # the standardisation folded into the first layer: w·(x - m)/s + b = (w/s)·x + (b - Σ w·m/s)
+    w1, b1 = net.coefs_[0], net.intercepts_[0]
+    scaled = w1 / scaler.scale_[:, None]
+    bias = b1 - scaler.mean_ @ scaled
+    k = NET_SEAT_FEATURES
+    assert scaled.shape[0] == 2 * k + NET_SHARED_FEATURES
+    return {
+        "fitted_on": f"{matches} matches of greedy-family and search play at 2-4 players (ALLEGORY_NET_MIX), "
+        f"seeds derive({FIT_BASE}, 'allegory-net', i)",
+        "rows": len(y_rows),
+        "held_out_log_loss": {key: round(v, 5) for key, v in losses.items()},
+        "epochs": int(net.n_iter_),
+        "own": scaled[:k].T.tolist(),
+        "other": scaled[k : 2 * k].T.tolist(),
+        "shared": scaled[2 * k :].T.tolist(),
+        "bias": bias.tolist(),
+        "out": net.coefs_[1][:, 0].tolist(),
+        "out_bias": float(net.intercepts_[1][0]),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "game", choices=["allegra", "allegra-outcome", "allegra-ender", "allegra-net-play", "allegra-net"]
+        "game",
+        choices=["allegra", "allegra-outcome", "allegra-ender", "allegory-net", "allegra-net-play", "allegra-net"],
     )
     parser.add_argument("--matches", type=int)
+    parser.add_argument("--hidden", type=int, help="allegory-net, allegra-net: hidden units (16, 32)")
+    parser.add_argument("--workers", type=int, default=2, help="allegory-net: processes playing the matches")
     parser.add_argument("--first", type=int, default=0, help="allegra-net-play: the first match's index")
     parser.add_argument("--search", action="store_true", help="allegra-net-play: the search bots' matches")
     parser.add_argument(
         "--data", type=Path, action="append", help="allegra-net-play: where to write; allegra-net: read"
     )
-    parser.add_argument("--hidden", type=int, default=32, help="allegra-net: hidden units")
     parser.add_argument("--epochs", type=int, default=5, help="allegra-net: passes over the data")
     parser.add_argument("--td-lambda", type=float, default=0.7, help="allegra-net: the λ of the TD(λ) passes")
     parser.add_argument("--td-epochs", type=int, default=3, help="allegra-net: TD(λ) passes after the outcome's")
@@ -555,9 +699,14 @@ def main() -> int:
         collect_allegra_net(args.first, args.matches or 100, args.search, args.data[0])
         return 0
     if args.game == "allegra-net":
-        table = fit_allegra_net(args.data, args.hidden, args.epochs, args.td_lambda, args.td_epochs)
+        table = fit_allegra_net(args.data, args.hidden or 32, args.epochs, args.td_lambda, args.td_epochs)
         NET_OUT.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
         print(f"wrote {NET_OUT}: {table['rows']} rows, held out {table['held_out']}")
+        return 0
+    if args.game == "allegory-net":
+        table = fit_allegory_net(args.matches or 3000, args.hidden or 16, args.workers)
+        OUT_ALLEGORY_NET.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+        print(f"wrote {OUT_ALLEGORY_NET}: {table['rows']} rows, held-out log loss {table['held_out_log_loss']}")
         return 0
     if args.game == "allegra-ender":
         table = fit_allegra_ender(args.matches or 300)

@@ -2,8 +2,9 @@
 
     .venv/bin/python benchmarks/luck_variance.py unbiased [--game G] [--random N] [--search M] [--actions]
     .venv/bin/python benchmarks/luck_variance.py fewer [--game G] [--pairs P] [--sets S]
+    .venv/bin/python benchmarks/luck_variance.py beside-record [--game G] [--pairs P] [--sets S] --allegory-value V
 
-    (any of them: [--allegra-value allegra-area@N] [--seed-base B])
+    (any of them: [--allegra-value allegra-area@N] [--allegory-value allegory-net@1] [--seed-base B])
     .venv/bin/python benchmarks/luck_variance.py cost [--game G] [--matches K]
     .venv/bin/python benchmarks/luck_variance.py cost-sandboxed [--game G] [--matches K]
     .venv/bin/python benchmarks/luck_variance.py decompose [--matches K] [--seed-base B] [--allegra-value V]
@@ -21,6 +22,10 @@
   games needed for the same interval, plain single games against each
   (with a bootstrap 95% interval of the ratio); for the weak greedy's
   pair, also with its action luck taken out.
+* ``beside-record`` (with ``--allegory-value`` or ``--allegra-value``):
+  ``fewer``'s sets again, the chosen value function against the one of
+  record on the same matches: the games needed adjusted by the record's
+  over adjusted by the chosen one's, with a paired bootstrap interval.
 * ``cost``: CPU of the luck computation against the CPU of playing the
   match (built-in bots in this process), per match; with
   ``--allegra-value``, the alternative's and, on the same matches, the
@@ -57,6 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bots import builtin_chooser, builtin_program  # noqa: E402
 from cardroom.luck import luck_of  # noqa: E402
+from cardroom.luck.allegory import AllegoryAdapter, AllegoryValue, NetAllegoryValue  # noqa: E402
 from cardroom.luck.allegra import (  # noqa: E402
     AllegraAdapter,
     EnderAllegraValue,
@@ -78,6 +84,8 @@ ALLEGRA_VALUES = {
     "allegra-net@1": NetAllegraValue,
 }  # fmt: skip
 ALLEGRA_VALUE = None  # --allegra-value: another value function than the one of record
+ALLEGORY_VALUES = {"allegory-tales@1": AllegoryValue, "allegory-net@1": NetAllegoryValue}
+ALLEGORY_VALUE = None  # --allegory-value: another value function than the one of record
 
 
 class WeakGreedy(Player):
@@ -119,6 +127,8 @@ class WeakGreedy(Player):
             rec = Recorder()
             chosen = greedy(state.observation(seat), legal, rec)
             greedy_pi = [chosen] if rec.drawn_from is None else rec.drawn_from
+            if legal[0]["type"] == "distribute":  # Allegory's legal list is a template, not the actions
+                return allegory_distributions(legal[0], chosen, epsilon)
             out = []
             for a in legal:
                 p = epsilon / len(legal) + (1 - epsilon) * greedy_pi.count(a) / len(greedy_pi)
@@ -126,6 +136,31 @@ class WeakGreedy(Player):
             return out
 
         return pi
+
+
+def allegory_distributions(template: dict, chosen: dict, epsilon: float) -> list[tuple[float, dict]]:
+    """The weak greedy's policy at Allegory's distribute: ``random_action``
+    puts each of the bid's chips on a Pool card drawn uniformly (every
+    split of the chips, with its multinomial probability), a share
+    ``epsilon``; the greedy bot's choice the rest."""
+    cards, total = template["cards"], template["total"]
+    out = [(1 - epsilon, chosen)]
+
+    def splits(k: int, left: int):
+        if k == len(cards) - 1:
+            yield [left]
+            return
+        for x in range(left + 1):
+            for rest in splits(k + 1, left - x):
+                yield [x, *rest]
+
+    for counts in splits(0, total):
+        ways = math.factorial(total)
+        for x in counts:
+            ways //= math.factorial(x)
+        p = epsilon * ways / len(cards) ** total
+        out.append((p, {"type": "distribute", "chips": {c: x for c, x in zip(cards, counts) if x}}))
+    return out
 
 
 def make(name: str, game: str) -> Player:
@@ -158,12 +193,18 @@ def play(
     record = run_match(game, [make(n, game) for n in names], seed=seed, chance=KeyedChance(seed) if duplicate else None)
     t1 = time.process_time()
     policies = known_policies(game, names) if actions else None
-    if game == "allegra" and ALLEGRA_VALUE is not None:
-        report = luck_with(record.replay, lambda _g: AllegraAdapter(ALLEGRA_VALUE), policies)
-    else:
-        report = luck_of(record.replay, policies)
+    report = luck_report(record.replay, policies)
     t2 = time.process_time()
     return [s.payoff for s in report.seats], [s.adjusted for s in report.seats], t1 - t0, t2 - t1
+
+
+def luck_report(doc: dict, policies: dict | None = None):
+    """The luck report of a replay with the value function chosen on the command line, or the one of record."""
+    if doc["game"] == "allegra" and ALLEGRA_VALUE is not None:
+        return luck_with(doc, lambda _g: AllegraAdapter(ALLEGRA_VALUE), policies)
+    if doc["game"] == "allegory" and ALLEGORY_VALUE is not None:
+        return luck_with(doc, lambda _g: AllegoryAdapter(ALLEGORY_VALUE), policies)
+    return luck_of(doc, policies)
 
 
 def interval(xs: list[float]) -> tuple[float, float]:
@@ -273,30 +314,41 @@ def fewer(game: str, pair: tuple[str, str], sets: int) -> None:
         print(f"  games needed, plain / {label}: {ratio:.2f} (95% {lo:.2f}-{hi:.2f})", flush=True)
 
 
-def alternative_luck_cpu(game: str, replay: dict) -> float | None:
-    """With ``--allegra-value``, the CPU of the luck of the same match by the
-    value function of record (beside the alternative's, in the same run)."""
-    if game != "allegra" or ALLEGRA_VALUE is None:
-        return None
-    t0 = time.process_time()
-    luck_of(replay)
-    return time.process_time() - t0
-
-
-def luck_cpu_of(game: str, replay: dict) -> float:
-    """The CPU of a match's luck (with ``--allegra-value``, by that value function)."""
-    t0 = time.process_time()
-    if game == "allegra" and ALLEGRA_VALUE is not None:
-        luck_with(replay, lambda _g: AllegraAdapter(ALLEGRA_VALUE))
-    else:
-        luck_of(replay)
-    return time.process_time() - t0
-
-
-def of_record_note(record_cpu: float | None, base: float, matches: int) -> str:
-    if record_cpu is None:
-        return ""
-    return f"; of record: {1000 * record_cpu / matches:.1f} ms ({100 * record_cpu / base:.0f}%)"
+def versus_record(game: str, pair: tuple[str, str], sets: int) -> None:
+    """The chosen value function against the one of record on the same
+    duplicate sets (``fewer``'s seeds): the per-game variance of the
+    adjusted difference with the record's over the chosen one's, single
+    games and sets, with and without the action luck of the seats whose
+    policy is known, each with a paired bootstrap 95% interval (above 1:
+    the chosen one needs fewer games)."""
+    a_name, b_name = pair
+    names_of = ([a_name, b_name], [b_name, a_name])
+    with_actions = (False, True) if known_policies(game, list(pair)) else (False,)
+    diffs: dict[tuple[str, bool], list[list[float]]] = {}
+    for i in range(sets):
+        seed = derive(SEED_BASE, game, "close", a_name, b_name, i)
+        for names in names_of:
+            doc = run_match(
+                game, [make(n, game) for n in names], seed=seed, chance=KeyedChance(seed)
+            ).replay  # fmt: skip
+            a = names.index(a_name)
+            for actions in with_actions:
+                policies = known_policies(game, names) if actions else None
+                for label, report in (("record", luck_of(doc, policies)), ("chosen", luck_report(doc, policies))):
+                    diffs.setdefault((label, actions), []).append(
+                        report.seats[a].adjusted - report.seats[1 - a].adjusted
+                    )
+    for actions in with_actions:
+        record, chosen = diffs[("record", actions)], diffs[("chosen", actions)]
+        single = ([record[2 * i + i % 2] for i in range(sets)], [chosen[2 * i + i % 2] for i in range(sets)])
+        paired = [[(x[2 * i] + x[2 * i + 1]) / 2 for i in range(sets)] for x in (record, chosen)]
+        for label, (r, c) in (("single games", single), ("duplicate sets", paired)):
+            ratio, lo, hi = ratio_interval(r, c, 1, 1)
+            print(
+                f"{game} {a_name} vs {b_name}, {sets} sets, {label}{', with actions' if actions else ''}: "
+                f"games needed, of record / chosen: {ratio:.2f} (95% {lo:.2f}-{hi:.2f})",
+                flush=True,
+            )
 
 
 def cost(game: str, matches: int) -> None:
@@ -306,24 +358,42 @@ def cost(game: str, matches: int) -> None:
         ["greedy", "greedy", "greedy", "greedy"],
         ["greedy", f"ismcts-{SEARCH_ITERATIONS['vs-greedy']}"],
     ):
-        match_cpu = luck_cpu = 0.0
-        record_cpu: float | None = None
+        match_cpu = luck_cpu = record_cpu = 0.0
         for i in range(matches):
-            t0 = time.process_time()
-            record = run_match(
-                game, [make(n, game) for n in names], seed=derive(SEED_BASE, game, "cost", len(names), i)
-            )
-            match_cpu += time.process_time() - t0
-            luck_cpu += luck_cpu_of(game, record.replay)
-            other = alternative_luck_cpu(game, record.replay)
-            if other is not None:
-                record_cpu = (record_cpu or 0.0) + other
+            seed = derive(SEED_BASE, game, "cost", len(names), i)
+            _p, _a, c, lk = play(game, names, seed)
+            match_cpu += c
+            luck_cpu += lk
+            record_cpu += of_record_cpu(game, names, seed)
         print(
             f"{game} {'+'.join(names)}: match CPU {1000 * match_cpu / matches:.1f} ms, luck CPU "
             f"{1000 * luck_cpu / matches:.1f} ms ({100 * luck_cpu / match_cpu:.0f}%)"
-            + of_record_note(record_cpu, match_cpu, matches),
+            + record_cpu_note(record_cpu, match_cpu, matches),
             flush=True,
         )
+
+
+def chosen_instead_of_record(game: str) -> bool:
+    return (game == "allegory" and ALLEGORY_VALUE is not None) or (game == "allegra" and ALLEGRA_VALUE is not None)
+
+
+def of_record_cpu(game: str, names: list[str], seed: int, doc: dict | None = None) -> float:
+    """With another value function chosen: the CPU of the luck with the
+    one of record on the same match (played again in process when no
+    replay is given), so both are measured in the same run; else 0."""
+    if not chosen_instead_of_record(game):
+        return 0.0
+    if doc is None:
+        doc = run_match(game, [make(n, game) for n in names], seed=seed).replay
+    t0 = time.process_time()
+    luck_of(doc)
+    return time.process_time() - t0
+
+
+def record_cpu_note(record_cpu: float, whole_cpu: float, matches: int) -> str:
+    if not record_cpu:
+        return ""
+    return f"; the value function of record on the same matches: {1000 * record_cpu / matches:.1f} ms ({100 * record_cpu / whole_cpu:.0f}%)"
 
 
 def cost_sandboxed(game: str, matches: int) -> None:
@@ -338,8 +408,7 @@ def cost_sandboxed(game: str, matches: int) -> None:
 
     launcher = get_launcher()
     for names in (["greedy", "greedy"], ["greedy", "greedy", "greedy", "greedy"]):
-        worker = bots = luck = 0.0
-        record_cpu: float | None = None
+        worker = bots = luck = record_luck = 0.0
         for i in range(matches):
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.process_time()
@@ -349,17 +418,16 @@ def cost_sandboxed(game: str, matches: int) -> None:
             )  # fmt: skip
             t1 = time.process_time()
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            luck += luck_cpu_of(game, record.replay)
-            other = alternative_luck_cpu(game, record.replay)
-            if other is not None:
-                record_cpu = (record_cpu or 0.0) + other
+            luck_report(record.replay)
+            luck += time.process_time() - t1
+            record_luck += of_record_cpu(game, names, 0, record.replay)
             worker += t1 - t0
             bots += (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
         print(
             f"{game} {'+'.join(names)} sandboxed: worker CPU {1000 * worker / matches:.0f} ms, bots' CPU "
             f"{1000 * bots / matches:.0f} ms, luck CPU {1000 * luck / matches:.0f} ms "
             f"({100 * luck / worker:.0f}% of the worker's, {100 * luck / (worker + bots):.0f}% of all)"
-            + of_record_note(record_cpu, worker + bots, matches),
+            + record_cpu_note(record_luck, worker + bots, matches),
             flush=True,
         )
 
@@ -410,9 +478,9 @@ def decompose(matches: int) -> None:
 
 
 def main() -> int:
-    global ALLEGRA_VALUE, SEED_BASE
+    global ALLEGORY_VALUE, ALLEGRA_VALUE, SEED_BASE
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["unbiased", "fewer", "cost", "cost-sandboxed", "decompose"])
+    parser.add_argument("what", choices=["unbiased", "fewer", "beside-record", "cost", "cost-sandboxed", "decompose"])
     parser.add_argument("--game", action="append", help="allegory and/or allegra (default both)")
     parser.add_argument("--random", type=int, default=2000)
     parser.add_argument("--search", type=int, default=500)
@@ -420,6 +488,7 @@ def main() -> int:
     parser.add_argument("--pairs", default="greedy,search", help="greedy and/or search")
     parser.add_argument("--matches", type=int, default=20)
     parser.add_argument("--allegra-value", choices=sorted(ALLEGRA_VALUES), help="default: the one of record")
+    parser.add_argument("--allegory-value", choices=sorted(ALLEGORY_VALUES), help="default: the one of record")
     parser.add_argument(
         "--seed-base", type=int, default=SEED_BASE, help="another seed range (36500: where value functions are chosen)"
     )
@@ -429,6 +498,9 @@ def main() -> int:
     if args.allegra_value:
         ALLEGRA_VALUE = ALLEGRA_VALUES[args.allegra_value]()
         print(f"allegra value function: {ALLEGRA_VALUE.label}", flush=True)
+    if args.allegory_value:
+        ALLEGORY_VALUE = ALLEGORY_VALUES[args.allegory_value]()
+        print(f"allegory value function: {ALLEGORY_VALUE.label}", flush=True)
     if args.what == "decompose":
         decompose(args.matches)
         return 0
@@ -438,12 +510,13 @@ def main() -> int:
             unbiased(game, args.random, args.search)
             if args.actions:
                 versus(game, "weak-greedy", args.search, "actions", actions=True)
-        elif args.what == "fewer":
+        elif args.what in ("fewer", "beside-record"):
+            measure = fewer if args.what == "fewer" else versus_record
             for pair in args.pairs.split(","):
                 if pair == "greedy":
-                    fewer(game, ("greedy", "weak-greedy"), args.sets)
+                    measure(game, ("greedy", "weak-greedy"), args.sets)
                 else:
-                    fewer(
+                    measure(
                         game,
                         (f"ismcts-{SEARCH_ITERATIONS['strong']}", f"ismcts-{SEARCH_ITERATIONS['weak']}"),
                         args.sets,

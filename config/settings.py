@@ -430,6 +430,10 @@ CARDROOM_QUEUE_TARGET = env.int("CARDROOM_QUEUE_TARGET", default=4)  # queued ma
 CARDROOM_PAIRING = env("CARDROOM_PAIRING", default="elo")
 if CARDROOM_PAIRING not in ("elo", "informative"):
     raise ImproperlyConfigured(f"CARDROOM_PAIRING is 'elo' or 'informative', not {CARDROOM_PAIRING!r}")
+# Whether matchmaking keeps one owner's bots to one seat a table
+# (ladder.services.matchmaking, decision 278): off only for a private
+# ladder where one person ranks their own bots.
+CARDROOM_SEPARATE_OWNERS = env.bool("CARDROOM_SEPARATE_OWNERS", default=True)
 # The ladders ("GAME:PLAYERS") whose pairings are played as duplicate sets,
 # one deal in every seat rotation (ladder.services.duplicate_sets): where
 # measurement says they cut the games needed (decision 255).

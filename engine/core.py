@@ -97,10 +97,28 @@ def competition_ranks(keys: Sequence[Any], forfeited: Collection[int] = frozense
     return ranks
 
 
+def restore_state(cls: Any, fields: dict[str, Any]) -> Any:
+    """Pickle's way back to a state (see ``State.__reduce__``): the class's
+    ``__new__`` allocates without ``__init__``, as ``clone`` does."""
+    state = cls.__new__(cls)
+    for name, value in fields.items():
+        setattr(state, name, value)
+    return state
+
+
 class State(metaclass=abc.ABCMeta):
     """A position in one game. Mutable: ``apply`` changes it in place."""
 
     game: Game
+
+    # Pickled field by field, never through ``__init__``: the compiled
+    # engine's classes have no default pickling (mypyc's native classes
+    # call ``__init__`` without its arguments), and OpenSpiel's
+    # serialization of a sampled world pickles its state.
+    def __reduce__(self) -> tuple[Any, ...]:
+        from engine.form import state_fields
+
+        return (restore_state, (type(self), {name: getattr(self, name) for name in state_fields(self)}))
 
     @property
     def num_players(self) -> int:
@@ -204,6 +222,9 @@ class Game(metaclass=abc.ABCMeta):
             )
         self.num_players = num_players
         self.options = self.normalize_options(options or {})
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.num_players, dict(self.options)))
 
     @classmethod
     def normalize_options(cls, options: Mapping[str, Any]) -> dict[str, Any]:

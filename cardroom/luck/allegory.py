@@ -11,11 +11,13 @@ at most ``EXACT_MAX`` cards and sampled otherwise.
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 from typing import Any
 
 from cardroom.luck.estimator import Adapter, Context, Step, ValueFunction, terminal_points
-from cardroom.luck.kernel import tales_value
+from cardroom.luck.kernel import AllegoryNet, tales_value
 from engine.allegory.game import AllegoryState
 from engine.core import CHANCE
 
@@ -44,9 +46,40 @@ class AllegoryValue(ValueFunction):
         return tales_value(state, forfeited)  # cardroom.luck.kernel's arithmetic (compiled with the engine)
 
 
+_NET_PATH = Path(__file__).with_name("allegory-net-1.json")
+
+
+class NetAllegoryValue(ValueFunction):
+    """``allegory-net@1``: ``V`` learned from play. A small network
+    (cardroom.luck.kernel.AllegoryNet) gives, for each pair of seats, the
+    probability that one finishes above the other from each seat's
+    features (its Tales by total, empty Tales, sets, pairs, Moral Tales,
+    its score if the game ended now, chips, cards held, the greedy bot's
+    smoothed worth and the best gains the Pool offers it with its chips,
+    bid state, turn, and the unseen cards of its weakest Tale) and the
+    shared ones (phase, cards left to the end, deck size, high bid, chips
+    on the Pool); rank points are their mean over the other seats. Fitted
+    by ``benchmarks/luck_fit.py allegory-net`` to the final rank points of
+    every state of matches of greedy-family and search play, seeds
+    ``derive(36000, 'allegory-net', i)`` (weights:
+    ``allegory-net-1.json``)."""
+
+    name = "allegory-net"
+    version = 1
+
+    def __init__(self, table: dict[str, Any] | None = None) -> None:
+        weights = json.loads(_NET_PATH.read_text(encoding="utf-8")) if table is None else table
+        self.net = AllegoryNet(*(weights[k] for k in ("own", "other", "shared", "bias", "out", "out_bias")))
+
+    def __call__(self, state: AllegoryState, forfeited: frozenset[int]) -> list[float]:
+        if state.is_terminal():
+            return terminal_points(state, forfeited)
+        return self.net.value(state, forfeited)
+
+
 class AllegoryAdapter(Adapter):
-    def __init__(self) -> None:
-        self.value = AllegoryValue()
+    def __init__(self, value: ValueFunction | None = None) -> None:
+        self.value = AllegoryValue() if value is None else value
 
     def step(
         self, pre: AllegoryState, event: dict[str, Any], post: AllegoryState, index: int, ctx: Context
@@ -76,4 +109,4 @@ class AllegoryAdapter(Adapter):
         return Step(index, post, sample=lambda rng: with_top(int(rng.random() * len(deck))))
 
 
-__all__ = ["AllegoryAdapter", "AllegoryValue"]
+__all__ = ["AllegoryAdapter", "AllegoryValue", "NetAllegoryValue"]

@@ -24,7 +24,7 @@ import math
 from collections.abc import Callable
 from typing import Final, cast
 
-from engine.allegory.game import CARD_TALE, CARD_THEME, CARD_VALUE, CARDS_TO_END, THEMES, AllegoryState
+from engine.allegory.game import CARD_TALE, CARD_THEME, CARD_VALUE, CARDS_TO_END, SET_BONUS, THEMES, AllegoryState
 from engine.allegra.game import AREA_SIZE, CARD_COUNTS, CARDS, ROUNDS, AllegraState
 
 ALL_SUM: Final = sum(CARDS)
@@ -628,3 +628,229 @@ def tales_value(state: AllegoryState, forfeited: frozenset[int]) -> list[float]:
     spread = SPREAD_END + (SPREAD_START - SPREAD_END) * left
     var = [spread * spread / 2] * n  # the difference's spread is ``spread``
     return points(worths, var, forfeited, False)
+
+
+# -- Allegory: allegory-net@1, a value learned from play ----------------------
+# (cardroom.luck.allegory.NetAllegoryValue names and documents it; the weights
+# are fitted by benchmarks/luck_fit.py allegory-net.) Its features read only
+# what the chance model has revealed: every seat's Tales, Moral and chips, the
+# Pool, the bids, and the cards still unseen as a multiset (the deck's order
+# and which card is where in it are never read).
+
+NET_SEAT_FEATURES: Final = 24
+NET_SHARED_FEATURES: Final = 10
+
+
+def unseen_by_tale(state: AllegoryState) -> tuple[list[int], list[int]]:
+    """Per Tale, how many cards no one has seen yet belong to it, and their values' sum."""
+    count = [0, 0, 0]
+    total = [0, 0, 0]
+    for c in state.deck:  # as a multiset: only which cards, never where
+        t = CARD_TALE[c]
+        count[t] += 1
+        total[t] += CARD_VALUE[c]
+    return count, total
+
+
+def net_seat_features(
+    state: AllegoryState, seat: int, unseen_count: list[int], unseen_total: list[int], claimable: list[bool]
+) -> list[float]:
+    """One seat's features for allegory-net@1 (``NET_SEAT_FEATURES`` of them)."""
+    tales = Tales(state, seat)
+    totals, sizes = tales.totals, tales.sizes
+    low, mid, high = 0, 1, 2  # the Tales by total, lowest first (ties by Tale)
+    if totals[low] > totals[mid]:
+        low, mid = mid, low
+    if totals[mid] > totals[high]:
+        mid, high = high, mid
+    if totals[low] > totals[mid]:
+        low, mid = mid, low
+    empty = int(sizes[0] == 0) + int(sizes[1] == 0) + int(sizes[2] == 0)
+    sets = 0
+    pairs = 0
+    for x in tales.order:
+        k = tales.counts[x]
+        sets += k // 3
+        if k % 3 == 2:
+            pairs += 1
+    base = tales.worth()
+    best = 0.0
+    second = 0.0
+    best_claim = 0.0
+    for i in range(len(state.pool)):
+        gain = tales.worth(state.pool[i], state.pchips[i]) - base
+        if gain > best:
+            second = best
+            best = gain
+        elif gain > second:
+            second = gain
+        if claimable[i] and gain > best_claim:
+            best_claim = gain
+    n = state.n
+    cur = state.cur
+    lows = unseen_count[low]
+    return [
+        float(totals[low]),
+        float(totals[mid]),
+        float(totals[high]),
+        float(sizes[low]),
+        float(empty),
+        float(empty == 0),
+        float(sets),
+        float(pairs),
+        float(tales.moral_tales),
+        float(totals[low] + SET_BONUS * sets + tales.moral_tales),
+        float(state.chips[seat]),
+        float(state.ncards[seat]),
+        base,
+        best,
+        second,
+        best_claim,
+        float(state.bids[seat]),
+        float(state.rested[seat]),
+        float(state.hbidder == seat),
+        float(cur == seat and 0 < state.phase < 4),
+        float(state.winner == seat and state.phase > 1),
+        float((seat - cur) % n) / n,
+        float(lows),
+        unseen_total[low] / lows if lows else 0.0,
+    ]
+
+
+def net_shared_features(state: AllegoryState) -> list[float]:
+    """What the seats share, for allegory-net@1 (``NET_SHARED_FEATURES`` of them)."""
+    most = 0
+    for x in state.ncards:
+        if x > most:
+            most = x
+    pool_chips = 0
+    for k in state.pchips:
+        pool_chips += k
+    phase = state.phase
+    return [
+        float(phase == 1),
+        float(phase == 2),
+        float(phase == 3),
+        float(CARDS_TO_END - most),
+        float(len(state.deck)),
+        float(state.round == 1),
+        float(state.high),
+        float(pool_chips),
+        float(len(state.pool)),
+        float(state.n),
+    ]
+
+
+def net_claimable(state: AllegoryState) -> list[bool]:
+    """Which Pool cards a Resting seat may claim (the engine's rule, read not called)."""
+    pc = state.pchips
+    most = 0
+    for k in pc:
+        if k > most:
+            most = k
+    story = state.round > 1 and most > 0
+    return [story and k == most for k in pc]
+
+
+class AllegoryNet:
+    """allegory-net@1's weights and evaluation: a one-hidden-layer network
+    of the pair (seat ``s``, seat ``o``) and the shared features gives the
+    log-odds that ``s`` finishes above ``o``; ``above[s][o]`` is the mean
+    of its probability and one minus the pair's other way round (so the
+    two add up to 1), and ``V_s`` the mean over the other seats (rank
+    points). The first layer is split by its inputs (``own``: s's
+    features, ``other``: o's, ``shared``), each seat's parts computed once,
+    in one pass over its features (the weights flat, unit by unit: this
+    loop is most of ``V``'s cost). The inputs' standardisation is folded
+    into the weights."""
+
+    def __init__(
+        self, own: list[list[float]], other: list[list[float]], shared: list[list[float]], bias: list[float],
+        out: list[float], out_bias: float,
+    ) -> None:  # fmt: skip
+        self.own = [w for row in own for w in row]  # unit h's weight on feature i at h * NET_SEAT_FEATURES + i
+        self.other = [w for row in other for w in row]
+        self.shared = [w for row in shared for w in row]
+        self.bias = bias
+        self.out = out
+        self.out_bias = out_bias
+        self.hidden = len(bias)
+        if self.hidden % 4:
+            raise ValueError("allegory-net's hidden units come in fours (value() takes them four at a time)")
+
+    def value(self, state: AllegoryState, forfeited: frozenset[int]) -> list[float]:
+        """``V`` of a state that is not terminal."""
+        n = state.n
+        hidden = self.hidden
+        count, total = unseen_by_tale(state)
+        claimable = net_claimable(state)
+        g = net_shared_features(state)
+        shared: list[float] = []
+        for h in range(hidden):
+            acc = self.bias[h]
+            at = h * NET_SHARED_FEATURES
+            for i in range(NET_SHARED_FEATURES):
+                acc += self.shared[at + i] * g[i]
+            shared.append(acc)
+        own: list[list[float]] = []  # own[s][h]: unit h's input from s as the first of the pair, the shared part in it
+        other: list[list[float]] = []
+        wa, wb = self.own, self.other
+        for s in range(n):
+            x = net_seat_features(state, s, count, total, claimable)
+            at_x: list[int] = []  # the features that are not 0 (most flags are not set): only they add anything
+            nonzero: list[float] = []
+            for i in range(NET_SEAT_FEATURES):
+                if x[i] != 0.0:
+                    at_x.append(i)
+                    nonzero.append(x[i])
+            m = len(at_x)
+            a: list[float] = []
+            b: list[float] = []
+            # four units at a time (each feature read once for the four;
+            # each unit's sum still in the features' order)
+            for h in range(0, hidden, 4):
+                a0, a1, a2, a3 = shared[h], shared[h + 1], shared[h + 2], shared[h + 3]
+                b0 = b1 = b2 = b3 = 0.0
+                at0 = h * NET_SEAT_FEATURES
+                at1 = at0 + NET_SEAT_FEATURES
+                at2 = at1 + NET_SEAT_FEATURES
+                at3 = at2 + NET_SEAT_FEATURES
+                for j in range(m):
+                    xi = nonzero[j]
+                    i = at_x[j]
+                    a0 += wa[at0 + i] * xi
+                    b0 += wb[at0 + i] * xi
+                    a1 += wa[at1 + i] * xi
+                    b1 += wb[at1 + i] * xi
+                    a2 += wa[at2 + i] * xi
+                    b2 += wb[at2 + i] * xi
+                    a3 += wa[at3 + i] * xi
+                    b3 += wb[at3 + i] * xi
+                a += [a0, a1, a2, a3]
+                b += [b0, b1, b2, b3]
+            own.append(a)
+            other.append(b)
+        out = self.out
+        p = [[0.0] * n for _ in range(n)]  # p[s][o]: the network's probability that s finishes above o
+        for s in range(n):
+            a = own[s]
+            for o in range(n):
+                if o == s:
+                    continue
+                b = other[o]
+                z = self.out_bias
+                for h in range(hidden):
+                    u = a[h] + b[h]
+                    if u > 0.0:
+                        z += out[h] * u
+                if z > 40.0:
+                    z = 40.0
+                elif z < -40.0:
+                    z = -40.0
+                p[s][o] = 1.0 / (1.0 + math.exp(-z))
+        above = [[0.0] * n for _ in range(n)]
+        for s in range(n):
+            for o in range(n):
+                if o != s:
+                    above[s][o] = 0.5 * (p[s][o] + (1.0 - p[o][s]))
+        return mean_over_others(n, forfeited, above)

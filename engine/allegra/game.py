@@ -141,6 +141,9 @@ class Layout:
         self.prev = tuple((s - 1) % n for s in range(n))
         self.order_from = tuple(tuple((a + k) % n for k in range(n)) for a in range(n))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (layout, (self.n,))  # one layout a player count, shared again after unpickling
+
 
 _LAYOUTS: Final[dict[int, Layout]] = {}
 

@@ -16,6 +16,14 @@ gets its own seed; on the ladders that play duplicate sets
 rotation, k matches sharing a seed, each counted as a match (busy, fair
 shares, the queue's target). Only bots whose current version is active play.
 
+No table seats two bots of one owner (``CARDROOM_SEPARATE_OWNERS``, on by
+default; decision 278): two bots of one account could share what each seat
+sees, or one could lose to the other on purpose, and the platform cannot
+tell. cardroom's own bots (built in, or its account's) count each as an
+owner of its own. A
+ladder whose allowed bots have fewer owners than a table has seats makes no
+match (it waits for another owner's bot, or for one over its fair share).
+
 One ladder is topped up under a lock on its row, so two runs of the periodic
 task at once (a slow run overlapping the next) never overfill a queue.
 """
@@ -36,6 +44,7 @@ from django.utils import timezone
 from ladder.models import Bot, Ladder, Match, Participant, Rating
 from ladder.selectors import adjusted
 from ladder.services import duplicate_sets
+from ladder.services.bots import SYSTEM_USERNAME
 from ladder.services.fairshare import FairShare
 from ladder.services.matches import create_match, enqueue_after_commit
 from ladder.services.ratings import ensure_ratings
@@ -57,10 +66,29 @@ def misorder_chance(a: tuple[float, float], b: tuple[float, float]) -> float:
     return NormalDist().cdf(-abs(a[0] - b[0]) / sd)
 
 
+def table_owner(bot: Bot) -> object:
+    """Whom matchmaking keeps to one seat a table: the bot's owner; the bot
+    itself for cardroom's own bots (built in, or its account's), and for
+    every bot with ``CARDROOM_SEPARATE_OWNERS`` off (a private ladder of one
+    researcher's bots)."""
+    if bot.builtin or not settings.CARDROOM_SEPARATE_OWNERS or bot.owner.username == SYSTEM_USERNAME:
+        return ("bot", bot.pk)
+    return ("owner", bot.owner_id)
+
+
+def one_bot_an_owner(bots: list[Bot]) -> list[Bot]:
+    """The first of ``bots`` of each table owner, in order: a draw from
+    them never seats an owner twice."""
+    first: dict[object, Bot] = {}
+    for bot in bots:
+        first.setdefault(table_owner(bot), bot)
+    return list(first.values())
+
+
 def eligible_bots(ladder: Ladder) -> list[Bot]:
     return list(
         Bot.objects.filter(game=ladder.game, current_version__status="active", withdrawn__isnull=True)
-        .select_related("current_version")
+        .select_related("current_version", "owner")
         .order_by("pk")
     )
 
@@ -107,17 +135,20 @@ class _Candidates:
     def choose(self, n: int, rng: random.Random) -> list[Bot] | None:
         """A lineup in seat order (not counted yet: ``count``)."""
         allowed = [b for b in self.bots if self.fair.allows(b)]
-        if len(allowed) < n:
+        if len({table_owner(b) for b in allowed}) < n:
             return None
 
         def need(bot: Bot) -> tuple:
             return (self.busy.get(bot.pk, 0), -self.sigma[bot.pk], rng.random())
 
         first = min(allowed, key=need)
-        others = [b for b in allowed if b.pk != first.pk]
-        pool = self._informative_pool(first, others, n - 1, rng) if self.informative else None
-        if pool is None:
-            pool = self._elo_nearest(first, others, rng)[: 2 * (n - 1)]
+        others = [b for b in allowed if table_owner(b) != table_owner(first)]
+        nearest = self._elo_nearest(first, others, rng)
+        informative = self._informative_pool(first, others, n - 1, rng) if self.informative else None
+        if informative is None:
+            pool = one_bot_an_owner(nearest)[: 2 * (n - 1)]
+        else:  # Elo's nearest fill in for the owners the informative pool holds twice
+            pool = one_bot_an_owner(informative + nearest)[: max(n - 1, len(one_bot_an_owner(informative)))]
         lineup = [first, *rng.sample(pool, n - 1)]
         rng.shuffle(lineup)
         return lineup

@@ -129,3 +129,72 @@ def test_a_build_that_does_not_load_leaves_the_reference(tmp_path):
     assert form == "reference" and "does not load here" in why and all(f.endswith(".py") for f in files)
     (note,) = out.stderr.splitlines()
     assert note.startswith("cardroom: the compiled engine does not load here") and note.endswith("reference engine")
+
+
+# A state pickled at every step of seeded random games (both games, 2-6
+# players), in the form the process runs, is printed as its fields and the
+# rest of its game played from the copy; the same from the original.
+PICKLE_GAMES = (
+    "import json, pickle, random, sys, engine\n"
+    "from tests.engine.differential import _fields\n"
+    "out = {'form': engine.ENGINE_FORM, 'games': []}\n"
+    "for game in ('allegory', 'allegra'):\n"
+    "    for n in range(2, 7):\n"
+    "        rng = random.Random(n)\n"
+    "        state = engine.new_game(game, n).new_initial_state()\n"
+    "        copies = []\n"
+    "        while not state.is_terminal():\n"
+    "            copy = pickle.loads(pickle.dumps(state))\n"
+    "            assert _fields(copy) == _fields(state), (game, n)\n"
+    "            assert copy.observation(0) == state.observation(0), (game, n)\n"
+    "            copies.append(pickle.dumps(state))\n"
+    "            if state.is_chance_node():\n"
+    "                state.apply_chance(state.sample_chance(rng))\n"
+    "            else:\n"
+    "                seat = state.to_act()[0]\n"
+    "                state.apply(seat, state.random_action(seat, rng))\n"
+    "        # the copy from the middle plays on, with its own stream, to a result\n"
+    "        middle = pickle.loads(copies[len(copies) // 2])\n"
+    "        play = random.Random(0)\n"
+    "        while not middle.is_terminal():\n"
+    "            if middle.is_chance_node():\n"
+    "                middle.apply_chance(middle.sample_chance(play))\n"
+    "            else:\n"
+    "                seat = middle.to_act()[0]\n"
+    "                middle.apply(seat, middle.random_action(seat, play))\n"
+    "        out['games'].append([game, n, len(copies), middle.result().ranks, copies[len(copies) // 2].hex()])\n"
+    "print(json.dumps(out))\n"
+)
+
+
+def test_a_state_pickles_and_plays_on_in_both_forms():
+    """OpenSpiel's serialization of a sampled world pickles the engine's
+    state: mypyc's classes have no default pickling, so the engine gives
+    its own, field by field; a pickle made in one form loads in the other."""
+    runs = {}
+    for form in ("reference", None):  # None: the form this checkout loads (compiled where built)
+        done = python(PICKLE_GAMES, form)
+        assert done.returncode == 0, done.stderr[-2000:]
+        runs[form or "compiled"] = json.loads(done.stdout)
+    assert runs["reference"]["form"] == "reference"
+    if runs["compiled"]["form"] != "compiled":
+        pytest.skip("no compiled engine here: the reference's pickling is checked")
+    assert [g[:4] for g in runs["compiled"]["games"]] == [g[:4] for g in runs["reference"]["games"]]
+    # and across: the compiled form's middle state, loaded by the reference
+    check = (
+        "import json, pickle, sys\n"
+        "from tests.engine.differential import _fields\n"
+        "import engine\n"
+        "for game, n, _, _, data in json.load(sys.stdin)['games']:\n"
+        "    state = pickle.loads(bytes.fromhex(data))\n"
+        "    assert state.num_players == n and state.game.id == game\n"
+        "    state.legal_actions(0)\n"
+        "print(engine.ENGINE_FORM)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != ENV}
+    env.update({ENV: "reference", "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        [sys.executable, "-c", check], cwd=ROOT, env=env, input=json.dumps(runs["compiled"]),
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip() == "reference", done.stderr[-2000:]

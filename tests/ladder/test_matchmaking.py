@@ -13,13 +13,14 @@ from decimal import Decimal
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
+from django.utils import timezone
 
 from cardroom.runner import run_match
 from ladder import tasks
 from ladder.models import Bot, BotVersion, Ladder, Match, Rating
 from ladder.services import bots as bot_services
 from ladder.services.matches import claim_match, create_match, record_result
-from ladder.services.matchmaking import pick_lineup, top_up_queues
+from ladder.services.matchmaking import pick_lineup, table_owner, top_up_queues
 
 _names = itertools.count(1)
 
@@ -32,8 +33,12 @@ def make_bot(game: str, status: str | None = BotVersion.Status.ACTIVE) -> Bot:
     if status is None:
         return bot
     version = BotVersion.objects.create(
-        bot=bot, number=1, package=f"tests/{bot.name}.py", filename="bot.py",
-        sha256=hashlib.sha256(bot.name.encode()).hexdigest(), size=1,
+        bot=bot,
+        number=1,
+        package=f"tests/{bot.name}.py",
+        filename="bot.py",
+        sha256=hashlib.sha256(bot.name.encode()).hexdigest(),
+        size=1,
     )
     bot_services.activate_version(version)
     if status != BotVersion.Status.ACTIVE:
@@ -43,7 +48,9 @@ def make_bot(game: str, status: str | None = BotVersion.Status.ACTIVE) -> Bot:
 
 
 def make_ladder(game: str, players: int, active: bool = True) -> Ladder:
-    return Ladder.objects.create(name=f"mm {game} {players}p #{next(_names)}", game=game, players_per_match=players, active=active)
+    return Ladder.objects.create(
+        name=f"mm {game} {players}p #{next(_names)}", game=game, players_per_match=players, active=active
+    )
 
 
 def play(ladder: Ladder, bots: list[Bot], seed: int) -> Match:
@@ -255,3 +262,70 @@ def test_two_top_ups_at_once_do_not_overfill_a_queue(transactional_db, settings)
         t.join(timeout=60)
     assert not errors
     assert queued(ladder).count() == 6
+
+
+def owned_bots(owner, game: str, count: int) -> list[Bot]:
+    """``count`` bots of ``owner``, each with an active version."""
+    made = []
+    for _ in range(count):
+        bot = make_bot(game)
+        Bot.objects.filter(pk=bot.pk).update(owner=owner)
+        bot.refresh_from_db()
+        made.append(bot)
+    return made
+
+
+def owners_at_each_table(ladder: Ladder) -> list[list[int]]:
+    return [
+        list(m.participants.values_list("bot__owner_id", flat=True))
+        for m in Match.objects.filter(ladder=ladder).prefetch_related("participants")
+    ]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("game,players", [("allegory", 2), ("allegra", 3)])
+def test_no_table_seats_two_bots_of_one_owner(only_my_ladders, settings, game, players):
+    """Two bots of one account at a table could share what each seat sees,
+    or one could lose to the other on purpose: matchmaking never seats them
+    together (decision 278), however many bots the account has."""
+    settings.CARDROOM_QUEUE_TARGET = 12
+    users = get_user_model().objects
+    many, *others = (users.create(username=f"sep-owner{next(_names)}") for _ in range(players))
+    ladder = make_ladder(game, players)
+    mine = owned_bots(many, game, 5)
+    for owner in others:
+        owned_bots(owner, game, 1)
+    created = top_up_queues(random.Random(players))
+    assert len(created) == 12
+    played = Counter()
+    for table in Match.objects.filter(ladder=ladder):
+        seated = [p.bot for p in table.participants.select_related("bot__owner")]
+        assert len({table_owner(b) for b in seated}) == players  # cardroom's built-in bots play too
+        assert sum(b.owner_id == many.pk for b in seated) <= 1
+        played.update(b.pk for b in seated)
+    assert all(played[b.pk] > 0 for b in mine)  # each of the account's bots still plays
+
+
+@pytest.mark.django_db
+def test_a_ladder_of_too_few_owners_waits_unless_separation_is_off(only_my_ladders, settings):
+    settings.CARDROOM_QUEUE_TARGET = 6
+    ladder = make_ladder("allegra", 2)
+    Bot.objects.filter(game="allegra").update(withdrawn=timezone.now())  # cardroom's built-in bots too
+    owner = get_user_model().objects.create(username=f"sep-solo{next(_names)}")
+    owned_bots(owner, "allegra", 4)
+    assert top_up_queues(random.Random(1)) == []  # one account: no table it may fill alone
+    # cardroom's own bots (built in, or its account's) are each an owner of their own
+    house = owned_bots(bot_services.system_user(), "allegra", 2)
+    created = top_up_queues(random.Random(2))
+    assert len(created) == 6
+    for table in Match.objects.filter(pk__in=created):
+        seated = list(table.participants.values_list("bot_id", "bot__owner_id"))
+        assert sum(owner_id == owner.pk for _, owner_id in seated) <= 1, seated
+    assert table_owner(house[0]) != table_owner(house[1])  # the two may share a table
+    # a private ladder of one researcher's bots switches it off
+    Match.objects.filter(ladder=ladder).delete()
+    Bot.objects.filter(pk__in=[b.pk for b in house]).update(withdrawn=timezone.now())
+    settings.CARDROOM_SEPARATE_OWNERS = False
+    created = top_up_queues(random.Random(3))
+    assert len(created) == 6
+    assert all(set(owners) == {owner.pk} for owners in owners_at_each_table(ladder))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import re
 import statistics
 import subprocess
@@ -17,6 +18,7 @@ from cardroom.luck import adapter_for, luck_of
 from cardroom.luck.estimator import iter_steps, rank_points
 from cardroom.players import InProcessPlayer
 from cardroom.runner import run_match
+from engine.allegory.game import CARD_TALE, CARD_VALUE
 from engine.allegra.game import CARDS
 from engine.replay import load
 
@@ -231,3 +233,63 @@ def test_allegra_ender_1_favours_the_seat_whose_doubling_is_less_likely():
     assert behind < 0.3 < 0.7 < ahead
     # with rounds to come whose spread dwarfs a doubling, they hardly count
     assert behind < value.above(0.0, m, 2.0, 300.0, 30.0, 28.0, 1.0, 0.0) == pytest.approx(0.5, abs=0.05)
+
+
+def test_allegory_net_1_is_a_distribution_over_ranks_and_its_luck_averages_to_0_at_exact_steps():
+    """``allegory-net@1`` (the learned value, decision 277) on every Allegory
+    replay (2 to 6 players, unique Morals, a forfeit): at every alternative
+    of every chance step each seat's value is a rank-points figure and they
+    add up to the same total; at the exact steps (the last 13 cards) the
+    luck's expectation over the alternatives is 0 to float precision and
+    the actual outcome is one of them; some luck is credited."""
+    from cardroom.luck.allegory import AllegoryAdapter, NetAllegoryValue
+    from cardroom.luck.estimator import luck_with
+
+    value = NetAllegoryValue()
+    assert value.label == "allegory-net@1"
+    adapter = AllegoryAdapter(value)
+    exact_steps = 0
+    for path in [p for p in OWN if load(p)["game"] == "allegory"]:
+        doc = load(path)
+        n = doc["num_players"]
+        forfeits = {f["seat"]: f["event"] for f in doc["result"].get("forfeits", [])}
+        for step, forfeited in iter_steps(doc, adapter, forfeits):
+            if step.exact is None:
+                continue
+            exact_steps += 1
+            assert sum(p for p, _ in step.exact) == pytest.approx(1, abs=1e-12)
+            values = [value(s, forfeited) for _, s in step.exact]
+            for v in values:
+                assert all(-1e-12 <= x <= 1 + 1e-12 for x in v)
+                assert sum(v) == pytest.approx(n / 2, abs=1e-9)
+            expected = [sum(p * v[s] for (p, _), v in zip(step.exact, values)) for s in range(n)]
+            luck_mean = [sum(p * (v[s] - expected[s]) for (p, _), v in zip(step.exact, values)) for s in range(n)]
+            assert luck_mean == pytest.approx([0.0] * n, abs=1e-12)
+            assert value(step.actual, forfeited) in values
+        report = luck_with(doc, lambda _g: adapter)
+        assert report.value_function == "allegory-net@1"
+        assert sum(s.luck for s in report.seats) == pytest.approx(0, abs=1e-9)
+        assert any(abs(s.luck) > 1e-6 for s in report.seats)
+    assert exact_steps > 5
+
+
+def test_allegory_net_1_favours_the_seat_ahead():
+    """Late in a 2-player game, the seat whose weakest Tale is far higher is
+    the favourite; with the Tales swapped, the other is."""
+    from cardroom.luck.allegory import NetAllegoryValue
+    from engine import new_game
+
+    value = NetAllegoryValue()
+    state = new_game("allegory", 2).new_initial_state()
+    state.apply_chance(state.sample_chance(random.Random(277)))
+    dealt = sorted(state.deck, key=lambda c: -CARD_VALUE[c])
+    strong = [[c for c in dealt if CARD_TALE[c] == t][:3] for t in range(3)]
+    weak = [[c for c in reversed(dealt) if CARD_TALE[c] == t][:3] for t in range(3)]
+    for c in [c for tale in strong + weak for c in tale]:
+        state.deck.remove(c)
+    state.tales = [strong, weak]
+    state.ncards = [9, 9]
+    ahead = value(state, frozenset())
+    state.tales = [weak, strong]
+    behind = value(state, frozenset())
+    assert ahead[0] > 0.8 and behind[0] < 0.2
