@@ -3,6 +3,8 @@
 
     .venv/bin/python benchmarks/luck_fit.py allegra [--matches 300]
     .venv/bin/python benchmarks/luck_fit.py allegra-outcome [--matches 600]
+    .venv/bin/python benchmarks/luck_fit.py allegra-net-play --first I --matches K [--search] --data FILE
+    PYTHON-WITH-NUMPY benchmarks/luck_fit.py allegra-net --data FILE... [--hidden 32 --epochs 5 --td-epochs 3]
 
 Allegra (``allegra-area@2``): plays built-in greedy against itself and
 against greedy with a random move a tenth of the time, on seeds
@@ -28,6 +30,17 @@ every state of matches of greedy against greedy and against weak greedy,
 seeds ``derive(FIT_BASE, 'allegra-outcome', i)``. Written to
 cardroom/luck/allegra-area-3.json.
 
+Allegra (``allegra-net@1``, decision 276): ``allegra-net-play`` plays
+matches of greedy-family play (``NET_PLAY``: greedy, greedy with a random
+move 5%, 10% or 20% of the time, at 2 to 4 players; ``--search``:
+``NET_SEARCH_PLAY``, the search bots at 20 and 40 iterations) on seeds
+``derive(FIT_BASE, 'allegra-net', i)`` and writes, for every state after an
+event, the network's inputs (cardroom.luck.kernel.seat_inputs) and the
+result; ``allegra-net`` fits the network on those files (numpy, which the
+product does not need: run it with any Python that has numpy, e.g. a venv
+of its own) and writes cardroom/luck/allegra-net-1.json. The weights of
+record: matches 0-8899 of the first and 100000-100199 of the second
+(``--first``, ``--matches``), fitted with the defaults of ``allegra-net``.
 Allegory (``allegory-net@1``; needs numpy and scikit-learn, which the
 product does not: run it with a Python that has them and this project's
 dependencies, e.g. a venv of your own): plays matches of greedy-family play
@@ -293,6 +306,250 @@ class _NoEnder:
         self.n = n
 
 
+# allegra-net@1's training play: (share of the matches, seats). "weak-greedy-X":
+# greedy playing a uniformly random legal move a fraction X of the time.
+NET_PLAY = (
+    (6, ("greedy", "greedy")),
+    (3, ("greedy", "weak-greedy-0.05")),
+    (6, ("greedy", "weak-greedy-0.1")),
+    (3, ("greedy", "weak-greedy-0.2")),
+    (2, ("weak-greedy-0.1", "weak-greedy-0.1")),
+    (1, ("greedy", "greedy", "greedy")),
+    (1, ("greedy", "weak-greedy-0.1", "greedy", "weak-greedy-0.1")),
+)
+NET_SEARCH_PLAY = ((1, ("ismcts-40", "ismcts-20")), (1, ("greedy", "ismcts-20")))
+NET_OUT = OUT.with_name("allegra-net-1.json")
+
+
+def net_player(name: str):
+    if name.startswith("weak-greedy-"):
+        from luck_variance import WeakGreedy
+
+        return WeakGreedy("allegra", float(name.rsplit("-", 1)[1]))
+    return make(name, "allegra")
+
+
+def net_seats(play, i: int) -> list[str]:
+    """The seats of the i-th training match: the mix by its shares, seats rotated."""
+    total = sum(w for w, _ in play)
+    k = i % total
+    chosen = play[0][1]
+    for w, seats in play:
+        chosen = seats
+        if k < w:
+            break
+        k -= w
+    r = (i // total) % len(chosen)
+    return list(chosen[r:] + chosen[:r])
+
+
+def collect_allegra_net(first: int, matches: int, search: bool, out: Path) -> None:
+    """Every state of ``matches`` training matches (seeds ``derive(FIT_BASE,
+    'allegra-net', i)`` from ``first``): per pair of seats, the network's
+    inputs and whether the first finished above the second (½ a tie).
+    One JSON line a match."""
+    from cardroom.luck.kernel import seat_inputs
+
+    play = NET_SEARCH_PLAY if search else NET_PLAY
+    with out.open("w") as f:
+        for i in range(first, first + matches):
+            names = net_seats(play, i)
+            replay = run_match(
+                "allegra", [net_player(n) for n in names], seed=derive(FIT_BASE, "allegra-net", i)
+            ).replay
+            points = rank_points(replay["result"]["ranks"])
+            rows = []
+            for _index, _event, state in iter_states(replay):
+                if state.is_terminal():
+                    continue
+                seats, context = seat_inputs(state)
+                totals = [float(t) for t in state.totals]
+                rows.append([seats, context, totals])
+            f.write(json.dumps({"i": i, "names": names, "points": points, "states": rows}) + "\n")
+            f.flush()
+
+
+def load_net_rows(paths: list[Path]):
+    """The training rows of the collected matches, as numpy arrays: per pair
+    of seats (both orders are the same row: the model is antisymmetric),
+    the first seat's inputs, the second's, the state's, the score gap
+    (second minus first, over 40), whether the first finished above the
+    second (½ a tie), the match's index, and the rounds still to deal at
+    the end of the state's round with the gap then (-1 in the last
+    round)."""
+    import numpy as np
+
+    cache = paths[0].with_name("allegra-net-rows-" + "-".join(p.stem for p in paths) + ".npz")
+    if cache.exists():
+        got = np.load(cache)
+        return tuple(got[k] for k in ("own", "other", "ctx", "gap", "y", "match", "later", "end_gap", "pairs"))
+    own, other, ctx, gap, y, match, later, end_gap, pairs = [], [], [], [], [], [], [], [], []
+    for path in paths:
+        with path.open() as f:
+            for line in f:
+                m = json.loads(line)
+                pts = m["points"]
+                states = m["states"]
+                # the end of each state's round: the next state between rounds
+                ends: list[tuple[float, list[float]] | None] = [None] * len(states)
+                upcoming = None
+                for k in range(len(states) - 1, -1, -1):
+                    _seats, context, totals = states[k]
+                    ends[k] = upcoming
+                    if context[2] == 1.0:  # between rounds: the round before it ended here
+                        upcoming = (context[0] * 2.0, totals)
+                for (seats, context, totals), end in zip(states, ends):
+                    n = len(seats)
+                    for s in range(n):
+                        for o in range(s + 1, n):
+                            own.append(seats[s])
+                            other.append(seats[o])
+                            ctx.append(context)
+                            gap.append((totals[o] - totals[s]) / 40.0)
+                            y.append(1.0 if pts[s] > pts[o] else 0.0 if pts[s] < pts[o] else 0.5)
+                            match.append(m["i"])
+                            pairs.append(n * (n - 1) // 2)
+                            if end is None or context[2] == 1.0:
+                                later.append(-1)
+                                end_gap.append(0.0)
+                            else:
+                                later.append(int(round(end[0])))
+                                end_gap.append((end[1][o] - end[1][s]) / 40.0)
+    f64 = np.float64
+    arrays = {
+        "own": np.array(own, f64), "other": np.array(other, f64), "ctx": np.array(ctx, f64), "gap": np.array(gap, f64),
+        "y": np.array(y, f64), "match": np.array(match), "later": np.array(later), "end_gap": np.array(end_gap, f64),
+        "pairs": np.array(pairs),
+    }  # fmt: skip
+    np.savez(cache, **arrays)
+    return tuple(arrays.values())
+
+
+def between_rounds_slopes(later, end_gap, gap, y, ctx) -> dict[int, float]:
+    """Per number of rounds still to deal, the slope ``a`` of ``P(first
+    above second) = σ(a · gap)`` over the states between rounds, by
+    maximum likelihood (on a fine grid: one parameter)."""
+    import numpy as np
+
+    out = {}
+    for k in sorted({int(x) for x in later if x >= 0}):
+        sel = (ctx[:, 2] == 1.0) & (np.round(ctx[:, 0] * 2.0) == k)
+        g, t = gap[sel], y[sel]
+        grid = np.linspace(0.0, 20.0, 801)
+        ll = [float(np.sum(t * -np.logaddexp(0, -a * g) + (1 - t) * -np.logaddexp(0, a * g))) for a in grid]
+        out[k] = float(grid[int(np.argmax(ll))])
+    return out
+
+
+def fit_allegra_net(paths: list[Path], hidden: int, epochs: int, td_lambda: float, td_epochs: int) -> dict:
+    """``allegra-net@1``'s weights: ``σ(g(s, o) − g(o, s))`` (cardroom.luck.kernel.NetModel)
+    fitted by Adam on the log loss, on every state of the collected
+    matches, a tenth of the matches held out to say how well it predicts.
+    First to the outcome (in a round before the last, to the chance of
+    finishing above given the scores once the round is over: the same
+    expectation, without the later rounds' chance), stopping at the epoch
+    best on the held-out matches; then, ``td_epochs`` more, to the λ-return
+    of the network's own values along each match (TD(λ)): what the luck
+    estimator needs is a ``V`` that does not move where the play's outcome
+    does not, and the next state's value says that with far less noise
+    than the outcome."""
+    import numpy as np
+
+    a_s, a_o, ctx, d, outcome, match, later, end_gap, pairs = load_net_rows(paths)
+    slopes = between_rounds_slopes(later, end_gap, d, outcome, ctx)
+    y = outcome.copy()
+    for k, a in slopes.items():
+        sel = later == k
+        y[sel] = 1.0 / (1.0 + np.exp(-a * end_gap[sel]))
+    print(f"{len(y)} rows; between rounds, slope by rounds to deal: {slopes}", flush=True)
+    rng = np.random.default_rng(FIT_BASE)
+    held = (match * 2654435761 % 10) == 0  # a tenth of the matches, by index
+    tr, va = np.where(~held)[0], np.where(held)[0]
+    fs, fc = a_s.shape[1], ctx.shape[1]
+    p = {
+        "gap": rng.normal(0, 0.5, hidden), "own": rng.normal(0, 0.3, (hidden, fs)),
+        "other": rng.normal(0, 0.3, (hidden, fs)), "context": rng.normal(0, 0.3, (hidden, fc)),
+        "bias": np.zeros(hidden), "out": rng.normal(0, 0.3, hidden),
+    }  # fmt: skip
+
+    def forward(p, idx):
+        base = ctx[idx] @ p["context"].T + p["bias"]
+        u1 = np.tanh(np.outer(d[idx], p["gap"]) + a_s[idx] @ p["own"].T + a_o[idx] @ p["other"].T + base)
+        u2 = np.tanh(np.outer(-d[idx], p["gap"]) + a_o[idx] @ p["own"].T + a_s[idx] @ p["other"].T + base)
+        z = (u1 - u2) @ p["out"]
+        return u1, u2, 1.0 / (1.0 + np.exp(-z))
+
+    def held_out(p):
+        q = np.clip(forward(p, va)[2], 1e-9, 1 - 1e-9)
+        t = outcome[va]
+        return float(-np.mean(t * np.log(q) + (1 - t) * np.log(1 - q))), float(np.mean((q - t) ** 2))
+
+    def train(p, target, epochs, lr, keep_best):
+        m1 = {k: np.zeros_like(v) for k, v in p.items()}
+        m2 = {k: np.zeros_like(v) for k, v in p.items()}
+        best = (math.inf, p, -1, math.inf)
+        step, batch = 0, 4096
+        for epoch in range(epochs):
+            order = rng.permutation(tr)
+            for k in range(0, len(order), batch):
+                idx = order[k : k + batch]
+                u1, u2, q = forward(p, idx)
+                dz = (q - target[idx]) / len(idx)
+                dpre1 = np.outer(dz, p["out"]) * (1 - u1 * u1)
+                dpre2 = -np.outer(dz, p["out"]) * (1 - u2 * u2)
+                grads = {
+                    "out": (u1 - u2).T @ dz,
+                    "gap": dpre1.T @ d[idx] - dpre2.T @ d[idx],
+                    "own": dpre1.T @ a_s[idx] + dpre2.T @ a_o[idx],
+                    "other": dpre1.T @ a_o[idx] + dpre2.T @ a_s[idx],
+                    "context": (dpre1 + dpre2).T @ ctx[idx],
+                    "bias": (dpre1 + dpre2).sum(axis=0),
+                }
+                step += 1
+                p = dict(p)
+                for key, g in grads.items():
+                    m1[key] = 0.9 * m1[key] + 0.1 * g
+                    m2[key] = 0.999 * m2[key] + 0.001 * g * g
+                    p[key] = p[key] - lr * (m1[key] / (1 - 0.9**step)) / (np.sqrt(m2[key] / (1 - 0.999**step)) + 1e-8)
+            lr *= 0.85
+            loss, brier = held_out(p)
+            print(f"epoch {epoch}: held-out log loss {loss:.4f}, Brier {brier:.4f}", flush=True)
+            if loss < best[0] or not keep_best:
+                best = (loss, p, epoch, brier)
+        return best
+
+    loss, p, epoch, brier = train(p, y, epochs, 3e-3, True)
+    td = {}
+    if td_epochs:
+        # the λ-return along each pair's sequence of states (rows of one
+        # match are in order, a pair's next row ``pairs`` rows on); the
+        # outcome after the last
+        nxt = np.arange(len(y)) + pairs
+        last = (nxt >= len(y)) | (match[np.minimum(nxt, len(y) - 1)] != match)
+        for _stage in range(td_epochs):
+            v = np.concatenate(
+                [forward(p, np.arange(k, min(k + 200_000, len(y))))[2] for k in range(0, len(y), 200_000)]
+            )
+            g = outcome.copy()
+            for r in range(len(y) - 1, -1, -1):
+                if not last[r]:
+                    g[r] = (1 - td_lambda) * v[nxt[r]] + td_lambda * g[nxt[r]]
+            loss, p, _e, brier = train(p, g, 1, 1e-3, False)
+        td = {"td_lambda": td_lambda, "td_epochs": td_epochs}
+    constant = float(np.mean((outcome[va] - 0.5) ** 2))
+    return {
+        "fitted_on": f"{len(set(match.tolist()))} matches of greedy-family play (benchmarks/luck_fit.py NET_PLAY, "
+        f"NET_SEARCH_PLAY), seeds derive({FIT_BASE}, 'allegra-net', i); every state after an event",
+        "hidden": hidden,
+        "rows": int(len(y)),
+        "between_rounds_slopes": slopes,
+        **td,
+        "held_out": {"log_loss": round(loss, 5), "brier": round(brier, 5), "brier_constant_half": round(constant, 5),
+                     "epoch": epoch},
+        **{k: np.round(v, 8).tolist() for k, v in p.items()},
+    }  # fmt: skip
+
+
 # -- Allegory: allegory-net@1 ---------------------------------------------------
 
 OUT_ALLEGORY_NET = OUT.with_name("allegory-net-1.json")
@@ -422,13 +679,32 @@ def fit_allegory_net(matches: int, hidden: int, workers: int) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("game", choices=["allegra", "allegra-outcome", "allegra-ender", "allegory-net"])
+    parser.add_argument(
+        "game",
+        choices=["allegra", "allegra-outcome", "allegra-ender", "allegory-net", "allegra-net-play", "allegra-net"],
+    )
     parser.add_argument("--matches", type=int)
-    parser.add_argument("--hidden", type=int, default=16, help="allegory-net: hidden units")
+    parser.add_argument("--hidden", type=int, help="allegory-net, allegra-net: hidden units (16, 32)")
     parser.add_argument("--workers", type=int, default=2, help="allegory-net: processes playing the matches")
+    parser.add_argument("--first", type=int, default=0, help="allegra-net-play: the first match's index")
+    parser.add_argument("--search", action="store_true", help="allegra-net-play: the search bots' matches")
+    parser.add_argument(
+        "--data", type=Path, action="append", help="allegra-net-play: where to write; allegra-net: read"
+    )
+    parser.add_argument("--epochs", type=int, default=5, help="allegra-net: passes over the data")
+    parser.add_argument("--td-lambda", type=float, default=0.7, help="allegra-net: the λ of the TD(λ) passes")
+    parser.add_argument("--td-epochs", type=int, default=3, help="allegra-net: TD(λ) passes after the outcome's")
     args = parser.parse_args()
+    if args.game == "allegra-net-play":
+        collect_allegra_net(args.first, args.matches or 100, args.search, args.data[0])
+        return 0
+    if args.game == "allegra-net":
+        table = fit_allegra_net(args.data, args.hidden or 32, args.epochs, args.td_lambda, args.td_epochs)
+        NET_OUT.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+        print(f"wrote {NET_OUT}: {table['rows']} rows, held out {table['held_out']}")
+        return 0
     if args.game == "allegory-net":
-        table = fit_allegory_net(args.matches or 3000, args.hidden, args.workers)
+        table = fit_allegory_net(args.matches or 3000, args.hidden or 16, args.workers)
         OUT_ALLEGORY_NET.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
         print(f"wrote {OUT_ALLEGORY_NET}: {table['rows']} rows, held-out log loss {table['held_out_log_loss']}")
         return 0

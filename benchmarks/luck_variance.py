@@ -27,7 +27,9 @@
   record on the same matches: the games needed adjusted by the record's
   over adjusted by the chosen one's, with a paired bootstrap interval.
 * ``cost``: CPU of the luck computation against the CPU of playing the
-  match (built-in bots in this process), per match.
+  match (built-in bots in this process), per match; with
+  ``--allegra-value``, the alternative's and, on the same matches, the
+  value function of record's.
 * ``cost-sandboxed``: the same against a match as a ladder worker plays
   it, the built-in greedy bots as programs in the sandbox.
 * ``decompose`` (Allegra, greedy against greedy): where the adjusted
@@ -65,6 +67,7 @@ from cardroom.luck.allegra import (  # noqa: E402
     AllegraAdapter,
     EnderAllegraValue,
     FittedAllegraValue,
+    NetAllegraValue,
     OutcomeAllegraValue,
 )
 from cardroom.luck.estimator import expectation, iter_steps, luck_with  # noqa: E402
@@ -78,6 +81,7 @@ SEARCH_ITERATIONS = {"strong": 40, "weak": 20, "vs-greedy": 20}
 WEAK_GREEDY_EPSILON = 0.1
 ALLEGRA_VALUES = {
     "allegra-area@2": FittedAllegraValue, "allegra-area@3": OutcomeAllegraValue, "allegra-ender@1": EnderAllegraValue,
+    "allegra-net@1": NetAllegraValue,
 }  # fmt: skip
 ALLEGRA_VALUE = None  # --allegra-value: another value function than the one of record
 ALLEGORY_VALUES = {"allegory-tales@1": AllegoryValue, "allegory-net@1": NetAllegoryValue}

@@ -27,6 +27,7 @@ from cardroom.luck.kernel import (
     VALUES,
     AreaModel,
     Loc,
+    NetModel,
     card_at,
     double_ender,
     exact_outcomes,
@@ -468,6 +469,45 @@ def _ncdf(x: float, sd: float) -> float:
     return phi(x / sd)
 
 
+# -- allegra-net@1: learned from the outcome of play ---------------------------
+_NET_PATH = Path(__file__).with_name("allegra-net-1.json")
+
+
+class NetAllegraValue(ValueFunction):
+    """``allegra-net@1``: seat ``s`` finishes above ``o`` with the
+    probability a small network gives from what both seats' areas show
+    (cardroom.luck.kernel.seat_inputs: scores so far, the areas' expected
+    sums with a face-down card at the unseen mean, face-down and empty
+    slots, triples in the making, whose turn and the card it may use, the
+    ender, the turns still to come, the round and its progress); rank
+    points as the mean over the other seats. Fitted by
+    benchmarks/luck_fit.py ``allegra-net`` to who finished above whom from
+    every state of matches of greedy-family play (seeds
+    ``derive(36000, 'allegra-net', i)``), so that ``V`` is close to the
+    expected result under that play, and so moves little at the players'
+    own moves."""
+
+    name = "allegra-net"
+    version = 1
+
+    def __init__(self, table: dict[str, Any] | None = None) -> None:
+        if table is None:
+            table = json.loads(_NET_PATH.read_text(encoding="utf-8"))
+        self.model = NetModel(
+            [float(x) for x in table["gap"]],
+            [[float(x) for x in row] for row in table["own"]],
+            [[float(x) for x in row] for row in table["other"]],
+            [[float(x) for x in row] for row in table["context"]],
+            [float(x) for x in table["bias"]],
+            [float(x) for x in table["out"]],
+        )
+
+    def __call__(self, state: AllegraState, forfeited: frozenset[int]) -> list[float]:
+        if state.is_terminal():
+            return terminal_points(state, forfeited)
+        return self.model.value(state, forfeited)
+
+
 # -- the alternative outcomes (locations of cards: cardroom.luck.kernel.Loc) --
 
 
@@ -552,4 +592,6 @@ def _slot(slot: list[int]) -> tuple[str, int]:
     return ("s", s * CELLS + r * COLS + c)
 
 
-__all__ = ["AllegraAdapter", "AllegraValue", "EnderAllegraValue", "FittedAllegraValue", "OutcomeAllegraValue"]
+__all__ = [
+    "AllegraAdapter", "AllegraValue", "EnderAllegraValue", "FittedAllegraValue", "NetAllegraValue", "OutcomeAllegraValue",
+]  # fmt: skip

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Final, cast
 
 from engine.allegory.game import CARD_TALE, CARD_THEME, CARD_VALUE, CARDS_TO_END, SET_BONUS, THEMES, AllegoryState
-from engine.allegra.game import CARD_COUNTS, CARDS, ROUNDS, AllegraState
+from engine.allegra.game import AREA_SIZE, CARD_COUNTS, CARDS, ROUNDS, AllegraState
 
 ALL_SUM: Final = sum(CARDS)
 ALL_COUNT: Final = len(CARDS)
@@ -223,6 +223,220 @@ class AreaModel:
         for s in range(n):
             totals[s] += est[s]
         return points(totals, [later] * n, forfeited, True)
+
+
+# -- allegra-net@1: a value learned from the outcome of real play -------------
+# Each seat's inputs (NET_SEAT of them) and the state's (NET_CONTEXT), in
+# the order the fitted weights read them; every one scaled to about [-1, 1].
+NET_SEAT: Final = 13
+NET_CONTEXT: Final = 6
+
+
+def seat_inputs(state: AllegraState) -> tuple[list[list[float]], list[float]]:
+    """``allegra-net@1``'s inputs: per seat, and of the whole state. Reads
+    only what has been revealed (a face-down card counts the mean of the
+    unseen cards, as every value function here). Per seat: its score so far
+    (the others' difference is taken per pair), its area's expected sum
+    (face-up cards, face-down ones at the unseen mean), its face-down and
+    empty slots, its worst face-up card, its lines holding two equal face-up
+    cards (a triple in the making), whether it is the active seat and the
+    card it may use (the drawn card, or the discard's top at the start of
+    its turn) against the unseen mean, whether it has ended the round, and
+    whether its turn is still to come (this cycle of turns, or the final
+    turns), and what the card it may use next saves put in place of its
+    worst card (as ``allegra-ender@1``'s estimate). The state's: rounds still to deal, how far the round has gone,
+    between rounds, an ender known, the unseen mean, the discard's top."""
+    n = state.n
+    low = VALUES[0]
+    unseen = unseen_counts(state)
+    left = 0
+    weighted = 0
+    for k in range(len(unseen)):
+        left += unseen[k]
+        weighted += unseen[k] * (low + k)
+    mu = weighted / left if left else MEAN_CARD
+    between = state.phase <= 1
+    val, upv = state.val, state.upv
+    active = state.active
+    first = (state.round - 1) % n  # the seat that starts each cycle of turns
+    ender = state.ender
+    card = 0.0
+    has_card = 0.0
+    if not between:
+        if state.drawn is not None and state.phase >= 4:
+            card, has_card = state.drawn - mu, 1.0
+        elif state.phase == 3 and state.discard:
+            card, has_card = state.discard[-1] - mu, 1.0
+    seats: list[list[float]] = []
+    for s in range(n):
+        est = 0.0
+        fd = 0
+        empty = 0
+        worst = -2.0
+        if not between:
+            for i in state.lay.area[s]:
+                v = val[i]
+                if v is None:
+                    empty += 1
+                    continue
+                u = upv[i]
+                if u is None:
+                    fd += 1
+                    est += mu
+                else:
+                    est += u
+                    if u > worst:
+                        worst = float(u)
+        pairs = 0 if between else line_pairs(state, s)
+        if between:
+            to_come = 0.0
+        elif ender is not None:
+            to_come = 1.0 if s in state.queue else 0.0
+        else:
+            to_come = 1.0 if (s - first) % n > (active - first) % n else 0.0
+        is_active = 1.0 if (s == active and not between) else 0.0
+        # what the card it may use next saves, put in place of its worst
+        # card (a face-down one counting the unseen mean): the active seat's
+        # drawn card, or the better of the discard's top and drawing; a
+        # seat whose turn is still to come, drawing
+        high = worst if worst > mu or fd == 0 else mu
+        save = 0.0
+        if not between and empty < AREA_SIZE:
+            if is_active and state.drawn is not None and state.phase >= 4:
+                save = max(high - state.drawn, 0.0)
+            elif is_active or to_come:
+                drawing = 0.0
+                if left:
+                    for k in range(len(unseen)):
+                        if unseen[k] and high > low + k:
+                            drawing += unseen[k] * (high - low - k)
+                    drawing /= left
+                save = drawing
+                if is_active and state.phase == 3 and state.discard and high - state.discard[-1] > save:
+                    save = high - state.discard[-1]
+        seats.append(
+            [
+                state.totals[s] / 40.0,
+                est / 40.0,
+                fd / 8.0,
+                empty / 8.0,
+                (worst if worst > -2.0 else mu) / 10.0,
+                pairs / 4.0,
+                is_active,
+                is_active * card / 6.0,
+                is_active * has_card,
+                1.0 if s == ender else 0.0,
+                to_come,
+                1.0 if (s == active and ender is not None and not between) else 0.0,
+                save / 6.0,
+            ]
+        )
+    top = (state.discard[-1] - mu) / 6.0 if (state.discard and not between) else 0.0
+    context = [
+        (ROUNDS - state.round + (1 if between else 0)) / 2.0,
+        0.0 if between else progress(state) / 8.0,
+        1.0 if between else 0.0,
+        1.0 if ender is not None else 0.0,
+        (mu - MEAN_CARD) / 2.0,
+        top,
+    ]
+    return seats, context
+
+
+def line_pairs(state: AllegraState, seat: int) -> int:
+    """The lines of a seat's area (3 rows of 5, 5 columns of 3) holding two
+    equal face-up cards beside each other with a face-down one next to them:
+    where a triple may come."""
+    upv, val = state.upv, state.val
+    area = state.lay.area[seat]
+    # the area's slots as a 3 x 5 grid: the neighbour's column 3, then the own columns 0..3
+    grid: list[int] = []
+    for r in range(3):
+        grid.append(area[12 + r])
+        for c in range(4):
+            grid.append(area[r * 4 + c])
+    count = 0
+    for r in range(3):
+        for c in range(3):
+            count += window_pair(upv, val, grid[r * 5 + c], grid[r * 5 + c + 1], grid[r * 5 + c + 2])
+    for c in range(5):
+        count += window_pair(upv, val, grid[c], grid[5 + c], grid[10 + c])
+    return count
+
+
+def window_pair(upv: list[int | None], val: list[int | None], a: int, b: int, c: int) -> int:
+    """1 when two of three slots hold the same face-up value and the third is face down."""
+    x, y, z = upv[a], upv[b], upv[c]
+    if x is None and val[a] is not None:
+        return 1 if y is not None and y == z else 0
+    if y is None and val[b] is not None:
+        return 1 if x is not None and x == z else 0
+    if z is None and val[c] is not None:
+        return 1 if x is not None and x == y else 0
+    return 0
+
+
+class NetModel:
+    """``allegra-net@1``'s fitted weights and its evaluation (a one-hidden-
+    layer network; cardroom.luck.allegra.NetAllegraValue names and
+    documents it). Seat ``s`` finishes above ``o`` with probability
+    ``σ(g(s, o) − g(o, s))``, ``g(s, o) = w · tanh(gap·(totals_o −
+    totals_s)/40 + A·seat_s + B·seat_o + C·context + b)``: the two seats'
+    order reversed gives the complement, so the seats' values always add
+    up to the same and their luck to 0."""
+
+    def __init__(
+        self, gap: list[float], own: list[list[float]], other: list[list[float]], context: list[list[float]],
+        bias: list[float], out: list[float],
+    ) -> None:  # fmt: skip
+        self.gap = gap  # per hidden unit
+        self.own = own  # [unit][input]
+        self.other = other
+        self.context = context
+        self.bias = bias
+        self.out = out
+
+    def project(self, weights: list[list[float]], x: list[float]) -> list[float]:
+        out: list[float] = []
+        for row in weights:
+            t = 0.0
+            for k in range(len(row)):
+                t += row[k] * x[k]
+            out.append(t)
+        return out
+
+    def value(self, state: AllegraState, forfeited: frozenset[int]) -> list[float]:
+        """``V`` of a state that is not terminal."""
+        n = state.n
+        seats, context = seat_inputs(state)
+        base = self.project(self.context, context)
+        hidden = len(self.bias)
+        for h in range(hidden):
+            base[h] += self.bias[h]
+        own = [self.project(self.own, x) for x in seats]
+        other = [self.project(self.other, x) for x in seats]
+        gap, out = self.gap, self.out
+        above = [[0.5] * n for _ in range(n)]
+        for s in range(n):
+            for o in range(s + 1, n):
+                d = (state.totals[o] - state.totals[s]) / 40.0
+                z = 0.0
+                for h in range(hidden):
+                    z += out[h] * (
+                        math.tanh(gap[h] * d + own[s][h] + other[o][h] + base[h])
+                        - math.tanh(-gap[h] * d + own[o][h] + other[s][h] + base[h])
+                    )
+                p = sigmoid(z)
+                above[s][o] = p
+                above[o][s] = 1.0 - p
+        return mean_over_others(n, forfeited, above)
+
+
+def sigmoid(z: float) -> float:
+    if z >= 0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)
 
 
 # -- Allegra's alternative outcomes ------------------------------------------

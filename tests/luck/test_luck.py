@@ -189,18 +189,21 @@ def test_action_luck_of_a_known_random_policy_averages_to_0():
     assert abs(statistics.mean(per_match)) < 3 * se
 
 
-@pytest.mark.parametrize("label", ["allegra-area@3", "allegra-ender@1"])
+@pytest.mark.parametrize("label", ["allegra-area@3", "allegra-ender@1", "allegra-net@1"])
 def test_an_alternative_allegra_value_is_a_distribution_over_ranks_at_every_step(label):
     """The measured alternatives (``allegra-area@3``, outcome-fitted;
-    ``allegra-ender@1``, the ender's doubling, decision 240): at every
+    ``allegra-ender@1``, the ender's doubling, decision 240;
+    ``allegra-net@1``, learned from play, decision 276): at every
     alternative of every chance step of every Allegra replay (2 to 6
     players, knocks, forfeits, a reshuffle, a turn limit) each seat's value
     is a rank-points figure and they add up to the same total, so the luck
     adds up to 0; and some luck is credited."""
-    from cardroom.luck.allegra import AllegraAdapter, EnderAllegraValue, OutcomeAllegraValue
+    from cardroom.luck.allegra import AllegraAdapter, EnderAllegraValue, NetAllegraValue, OutcomeAllegraValue
     from cardroom.luck.estimator import luck_with
 
-    value = {"allegra-area@3": OutcomeAllegraValue, "allegra-ender@1": EnderAllegraValue}[label]()
+    value = {
+        "allegra-area@3": OutcomeAllegraValue, "allegra-ender@1": EnderAllegraValue, "allegra-net@1": NetAllegraValue,
+    }[label]()  # fmt: skip
     assert value.label == label
     adapter = AllegraAdapter(value)
     for path in [p for p in OWN if load(p)["game"] == "allegra"]:
