@@ -20,9 +20,9 @@ No table seats two bots of one owner (``CARDROOM_SEPARATE_OWNERS``, on by
 default; decision 278): two bots of one account could share what each seat
 sees, or one could lose to the other on purpose, and the platform cannot
 tell. cardroom's own bots (built in, or its account's) count each as an
-owner of its own. A
-ladder whose allowed bots have fewer owners than a table has seats makes no
-match (it waits for another owner's bot, or for one over its fair share).
+owner of its own. A ladder whose allowed bots have fewer owners than a
+table has seats makes no match (it waits for another owner's bot, or for
+one over its fair share).
 
 One ladder is topped up under a lock on its row, so two runs of the periodic
 task at once (a slow run overlapping the next) never overfill a queue.
@@ -142,7 +142,8 @@ class _Candidates:
             return (self.busy.get(bot.pk, 0), -self.sigma[bot.pk], rng.random())
 
         first = min(allowed, key=need)
-        others = [b for b in allowed if table_owner(b) != table_owner(first)]
+        firsts = table_owner(first)
+        others = [b for b in allowed if table_owner(b) != firsts]
         nearest = self._elo_nearest(first, others, rng)
         informative = self._informative_pool(first, others, n - 1, rng) if self.informative else None
         if informative is None:

@@ -276,10 +276,7 @@ def owned_bots(owner, game: str, count: int) -> list[Bot]:
 
 
 def owners_at_each_table(ladder: Ladder) -> list[list[int]]:
-    return [
-        list(m.participants.values_list("bot__owner_id", flat=True))
-        for m in Match.objects.filter(ladder=ladder).prefetch_related("participants")
-    ]
+    return [list(m.participants.values_list("bot__owner_id", flat=True)) for m in Match.objects.filter(ladder=ladder)]
 
 
 @pytest.mark.django_db
