@@ -701,7 +701,10 @@ def main(argv: list[str] | None = None) -> int:
 
     from ladder_backlog import bench_env, fresh_django
 
-    fresh_django(args.database_url, bench_env(args.database_url, "memory://", "ladder_convergence"))
+    # the field's bots are cardroom's own user's, beside the built-in ones:
+    # more than a user's quota of bots
+    env = bench_env(args.database_url, "memory://", "ladder_convergence", CARDROOM_QUOTA_BOTS="100")
+    fresh_django(args.database_url, env)
     report = run_all(args, truth_deals, horizon)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
