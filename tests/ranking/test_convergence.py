@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -135,6 +136,43 @@ def test_quick_form_with_informative_pairing(tmp_path):
     assert rankings["plain-informative"]["runs"] == 2
     ratios = result["summary"]["ratios"]
     assert {"elo/plain-informative", "plain/plain-informative", "adjusted/adjusted-informative"} <= set(ratios)
+
+
+def test_paired_ratio_keeps_runs_together():
+    lc = _benchmark()
+    # run 2 not measured by the second ranking: left out of both means
+    paired = lc.paired_ratio_interval([10.0, 20.0, 99.0, 30.0], [5.0, 10.0, None, 15.0])
+    assert paired["runs"] == 3
+    # every run's ratio is 2: a paired bootstrap cannot move off it (an unpaired one would)
+    assert paired["estimate"] == paired["low"] == paired["high"] == pytest.approx(2.0)
+    assert lc.paired_ratio_interval([None], [1.0])["estimate"] is None
+
+
+@pytest.mark.django_db
+def test_quick_form_with_another_value_function(tmp_path):
+    """--allegra-value: rows adjusted-alt beside the record's, which stay as
+    they were; the cache keys and the report name the value function."""
+    lc = _benchmark()
+    args = argparse.Namespace(
+        games="allegra", players="2", quick=True, repeats=2, cache=str(tmp_path / "record.jsonl"), sets_games=""
+    )
+    record = lc.run_all(args, {2: 2}, {2: 6.0})["results"][0]
+    args.cache, args.allegra_value = str(tmp_path / "net.jsonl"), "allegra-net@1"
+    report = lc.run_all(args, {2: 2}, {2: 6.0})
+    (result,) = report["results"]
+    assert record["value_functions"] == {"adjusted": "allegra-area@2"}
+    assert result["value_functions"] == {"adjusted": "allegra-area@2", "adjusted-alt": "allegra-net@1"}
+    rankings, before = result["summary"]["rankings"], record["summary"]["rankings"]
+    assert set(rankings) == {"elo", "plain", "adjusted", "adjusted-alt"}
+    for label in ("elo", "plain", "adjusted"):  # the same runs: the record's rows unchanged
+        assert rankings[label] == before[label]
+    assert {"elo/adjusted-alt", "adjusted/adjusted-alt"} <= set(result["summary"]["ratios"])
+    rows = [json.loads(line) for line in (tmp_path / "net.jsonl").read_text().splitlines()]
+    ladder_rows = [r for r in rows if r["key"].endswith("|1|1|allegra-net@1")]
+    assert ladder_rows and all(r["alt_value_function"] == "allegra-net@1" for r in ladder_rows)
+    # the net moves the adjusted points: not the record's under another name
+    assert any(r["adjusted_alt"] != r["adjusted"] for r in ladder_rows)
+    assert all(r["key"].endswith("|0") for r in rows if r not in ladder_rows)  # the truth's: no luck, shared keys
 
 
 def test_fields_by_game_and_player_count():
