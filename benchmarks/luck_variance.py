@@ -432,6 +432,7 @@ def cost_sandboxed(game: str, matches: int, players: list[int]) -> None:
     launcher = get_launcher()
     for names in (["greedy"] * n for n in players):
         worker = bots = luck = record_luck = loops_luck = 0.0
+        per_match: list[tuple[float, ...]] = []  # (whole match, luck, record's luck, loops' luck) CPU
         for i in range(matches):
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.process_time()
@@ -442,11 +443,23 @@ def cost_sandboxed(game: str, matches: int, players: list[int]) -> None:
             t1 = time.process_time()
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             luck_report(record.replay)
-            luck += time.process_time() - t1
-            record_luck += of_record_cpu(game, names, 0, record.replay)
-            loops_luck += loops_cpu(game, record.replay)
-            worker += t1 - t0
-            bots += (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+            row = (
+                t1 - t0,
+                (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime),
+                time.process_time() - t1,
+                of_record_cpu(game, names, 0, record.replay),
+                loops_cpu(game, record.replay),
+            )
+            per_match.append((row[0] + row[1], *row[2:]))
+            worker, bots, luck, record_luck, loops_luck = (
+                a + b for a, b in zip((worker, bots, luck, record_luck, loops_luck), row)
+            )
+        shares = ", ".join(
+            f"{label} {100 * s:.1f}% ({100 * lo:.1f}-{100 * hi:.1f})"
+            for label, k in (("luck", 1), ("record", 2), ("loops", 3))
+            if per_match[0][k] or k == 1
+            for s, lo, hi in [share_interval([m[k] for m in per_match], [m[0] for m in per_match])]
+        )
         print(
             f"{game} {'+'.join(names)} sandboxed: worker CPU {1000 * worker / matches:.0f} ms, bots' CPU "
             f"{1000 * bots / matches:.0f} ms, luck CPU {1000 * luck / matches:.0f} ms "
@@ -457,9 +470,22 @@ def cost_sandboxed(game: str, matches: int, players: list[int]) -> None:
                 f"({100 * loops_luck / (worker + bots):.0f}%)"
                 if loops_luck
                 else ""
-            ),
+            )
+            + f"\n  of all, 95% bootstrap over the matches: {shares}",
             flush=True,
         )
+
+
+def share_interval(part: list[float], whole: list[float], rounds: int = 1000) -> tuple[float, float, float]:
+    """``sum(part) / sum(whole)`` over the matches, with a bootstrap 95% interval (matches resampled)."""
+    rng = random.Random(7)
+    n = len(part)
+    boots = []
+    for _ in range(rounds):
+        idx = [int(rng.random() * n) for _ in range(n)]
+        boots.append(sum(part[i] for i in idx) / sum(whole[i] for i in idx))
+    boots.sort()
+    return sum(part) / sum(whole), boots[int(0.025 * rounds)], boots[int(0.975 * rounds) - 1]
 
 
 def decompose(matches: int) -> None:
