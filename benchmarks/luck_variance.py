@@ -8,6 +8,7 @@
     .venv/bin/python benchmarks/luck_variance.py cost [--game G] [--matches K]
     .venv/bin/python benchmarks/luck_variance.py cost-sandboxed [--game G] [--matches K] [--players 2,3,4] [--loops]
     .venv/bin/python benchmarks/luck_variance.py decompose [--matches K] [--seed-base B] [--allegra-value V]
+    .venv/bin/python benchmarks/luck_variance.py net-speed [--game G] [--matches K] [--players 2,3,4]
 
 * ``unbiased``: N matches of random bots (2 players) and M of greedy
   against search (builtin ismcts with a small fixed iteration budget, seats
@@ -35,6 +36,12 @@
   of ``--players``' table sizes, 2 and 4 unless told); with ``--loops``
   and a network chosen, that network also through its reference's loops
   over the weights' lists (decision 280), its luck checked to be the same.
+* ``net-speed``: the learned networks' ``V`` per state (every state of K
+  greedy matches a table size), with their weights as literals
+  (cardroom/luck/nets.py) and through the reference's loops over the
+  weights' lists (the form before decision 280), timed alternately in
+  the same run, 10 rounds: each one's best µs a state, and the ratio's
+  mean with its 95% interval over the rounds; the two checked equal.
 * ``decompose`` (Allegra, greedy against greedy): where the adjusted
   payoff's variance comes from. Seat 0's adjusted payoff is exactly
   ``V(start) + Σ drift + Σ move``: at each chance step the *drift*
@@ -488,6 +495,39 @@ def share_interval(part: list[float], whole: list[float], rounds: int = 1000) ->
     return sum(part) / sum(whole), boots[int(0.025 * rounds)], boots[int(0.975 * rounds) - 1]
 
 
+def net_speed(game: str, matches: int, players: list[int], rounds: int = 10) -> None:
+    from engine.replay import iter_states
+
+    value = NetAllegraValue() if game == "allegra" else NetAllegoryValue()
+    literal = value.evaluate
+    loops = value.model.value if isinstance(value, NetAllegraValue) else value.net.value
+    nothing = frozenset()
+    for n in players:
+        states = []
+        for i in range(matches):
+            seed = derive(SEED_BASE, game, "net-speed", n, i)
+            doc = run_match(game, [make("greedy", game) for _ in range(n)], seed=seed).replay
+            states += [post.clone() for _i, _e, post in iter_states(doc) if not post.is_terminal()]
+        if any(literal(s, nothing) != loops(s, nothing) for s in states):
+            raise AssertionError(f"{game} {n}p: the literal network is not the loops'")
+        times: dict[str, list[float]] = {"literal": [], "loops": []}
+        for r in range(rounds):
+            for name in ("literal", "loops") if r % 2 else ("loops", "literal"):
+                f = literal if name == "literal" else loops
+                t0 = time.perf_counter()
+                for s in states:
+                    f(s, nothing)
+                times[name].append(1e6 * (time.perf_counter() - t0) / len(states))
+        ratios = [a / b for a, b in zip(times["loops"], times["literal"])]
+        mean, half = interval(ratios)
+        print(
+            f"{game} {n}p, {len(states)} states: V {min(times['literal']):.2f} µs a state with literal weights, "
+            f"{min(times['loops']):.2f} µs through the loops (best of {rounds}); "
+            f"loops / literal {mean:.2f} (95% {mean - half:.2f}-{mean + half:.2f})",
+            flush=True,
+        )
+
+
 def decompose(matches: int) -> None:
     from collections import defaultdict
 
@@ -536,7 +576,9 @@ def decompose(matches: int) -> None:
 def main() -> int:
     global ALLEGORY_VALUE, ALLEGRA_VALUE, SEED_BASE
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["unbiased", "fewer", "beside-record", "cost", "cost-sandboxed", "decompose"])
+    parser.add_argument(
+        "what", choices=["unbiased", "fewer", "beside-record", "cost", "cost-sandboxed", "decompose", "net-speed"]
+    )
     parser.add_argument("--game", action="append", help="allegory and/or allegra (default both)")
     parser.add_argument("--random", type=int, default=2000)
     parser.add_argument("--search", type=int, default=500)
@@ -588,6 +630,8 @@ def main() -> int:
                     )
         elif args.what == "cost-sandboxed":
             cost_sandboxed(game, args.matches, [int(n) for n in args.players.split(",")])
+        elif args.what == "net-speed":
+            net_speed(game, args.matches, [int(n) for n in args.players.split(",")])
         else:
             cost(game, args.matches)
         print(f"{game}: {time.monotonic() - started:.0f} s", flush=True)

@@ -152,12 +152,15 @@ def allegra(w: dict) -> list[str]:
         "",
         "    def __init__(self, x: list[float]) -> None:",
     ]
-    lines += [f"        x{k} = x[{k}]" for k in range(inputs)]  # each read once: a list item is a boxed float
-    for name, weights in (("own", own), ("other", other)):
+    # each unit's sum in the inputs' order, every unit one input at a time (the
+    # units' sums, independent, then overlap in the CPU); each input read once
+    lines += [f"        {name}{h} = 0.0" for name in ("own", "other") for h in units]
+    for k in range(inputs):
+        lines.append(f"        xk = x[{k}]")
         for h in units:
-            lines.append("        t = 0.0")
-            lines += [f"        t += {lit(weights[h][k])} * x{k}" for k in range(inputs)]
-            lines.append(f"        self.{name}{h} = t")
+            lines.append(f"        own{h} += {lit(own[h][k])} * xk")
+            lines.append(f"        other{h} += {lit(other[h][k])} * xk")
+    lines += [f"        self.{name}{h} = {name}{h}" for name in ("own", "other") for h in units]
     lines += [
         "",
         "",
