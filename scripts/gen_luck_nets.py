@@ -46,6 +46,7 @@ import math
 from typing import Final
 
 from cardroom.luck.kernel import (
+    clamped_logistic,
     mean_over_others,
     net_claimable,
     net_seat_features,
@@ -129,11 +130,7 @@ def allegory(w: dict) -> list[str]:
             f"                z += {lit(out[h])} * u",
         ]
     lines += [
-        "            if z > 40.0:",
-        "                z = 40.0",
-        "            elif z < -40.0:",
-        "                z = -40.0",
-        "            p[s][o] = 1.0 / (1.0 + math.exp(-z))",
+        "            p[s][o] = clamped_logistic(z)",
         "    return pair_points(n, forfeited, p)",
     ]
     return lines

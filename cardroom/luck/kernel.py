@@ -843,12 +843,17 @@ class AllegoryNet:
                     u = a[h] + b[h]
                     if u > 0.0:
                         z += out[h] * u
-                if z > 40.0:
-                    z = 40.0
-                elif z < -40.0:
-                    z = -40.0
-                p[s][o] = 1.0 / (1.0 + math.exp(-z))
+                p[s][o] = clamped_logistic(z)
         return pair_points(n, forfeited, p)
+
+
+def clamped_logistic(z: float) -> float:
+    """allegory-net@1's probability from its log-odds ``z``, clamped to ±40."""
+    if z > 40.0:
+        z = 40.0
+    elif z < -40.0:
+        z = -40.0
+    return 1.0 / (1.0 + math.exp(-z))
 
 
 def pair_points(n: int, forfeited: frozenset[int], p: list[list[float]]) -> list[float]:

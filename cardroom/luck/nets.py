@@ -16,6 +16,7 @@ import math
 from typing import Final
 
 from cardroom.luck.kernel import (
+    clamped_logistic,
     mean_over_others,
     net_claimable,
     net_seat_features,
@@ -1187,11 +1188,7 @@ def allegory_net_1(state: AllegoryState, forfeited: frozenset[int]) -> list[floa
             u = a.a15 + b.b15
             if u > 0.0:
                 z += 0.4542381811367318 * u
-            if z > 40.0:
-                z = 40.0
-            elif z < -40.0:
-                z = -40.0
-            p[s][o] = 1.0 / (1.0 + math.exp(-z))
+            p[s][o] = clamped_logistic(z)
     return pair_points(n, forfeited, p)
 
 

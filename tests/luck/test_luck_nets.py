@@ -3,20 +3,30 @@
 against their readable reference (cardroom/luck/kernel.py's loops over the
 weights' lists): the same floats bit for bit, in whichever form runs
 (``CARDROOM_ENGINE=reference`` runs both as Python; test_luck_forms.py
-compares the two forms' luck).
+compares the two forms' luck); and a build of the kernel's group with
+one of its modules edited since is not used for any of them.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import random
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
-import engine
+import pytest
+
+import cardroom.luck
 from cardroom.luck import nets
 from cardroom.luck.allegory import NetAllegoryValue
 from cardroom.luck.allegra import NetAllegraValue
+from engine.form import ENV
+from engine.replay import iter_states
+from tests.luck.test_luck_forms import matches
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,19 +44,13 @@ def test_nets_is_what_the_script_makes_from_the_weights_of_record():
     assert gen.TARGET.read_text(encoding="utf-8") == gen.render(), "run scripts/gen_luck_nets.py"
 
 
-def states(game: str, n: int, matches: int, rng: random.Random):
-    """Every state of ``matches`` random-play matches, terminal ones left out
+def states(docs: list[dict]):
+    """(game, players, state) for every state of the replays but the last
     (V of a terminal state is the result, not the network)."""
-    for _ in range(matches):
-        state = engine.new_game(game, n).new_initial_state()
-        while not state.is_terminal():
-            if state.is_chance_node():
-                state.apply_chance(state.sample_chance(rng))
-            else:
-                seat = state.to_act()[0]
-                state.apply(seat, state.random_action(seat, rng))
+    for doc in docs:
+        for _i, _event, state in iter_states(doc):
             if not state.is_terminal():
-                yield state
+                yield doc["game"], doc["num_players"], state
 
 
 def table(name: str) -> dict:
@@ -69,11 +73,34 @@ def test_the_literal_networks_give_the_references_floats_bit_for_bit():
         ("allegra", allegra.model.value, nets.allegra_net_1),
     )
     checked = {}
-    for game, reference, literal in pairs:
-        for n in range(2, 7):
-            for state in states(game, n, 5, rng):
-                # some seats forfeited, sometimes: the rank points' other branch
-                forfeited = frozenset(s for s in range(n) if rng.random() < 0.1)
-                assert bits(literal(state, forfeited)) == bits(reference(state, forfeited)), (game, n)
-                checked[game, n] = checked.get((game, n), 0) + 1
+    for game, n, state in states(matches()):  # test_luck_forms' matches: random and greedy, 2-6 players
+        _game, reference, literal = next(p for p in pairs if p[0] == game)
+        # some seats forfeited, sometimes: the rank points' other branch
+        forfeited = frozenset(s for s in range(n) if rng.random() < 0.1)
+        assert bits(literal(state, forfeited)) == bits(reference(state, forfeited)), (game, n)
+        checked[game, n] = checked.get((game, n), 0) + 1
     assert len(checked) == 10 and min(checked.values()) > 50, checked
+
+
+REPORT = (
+    "import json, cardroom.luck, cardroom.luck.kernel as k, cardroom.luck.nets as nets\n"
+    "print(json.dumps([cardroom.luck.KERNEL_FORM, k.__file__, nets.__file__]))"
+)
+
+
+@pytest.mark.skipif(cardroom.luck.KERNEL_FORM != "compiled", reason="the kernel runs its reference")
+def test_a_group_with_one_module_edited_since_the_build_runs_whole_as_python(tmp_path):
+    """nets.py edited since the build: the kernel's group runs its .py, the
+    kernel too (its compiled modules call each other natively)."""
+    for folder in ("engine", "cardroom"):
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    edited = tmp_path / "cardroom" / "luck" / "nets.py"
+    edited.write_text(edited.read_text() + "\n# edited\n")
+    env = {k: v for k, v in os.environ.items() if k != ENV}
+    env["PYTHONPATH"] = str(tmp_path)
+    out = subprocess.run([sys.executable, "-c", REPORT], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    form, kernel, literal = json.loads(out.stdout)
+    assert form == "reference" and kernel.endswith("kernel.py") and literal.endswith("nets.py")
+    (note,) = out.stderr.splitlines()
+    assert note.startswith("cardroom: cardroom.luck.kernel was built from another nets.py"), note
