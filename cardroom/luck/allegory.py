@@ -82,7 +82,10 @@ class NetAllegoryValue(ValueFunction):
 
 class AllegoryAdapter(Adapter):
     def __init__(self, value: ValueFunction | None = None) -> None:
-        self.value = AllegoryValue() if value is None else value
+        # allegory-net@1 is the value function of record (decision 282): it
+        # removes more luck than allegory-tales@1 and, its weights compiled
+        # as literals (decision 280), costs under a tenth of a match
+        self.value = NetAllegoryValue() if value is None else value
 
     def step(
         self, pre: AllegoryState, event: dict[str, Any], post: AllegoryState, index: int, ctx: Context
