@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 ENGINE_BUILT := $(VENV)/.engine-built
 ENGINE_SOURCES := engine/core.py engine/allegory/game.py engine/allegra/game.py engine/form.py scripts/build_engine.py \
-	cardroom/luck/kernel.py
+	cardroom/luck/kernel.py cardroom/luck/nets.py
 
 .PHONY: help setup system-packages bot-packages test test-fast test-containers lint demo play bench bench-sandbox clean dist
 

@@ -6,8 +6,9 @@
 
     (any of them: [--allegra-value allegra-area@N] [--allegory-value allegory-net@1] [--seed-base B])
     .venv/bin/python benchmarks/luck_variance.py cost [--game G] [--matches K]
-    .venv/bin/python benchmarks/luck_variance.py cost-sandboxed [--game G] [--matches K]
+    .venv/bin/python benchmarks/luck_variance.py cost-sandboxed [--game G] [--matches K] [--players 2,3,4] [--loops]
     .venv/bin/python benchmarks/luck_variance.py decompose [--matches K] [--seed-base B] [--allegra-value V]
+    .venv/bin/python benchmarks/luck_variance.py net-speed [--game G] [--matches K] [--players 2,3,4]
 
 * ``unbiased``: N matches of random bots (2 players) and M of greedy
   against search (builtin ismcts with a small fixed iteration budget, seats
@@ -31,7 +32,16 @@
   ``--allegra-value``, the alternative's and, on the same matches, the
   value function of record's.
 * ``cost-sandboxed``: the same against a match as a ladder worker plays
-  it, the built-in greedy bots as programs in the sandbox.
+  it, the built-in greedy bots as programs in the sandbox (greedy at each
+  of ``--players``' table sizes, 2 and 4 unless told); with ``--loops``
+  and a network chosen, that network also through its reference's loops
+  over the weights' lists (decision 280), its luck checked to be the same.
+* ``net-speed``: the learned networks' ``V`` per state (every state of K
+  greedy matches a table size), with their weights as literals
+  (cardroom/luck/nets.py) and through the reference's loops over the
+  weights' lists (the form before decision 280), timed alternately in
+  the same run, 10 rounds: each one's best µs a state, and the ratio's
+  mean with its 95% interval over the rounds; the two checked equal.
 * ``decompose`` (Allegra, greedy against greedy): where the adjusted
   payoff's variance comes from. Seat 0's adjusted payoff is exactly
   ``V(start) + Σ drift + Σ move``: at each chance step the *drift*
@@ -51,6 +61,7 @@ never fitted on them. Each row prints as it is done.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import random
 import statistics
@@ -58,7 +69,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 from bots import builtin_chooser, builtin_program  # noqa: E402
 from cardroom.luck import luck_of  # noqa: E402
@@ -86,6 +98,9 @@ ALLEGRA_VALUES = {
 ALLEGRA_VALUE = None  # --allegra-value: another value function than the one of record
 ALLEGORY_VALUES = {"allegory-tales@1": AllegoryValue, "allegory-net@1": NetAllegoryValue}
 ALLEGORY_VALUE = None  # --allegory-value: another value function than the one of record
+# --loops: by game, the chosen network again through its reference's loops over
+# the weights' lists (cardroom/luck/kernel.py; the form before decision 280)
+LOOPS: dict[str, object] = {}
 
 
 class WeakGreedy(Player):
@@ -396,7 +411,22 @@ def record_cpu_note(record_cpu: float, whole_cpu: float, matches: int) -> str:
     return f"; the value function of record on the same matches: {1000 * record_cpu / matches:.1f} ms ({100 * record_cpu / whole_cpu:.0f}%)"
 
 
-def cost_sandboxed(game: str, matches: int) -> None:
+def loops_cpu(game: str, doc: dict) -> float:
+    """With ``--loops``: the CPU of the luck with the chosen network through
+    its reference loops on the same replay, checked to be the same luck."""
+    value = LOOPS.get(game)
+    if value is None:
+        return 0.0
+    adapter = AllegraAdapter if game == "allegra" else AllegoryAdapter
+    t0 = time.process_time()
+    report = luck_with(doc, lambda _g: adapter(value))
+    took = time.process_time() - t0
+    if [s.luck for s in report.seats] != [s.luck for s in luck_report(doc).seats]:
+        raise AssertionError(f"{game} seed {doc['seed']}: the loops' luck is not the literal networks'")
+    return took
+
+
+def cost_sandboxed(game: str, matches: int, players: list[int]) -> None:
     """As a ladder worker plays: the built-in bots as protocol programs in
     the sandbox (``get_launcher()``, which refuses to run unsandboxed). The
     worker's CPU is this process's (the runner, the engine, the pipes);
@@ -407,8 +437,9 @@ def cost_sandboxed(game: str, matches: int) -> None:
     from cardroom.sandbox import get_launcher
 
     launcher = get_launcher()
-    for names in (["greedy", "greedy"], ["greedy", "greedy", "greedy", "greedy"]):
-        worker = bots = luck = record_luck = 0.0
+    for names in (["greedy"] * n for n in players):
+        worker = bots = luck = record_luck = loops_luck = 0.0
+        per_match: list[tuple[float, ...]] = []  # (whole match, luck, record's luck, loops' luck) CPU
         for i in range(matches):
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.process_time()
@@ -419,15 +450,80 @@ def cost_sandboxed(game: str, matches: int) -> None:
             t1 = time.process_time()
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             luck_report(record.replay)
-            luck += time.process_time() - t1
-            record_luck += of_record_cpu(game, names, 0, record.replay)
-            worker += t1 - t0
-            bots += (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+            row = (
+                t1 - t0,
+                (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime),
+                time.process_time() - t1,
+                of_record_cpu(game, names, 0, record.replay),
+                loops_cpu(game, record.replay),
+            )
+            per_match.append((row[0] + row[1], *row[2:]))
+            worker, bots, luck, record_luck, loops_luck = (
+                a + b for a, b in zip((worker, bots, luck, record_luck, loops_luck), row)
+            )
+        shares = ", ".join(
+            f"{label} {100 * s:.1f}% ({100 * lo:.1f}-{100 * hi:.1f})"
+            for label, k in (("luck", 1), ("record", 2), ("loops", 3))
+            if per_match[0][k] or k == 1
+            for s, lo, hi in [share_interval([m[k] for m in per_match], [m[0] for m in per_match])]
+        )
         print(
             f"{game} {'+'.join(names)} sandboxed: worker CPU {1000 * worker / matches:.0f} ms, bots' CPU "
             f"{1000 * bots / matches:.0f} ms, luck CPU {1000 * luck / matches:.0f} ms "
             f"({100 * luck / worker:.0f}% of the worker's, {100 * luck / (worker + bots):.0f}% of all)"
-            + record_cpu_note(record_luck, worker + bots, matches),
+            + record_cpu_note(record_luck, worker + bots, matches)
+            + (
+                f"; through the reference loops: {1000 * loops_luck / matches:.0f} ms "
+                f"({100 * loops_luck / (worker + bots):.0f}%)"
+                if loops_luck
+                else ""
+            )
+            + f"\n  of all, 95% bootstrap over the matches: {shares}",
+            flush=True,
+        )
+
+
+def share_interval(part: list[float], whole: list[float], rounds: int = 1000) -> tuple[float, float, float]:
+    """``sum(part) / sum(whole)`` over the matches, with a bootstrap 95% interval (matches resampled)."""
+    rng = random.Random(7)
+    n = len(part)
+    boots = []
+    for _ in range(rounds):
+        idx = [int(rng.random() * n) for _ in range(n)]
+        boots.append(sum(part[i] for i in idx) / sum(whole[i] for i in idx))
+    boots.sort()
+    return sum(part) / sum(whole), boots[int(0.025 * rounds)], boots[int(0.975 * rounds) - 1]
+
+
+def net_speed(game: str, matches: int, players: list[int], rounds: int = 10) -> None:
+    from engine.replay import iter_states
+
+    value = NetAllegraValue() if game == "allegra" else NetAllegoryValue()
+    literal = value.evaluate
+    loops = value.model.value if isinstance(value, NetAllegraValue) else value.net.value
+    nothing = frozenset()
+    for n in players:
+        states = []
+        for i in range(matches):
+            seed = derive(SEED_BASE, game, "net-speed", n, i)
+            doc = run_match(game, [make("greedy", game) for _ in range(n)], seed=seed).replay
+            states += [post.clone() for _i, _e, post in iter_states(doc) if not post.is_terminal()]
+        if any(literal(s, nothing) != loops(s, nothing) for s in states):
+            raise AssertionError(f"{game} {n}p: the literal network is not the loops'")
+        times: dict[str, list[float]] = {"literal": [], "loops": []}
+        for r in range(rounds):
+            for name in ("literal", "loops") if r % 2 else ("loops", "literal"):
+                f = literal if name == "literal" else loops
+                t0 = time.perf_counter()
+                for s in states:
+                    f(s, nothing)
+                times[name].append(1e6 * (time.perf_counter() - t0) / len(states))
+        ratios = [a / b for a, b in zip(times["loops"], times["literal"])]
+        mean, half = interval(ratios)
+        print(
+            f"{game} {n}p, {len(states)} states: V {min(times['literal']):.2f} µs a state with literal weights, "
+            f"{min(times['loops']):.2f} µs through the loops (best of {rounds}); "
+            f"loops / literal {mean:.2f} (95% {mean - half:.2f}-{mean + half:.2f})",
             flush=True,
         )
 
@@ -480,7 +576,9 @@ def decompose(matches: int) -> None:
 def main() -> int:
     global ALLEGORY_VALUE, ALLEGRA_VALUE, SEED_BASE
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["unbiased", "fewer", "beside-record", "cost", "cost-sandboxed", "decompose"])
+    parser.add_argument(
+        "what", choices=["unbiased", "fewer", "beside-record", "cost", "cost-sandboxed", "decompose", "net-speed"]
+    )
     parser.add_argument("--game", action="append", help="allegory and/or allegra (default both)")
     parser.add_argument("--random", type=int, default=2000)
     parser.add_argument("--search", type=int, default=500)
@@ -493,6 +591,10 @@ def main() -> int:
         "--seed-base", type=int, default=SEED_BASE, help="another seed range (36500: where value functions are chosen)"
     )
     parser.add_argument("--actions", action="store_true", help="unbiased: also greedy v weak greedy, action luck")
+    parser.add_argument("--players", default="2,4", help="cost-sandboxed: the table sizes, comma-separated")
+    parser.add_argument(
+        "--loops", action="store_true", help="cost-sandboxed: the chosen network through its reference loops too"
+    )
     args = parser.parse_args()
     SEED_BASE = args.seed_base
     if args.allegra_value:
@@ -501,6 +603,11 @@ def main() -> int:
     if args.allegory_value:
         ALLEGORY_VALUE = ALLEGORY_VALUES[args.allegory_value]()
         print(f"allegory value function: {ALLEGORY_VALUE.label}", flush=True)
+    if args.loops:
+        for game, value in (("allegra", ALLEGRA_VALUE), ("allegory", ALLEGORY_VALUE)):
+            if isinstance(value, (NetAllegraValue, NetAllegoryValue)):
+                weights = ROOT / "cardroom" / "luck" / f"{value.name}-{value.version}.json"
+                LOOPS[game] = type(value)(json.loads(weights.read_text(encoding="utf-8")))
     if args.what == "decompose":
         decompose(args.matches)
         return 0
@@ -522,7 +629,9 @@ def main() -> int:
                         args.sets,
                     )
         elif args.what == "cost-sandboxed":
-            cost_sandboxed(game, args.matches)
+            cost_sandboxed(game, args.matches, [int(n) for n in args.players.split(",")])
+        elif args.what == "net-speed":
+            net_speed(game, args.matches, [int(n) for n in args.players.split(",")])
         else:
             cost(game, args.matches)
         print(f"{game}: {time.monotonic() - started:.0f} s", flush=True)

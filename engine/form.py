@@ -20,10 +20,12 @@ reference, silently: that is a supported way to run, not a fault.
 
 A few modules outside the engine are compiled in the same build, each in a
 group of its own so that they read the engine's classes natively
-(``WITH_ENGINE``: the luck estimator's inner loops, decision 270). Such a
-module runs compiled only where the engine does and its build is of its
-present source (``load_with_engine``); otherwise its ``.py`` runs. A build
-that cannot compile them still compiles the engine alone.
+(``WITH_ENGINE``: the luck estimator's inner loops, decision 270, and the
+learned value functions' networks with their weights as literals, decision
+280). Such a group runs compiled only where the engine does and its build
+is of the present source of every module in it (``load_with_engine``);
+otherwise their ``.py`` run. A build that cannot compile them still
+compiles the engine alone.
 
 Standard library only, and no import of the rest of ``engine``: the build
 script loads this file by its path.
@@ -48,7 +50,9 @@ COMPILED_MODULES = ("engine.core", "engine.allegory.game", "engine.allegra.game"
 SHARED_LIB = "engine.compiled__mypyc"
 STAMP = ENGINE_DIR / "compiled.json"
 # modules compiled with the engine, by the extension module of their group
-WITH_ENGINE: dict[str, tuple[str, ...]] = {"cardroom.luck.compiled__mypyc": ("cardroom.luck.kernel",)}
+WITH_ENGINE: dict[str, tuple[str, ...]] = {
+    "cardroom.luck.compiled__mypyc": ("cardroom.luck.kernel", "cardroom.luck.nets"),
+}
 ROOT = ENGINE_DIR.parent
 
 
@@ -157,26 +161,31 @@ def load() -> tuple[str, str]:
 
 
 def load_with_engine(module: str, engine_form: str) -> tuple[str, str]:
-    """Choose the form of ``module`` (one of ``WITH_ENGINE``'s) before it is
-    imported, the engine's form (``engine.ENGINE_FORM``) being chosen
-    already: compiled where the engine runs compiled and the build holds
-    ``module`` as its source is now; else its ``.py`` (with a one-line note
-    when a build of other sources is there). Returns the form and why."""
+    """Choose the form of ``module`` (one of ``WITH_ENGINE``'s) and of the
+    rest of its group before they are imported, the engine's form
+    (``engine.ENGINE_FORM``) being chosen already: compiled where the
+    engine runs compiled and the build holds every module of the group as
+    its source is now; else their ``.py`` (with a one-line note when a
+    build of other sources is there). The group goes whole: its compiled
+    modules call each other natively, which a ``.py`` among them would not
+    answer. Returns the form and why."""
     if engine_form != "compiled":
         return "reference", "the engine runs its reference"
-    (shared,) = (lib for lib, group in WITH_ENGINE.items() if module in group)
-    if _extension(module) is None or _extension(shared) is None:
+    ((shared, group),) = ((lib, group) for lib, group in WITH_ENGINE.items() if module in group)
+    if any(_extension(m) is None for m in (*group, shared)):
         why = "not built with the engine (make setup builds it)"
     else:
         try:
-            built = json.loads(STAMP.read_text(encoding="utf-8"))["with_engine"][module]
+            built = json.loads(STAMP.read_text(encoding="utf-8"))["with_engine"]
         except (OSError, ValueError, KeyError, TypeError):
-            built = None
-        if built == module_digest(module):
+            built = {}
+        stale = [m for m in group if built.get(m) != module_digest(m)]
+        if not stale:
             return "compiled", "built by make setup (mypyc) with the engine"
-        why = f"built from another {source_path(module).name} than the one beside it (make setup rebuilds it)"
-        print(f"cardroom: {module} was {why}; using its pure-Python form", file=sys.stderr)
-    _use_reference((module,), (shared,))
+        names = " and ".join(source_path(m).name for m in stale)
+        why = f"built from another {names} than the one beside it (make setup rebuilds it)"
+        print(f"cardroom: {module} was {why}; using the pure-Python form of {', '.join(group)}", file=sys.stderr)
+    _use_reference(group, (shared,))
     return "reference", why
 
 

@@ -14,6 +14,10 @@ estimator's inner loops) are built in the same run, each group its own
 extension beside its source; their digests go in the same record. When
 they do not compile, the engine is built alone (and they run as Python).
 
+Every extension is compiled with ``-ffp-contract=off`` (``STRICT_FLOATS``):
+the C compiler may not fuse ``a*b + c`` into one rounding (FMA), which
+would give other floats than the ``.py`` on a CPU that has it (decision 280).
+
 A build that cannot happen (mypy not installed, no C compiler or no Python
 headers, a compile error) is not a failure: this prints one line saying so,
 removes any older build, and exits 0; the engine then runs on the reference.
@@ -32,6 +36,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# a*b+c computed as written, never fused into one rounding (FMA, where the
+# CPU has it): the compiled form gives the reference's floats bit for bit
+STRICT_FLOATS = ["-ffp-contract=off"] if os.name == "posix" else []
 
 
 def _load_form():
@@ -89,6 +96,8 @@ def compile_into(scratch: Path, with_engine: bool) -> list[Path]:
             )
         else:
             extensions = mypycify(sources, opt_level="3", target_dir=str(scratch / "c"), group_name=groups[0][1])
+        for extension in extensions:  # a list of its own each (mypyc gives them one list)
+            extension.extra_compile_args = [*extension.extra_compile_args, *STRICT_FLOATS]
         dist = Distribution({"name": "cardroom-engine", "ext_modules": extensions})
         cmd = dist.get_command_obj("build_ext")
         cmd.build_lib = str(scratch / "lib")

@@ -18,6 +18,7 @@ from typing import Any
 
 from cardroom.luck.estimator import Adapter, Context, Step, ValueFunction, terminal_points
 from cardroom.luck.kernel import AllegoryNet, tales_value
+from cardroom.luck.nets import allegory_net_1
 from engine.allegory.game import AllegoryState
 from engine.core import CHANCE
 
@@ -70,16 +71,21 @@ class NetAllegoryValue(ValueFunction):
     def __init__(self, table: dict[str, Any] | None = None) -> None:
         weights = json.loads(_NET_PATH.read_text(encoding="utf-8")) if table is None else table
         self.net = AllegoryNet(*(weights[k] for k in ("own", "other", "shared", "bias", "out", "out_bias")))
+        # the weights of record: their literal form (cardroom.luck.nets, the same floats), else the reference's loops
+        self.evaluate = allegory_net_1 if table is None else self.net.value
 
     def __call__(self, state: AllegoryState, forfeited: frozenset[int]) -> list[float]:
         if state.is_terminal():
             return terminal_points(state, forfeited)
-        return self.net.value(state, forfeited)
+        return self.evaluate(state, forfeited)
 
 
 class AllegoryAdapter(Adapter):
     def __init__(self, value: ValueFunction | None = None) -> None:
-        self.value = AllegoryValue() if value is None else value
+        # allegory-net@1 is the value function of record (decision 282): it
+        # removes more luck than allegory-tales@1 and, its weights compiled
+        # as literals (decision 280), costs under a tenth of a match
+        self.value = NetAllegoryValue() if value is None else value
 
     def step(
         self, pre: AllegoryState, event: dict[str, Any], post: AllegoryState, index: int, ctx: Context

@@ -40,6 +40,7 @@ from cardroom.luck.kernel import (
     unseen_counts,
 )
 from cardroom.luck.kernel import MEAN_CARD as _MEAN
+from cardroom.luck.nets import allegra_net_1
 from engine.allegra.game import CARDS, CELLS, COLS, DRAWN, ROUNDS, TURN, AllegraState
 from engine.core import CHANCE
 
@@ -491,6 +492,7 @@ class NetAllegraValue(ValueFunction):
     version = 1
 
     def __init__(self, table: dict[str, Any] | None = None) -> None:
+        record = table is None
         if table is None:
             table = json.loads(_NET_PATH.read_text(encoding="utf-8"))
         self.model = NetModel(
@@ -501,11 +503,13 @@ class NetAllegraValue(ValueFunction):
             [float(x) for x in table["bias"]],
             [float(x) for x in table["out"]],
         )
+        # the weights of record: their literal form (cardroom.luck.nets, the same floats), else the reference's loops
+        self.evaluate = allegra_net_1 if record else self.model.value
 
     def __call__(self, state: AllegraState, forfeited: frozenset[int]) -> list[float]:
         if state.is_terminal():
             return terminal_points(state, forfeited)
-        return self.model.value(state, forfeited)
+        return self.evaluate(state, forfeited)
 
 
 # -- the alternative outcomes (locations of cards: cardroom.luck.kernel.Loc) --

@@ -843,14 +843,26 @@ class AllegoryNet:
                     u = a[h] + b[h]
                     if u > 0.0:
                         z += out[h] * u
-                if z > 40.0:
-                    z = 40.0
-                elif z < -40.0:
-                    z = -40.0
-                p[s][o] = 1.0 / (1.0 + math.exp(-z))
-        above = [[0.0] * n for _ in range(n)]
-        for s in range(n):
-            for o in range(n):
-                if o != s:
-                    above[s][o] = 0.5 * (p[s][o] + (1.0 - p[o][s]))
-        return mean_over_others(n, forfeited, above)
+                p[s][o] = clamped_logistic(z)
+        return pair_points(n, forfeited, p)
+
+
+def clamped_logistic(z: float) -> float:
+    """allegory-net@1's probability from its log-odds ``z``, clamped to ±40."""
+    if z > 40.0:
+        z = 40.0
+    elif z < -40.0:
+        z = -40.0
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+def pair_points(n: int, forfeited: frozenset[int], p: list[list[float]]) -> list[float]:
+    """Rank points from a network's ``p[s][o]`` (the probability that ``s``
+    finishes above ``o``): ``above[s][o]`` the mean of it and one minus the
+    pair the other way round (so the two add up to 1)."""
+    above = [[0.0] * n for _ in range(n)]
+    for s in range(n):
+        for o in range(n):
+            if o != s:
+                above[s][o] = 0.5 * (p[s][o] + (1.0 - p[o][s]))
+    return mean_over_others(n, forfeited, above)

@@ -58,7 +58,7 @@ def test_the_adjusted_ranking_is_recomputed_from_the_api_alone(played_ladder):
     standings = anyone.get(f"/api/ladders/{ladder.pk}/standings/").json()
     about = standings["adjusted_ranking"]
     assert about["model"] == ranking.MODEL
-    assert about["value_functions"] == ["allegory-tales@1"]
+    assert about["value_functions"] == ["allegory-net@1"]
     assert (about["matches"], about["adjusted_matches"]) == (24, 23)
 
     # The documented recipe (docs/ladder.md): the ladder's rated matches in
@@ -105,12 +105,16 @@ def _cell(html: str, bot_name: str) -> str:
 
 def test_the_leaderboard_and_the_bot_page_say_whether_a_place_is_settled(played_ladder):
     ladder, greedy, rand, _mine = played_ladder
+    # a newcomer with one match beside the round: the round settles every
+    # place (greedy's, random's), the newcomer's is far from settled, so the
+    # pages show both kinds
+    late = BotVersion.objects.get(pk=f.active_bot(game="allegory", name="late").current_version_id)
+    play(ladder, [late, rand], seed=700, specs=["builtin:greedy", "builtin:random"])
+    adjusted.refresh(ladder)
     figures = {r.version_id: r for r in AdjustedRating.objects.filter(ladder=ladder)}
-    # this round settles random's place (no version two places from it is
-    # within its interval) but not greedy's: the page shows both kinds
-    assert figures[rand.pk].settled and not figures[greedy.pk].settled
+    assert figures[greedy.pk].settled and figures[rand.pk].settled and not figures[late.pk].settled
     page = f.client().get(f"/ladders/{ladder.pk}/").content.decode()
-    for name, version in (("greedy", greedy), ("random", rand)):
+    for name, version in (("greedy", greedy), ("random", rand), ("late", late)):
         r = figures[version.pk]
         cell = _cell(page, name)
         assert f">{r.rating:.0f}<" in cell
@@ -119,7 +123,7 @@ def test_the_leaderboard_and_the_bot_page_say_whether_a_place_is_settled(played_
         else:
             assert f'data-settled="false">not settled: about {r.more_matches} more matches<' in cell
 
-    for version in (greedy, rand):
+    for version in (greedy, rand, late):
         bot_page = f.client().get(f"/bots/{version.bot_id}/?ladder={ladder.pk}").content.decode()
         shown = re.findall(r'data-testid="adjusted">(.*?)</span>\s*</a>', bot_page, re.S)
         r = figures[version.pk]

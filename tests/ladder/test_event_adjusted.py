@@ -56,11 +56,11 @@ def test_adjusted_standings_beside_the_plain_ones_in_the_api_the_archive_and_the
     )  # fmt: skip
     assert play_queued(t) == 6
     for slot in TournamentMatch.objects.filter(tournament=t):
-        assert slot.luck["value_function"] == "allegory-tales@1"
+        assert slot.luck["value_function"] == "allegory-net@1"
         assert sum(slot.luck["luck"]) == pytest.approx(0, abs=1e-9)  # the seats' luck adds up to 0
     factories.clear_caches()
     doc = factories.client().get(f"/api/tournaments/{t.pk}/standings/").json()
-    assert doc["decided_by"] == "adjusted" and doc["value_functions"] == ["allegory-tales@1"]
+    assert doc["decided_by"] == "adjusted" and doc["value_functions"] == ["allegory-net@1"]
     rows = doc["standings"]
     assert all(r["adjusted"]["matches_adjusted"] == r["matches"] == 6 for r in rows)
     assert all(r["adjusted"]["ci95"]["method"] == "t-per-deal" for r in rows)
@@ -83,12 +83,12 @@ def test_adjusted_standings_beside_the_plain_ones_in_the_api_the_archive_and_the
     standings_json = json.loads(zipfile.ZipFile(io.BytesIO(body)).read("standings.json"))
     assert standings_json["event"]["decided_by"] == standings_json["decided_by"] == "adjusted"
     assert "adjusted" in standings_json["standings"][0] and standings_json["adjusted_differences"]
-    assert all(m["luck"]["value_function"] == "allegory-tales@1" for m in standings_json["matches"])
+    assert all(m["luck"]["value_function"] == "allegory-net@1" for m in standings_json["matches"])
 
     factories.clear_caches()
     page = Client().get(f"/tournaments/{t.pk}/").content.decode()
     assert "Adjusted per game" in page and 'data-testid="adjusted-per-game"' in page
-    assert "Decided by <strong>adjusted</strong>" in page and "allegory-tales@1" in page
+    assert "Decided by <strong>adjusted</strong>" in page and "allegory-net@1" in page
 
 
 def test_a_match_whose_luck_fails_is_recorded_and_counts_its_plain_points(monkeypatch):

@@ -26,7 +26,7 @@ import pytest
 import cardroom.luck
 import engine
 from cardroom.luck import luck_of
-from cardroom.luck.allegory import AllegoryAdapter, NetAllegoryValue
+from cardroom.luck.allegory import AllegoryAdapter, AllegoryValue
 from cardroom.luck.allegra import AllegraAdapter, EnderAllegraValue, NetAllegraValue, OutcomeAllegraValue
 from cardroom.luck.estimator import luck_with
 from cardroom.luck.kernel import CHIP, EMPTY_TALE, PAIR, W_SECOND, W_THIRD, Tales
@@ -41,9 +41,9 @@ compiled = pytest.mark.skipif(
     cardroom.luck.KERNEL_FORM != "compiled", reason=f"the kernel runs its reference ({cardroom.luck.KERNEL_FORM_WHY})"
 )
 
-# every value function of every game, as (game, make the adapter) — @2 and allegory-tales@1 by luck_of
+# every value function of every game, as (game, make the adapter) — @2 and allegory-net@1 by luck_of
 ALLEGRA_OTHERS = (OutcomeAllegraValue, EnderAllegraValue, NetAllegraValue)
-ALLEGORY_OTHERS = (NetAllegoryValue,)
+ALLEGORY_OTHERS = (AllegoryValue,)
 
 
 def all_luck(doc: dict) -> list[tuple[str, list[float]]]:

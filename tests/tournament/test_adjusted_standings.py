@@ -29,7 +29,7 @@ def with_luck(outcomes):
             o.scores,
             deal=o.deal,
             adjusted=ADJUSTED[o.number],
-            value_function="allegory-tales@1",
+            value_function="allegory-net@1",
         )
         for o in outcomes
     ]
@@ -47,7 +47,7 @@ def test_the_adjusted_columns_sit_beside_the_plain_ones_which_do_not_change():
     for before, after in zip(plain["standings"], doc["standings"]):
         assert {k: v for k, v in after.items() if k != "adjusted"} == before
     assert doc["differences"] == plain["differences"] and doc["crosstable"] == plain["crosstable"]
-    assert doc["decided_by"] == "plain" and doc["value_functions"] == ["allegory-tales@1"]
+    assert doc["decided_by"] == "plain" and doc["value_functions"] == ["allegory-net@1"]
     rows = {r["name"]: r for r in doc["standings"]}
     # B: 0.6, 0.45, 0.9, 0.8 -> 0.6875 a match, over 4 matches, every one's luck known
     assert rows["B"]["adjusted"]["points_per_match"] == pytest.approx(0.6875)
@@ -92,9 +92,9 @@ def test_cardroom_tournament_decided_by_adjusted_writes_each_match_s_luck(tmp_pa
     proc = run_cli("allegory", "builtin:greedy", "builtin:random", "--format", "duplicate", "--deals", "3",
                    "--seed", "5", "--jobs", "1", "--decided-by", "adjusted", "--out", str(out))  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    assert "luck-adjusted points per game (allegory-tales@1); decided by adjusted:" in proc.stdout
+    assert "luck-adjusted points per game (allegory-net@1); decided by adjusted:" in proc.stdout
     doc = json.loads((out / "standings.json").read_text())
-    assert doc["decided_by"] == "adjusted" and doc["value_functions"] == ["allegory-tales@1"]
+    assert doc["decided_by"] == "adjusted" and doc["value_functions"] == ["allegory-net@1"]
     assert all(sum(m["luck"]["luck"]) == pytest.approx(0, abs=1e-9) for m in doc["matches"])
     rows = doc["standings"]
     assert rows[0]["adjusted"]["points_per_match"] >= rows[1]["adjusted"]["points_per_match"]
