@@ -28,9 +28,10 @@ For each game and player count:
    replay and logs are not stored).
 3. **The new ladder**, from nothing, the same scheduler: each result
    luck-adjusted by ``cardroom.luck`` (main's value functions) and ranked by
-   ``ladder.ranking``; once with single matches, once with every pairing
-   played as a duplicate set (the rotations of one deal, rated as one
-   outcome, each rotation a match for Elo and for the count).
+   ``ladder.ranking``; once with single matches (CARDROOM_DUPLICATE_SETS
+   empty), once with the scheduler making duplicate sets itself (the
+   game and player count listed: k matches, the rotations of one deal, each
+   rated by Elo on its own, a complete set one outcome for the model).
 4. With ``--allegory-value`` / ``--allegra-value``, a second adjusted
    ranking beside the first, ``adjusted-alt``: the same results adjusted
    by that value function (``luck_variance``'s names), on the same runs,
@@ -40,9 +41,11 @@ Every match is played once and kept in ``var/ladder_convergence/matches.jsonl``
 (a rerun, or another repetition, takes it from there): the ``j``-th match of
 a line-up in a run is deal ``j`` of that line-up, so the repetitions share
 their deals and differ in the scheduler's choices (its random draws) and the
-order results come in. A single match is the deal's rotation ``j mod k``
-(its seats a rotation of the line-up: the scheduler's shuffle of the seats
-has the same distribution for each bot); a set is all ``k`` rotations.
+order results come in (a set takes one deal index for all its rotations).
+A single match is the deal's rotation ``j mod k``, a set's match the
+rotation ``set_rotation`` (seats a rotation of the line-up in name order:
+the scheduler's shuffle of the seats has the same distribution for each
+bot).
 
 Reported per ranking (Elo; the model on plain results; on adjusted results;
 with sets): matches per bot until Kendall's tau with the true order is at
@@ -181,22 +184,50 @@ class MatchStore:
         self.path = path
         self.alt = alt or {}
         self.known: dict[str, dict[str, Any]] = {}
+        # by key without the value function: the result, and the adjusted
+        # points by value function, from every row of that match (a row kept
+        # with the record and X adjusts by X and the record when they swap)
+        self.adjustments: dict[str, dict[str, Any]] = {}
         self.played = 0
         self.cpu = 0.0
         if path is not None and path.exists():
             for line in path.read_text(encoding="utf-8").splitlines():
                 if line.strip():
-                    row = json.loads(line)
-                    self.known[row["key"]] = row
+                    self._keep(json.loads(line))
+
+    def _keep(self, row: dict[str, Any]) -> None:
+        self.known[row["key"]] = row
+        if "adjusted" not in row:
+            return
+        base = "|".join(row["key"].split("|")[:5])
+        pool = self.adjustments.setdefault(base, {"row": row, "by": {}})
+        pool["by"][row["value_function"]] = row["adjusted"]
+        if "adjusted_alt" in row:
+            pool["by"][row["alt_value_function"]] = row["adjusted_alt"]
+
+    def _composed(self, game: str, base: str, key: str, alt: ValueFunction | None) -> dict[str, Any] | None:
+        """The row of ``key`` from rows of the same match kept under other
+        value functions (None unless every adjustment it needs is there)."""
+        pool = self.adjustments.get(base)
+        record = ADAPTERS[game]().value.label
+        if pool is None or record not in pool["by"] or (alt is not None and alt.label not in pool["by"]):
+            return None
+        first = pool["row"]
+        row = {"key": key, "result": first["result"], "payoffs": first["payoffs"]}
+        row |= {"adjusted": pool["by"][record], "value_function": record}
+        if alt is not None:
+            row |= {"adjusted_alt": pool["by"][alt.label], "alt_value_function": alt.label}
+        self.known[key] = row
+        return row
 
     def play(self, game: str, seats: list[str], seed: int, keyed: bool, luck: bool) -> dict[str, Any]:
         """The result of ``seats`` (bot names by seat) on ``seed``: the
         replay's result, and each seat's rank points and adjusted points."""
         alt = self.alt.get(game) if luck else None
-        key = f"{game}|{','.join(seats)}|{seed}|{int(keyed)}|{int(luck)}"
+        base = key = f"{game}|{','.join(seats)}|{seed}|{int(keyed)}|{int(luck)}"
         if alt is not None:  # its rows apart from the record's alone (a key of its own)
             key += f"|{alt.label}"
-        row = self.known.get(key)
+        row = self.known.get(key) or (self._composed(game, base, key, alt) if luck else None)
         if row is not None:
             return row
         t0 = time.process_time()
@@ -216,7 +247,7 @@ class MatchStore:
             row["alt_value_function"] = other.value_function
         self.cpu += time.process_time() - t0
         self.played += 1
-        self.known[key] = row
+        self._keep(row)
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a", encoding="utf-8") as f:
@@ -441,8 +472,8 @@ def ladder_run(
 ) -> Run:
     """Today's scheduler and Elo from nothing, inside a transaction rolled
     back at the end (every run starts from the same empty ladder); each
-    scheduled match played (``single``) or played as a set of its deal's
-    ``k`` rotations (``sets``), rated by Elo, and ranked by the model.
+    match the scheduler makes played, rated by Elo, and ranked by the
+    model: ``single`` with sets off, ``sets`` with them on for this ladder.
     ``informative``: single matches, the scheduler pairing by the stored
     adjusted ranking (CARDROOM_PAIRING=informative), refreshed by the real
     service before each top-up as the periodic task would (here its
@@ -453,7 +484,6 @@ def ladder_run(
 
     from ladder.models import Bot, BotVersion, Ladder, Match, Participant, Rating
     from ladder.services.adjusted import refresh as refresh_adjusted
-    from ladder.services.matches import create_match
     from ladder.services.matchmaking import top_up_ladder
     from ladder.services.ratings import apply_match_ratings
 
@@ -473,6 +503,8 @@ def ladder_run(
             run.settled[r] = []
     outcomes: dict[str, list[Outcome]] = {kind: [] for kind in kinds}
     deals_used: dict[tuple[str, ...], int] = {}
+    set_deal: dict[int, int] = {}  # by duplicate set: its deal
+    set_results: dict[int, list[dict[str, tuple]]] = {}  # by duplicate set: its rotations played
     seats_played = 0
     where_true = {n: i for i, n in enumerate(true_order)}
 
@@ -515,7 +547,14 @@ def ladder_run(
                 {by_version[r.version]: (r.matches, r.more_matches) for r in ranks}
             )
 
-    with transaction.atomic(), override_settings(CARDROOM_PAIRING="informative" if informative else "elo"):
+    # "single": the scheduler makes single matches, whatever the settings;
+    # "sets": it makes the sets itself (a bot whose cost is not known yet
+    # still plays single matches, as on the ladder)
+    sets = [f"{game}:{k}"] if mode == "sets" else []
+    with (
+        transaction.atomic(),
+        override_settings(CARDROOM_PAIRING="informative" if informative else "elo", CARDROOM_DUPLICATE_SETS=sets),
+    ):
         ladder = Ladder.objects.filter(game=game, players_per_match=k).order_by("pk").first()
         Ladder.objects.exclude(pk=ladder.pk).update(active=False)
         ladder.active = True
@@ -530,33 +569,37 @@ def ladder_run(
             for match in Match.objects.filter(pk__in=created).order_by("pk"):
                 seat_names = [name_of[b] for b in match.participants.order_by("seat").values_list("bot_id", flat=True)]
                 lineup = tuple(sorted(seat_names))
-                deal = deals_used.get(lineup, 0)
-                deals_used[lineup] = deal + 1
-                if mode != "sets":
-                    result = store.ladder_deal(game, lineup, deal, deal % k)
-                    record(match, result)
-                    seats_played += k
+                if match.duplicate_set_id is None:  # a single match: the line-up's next deal
+                    deal = deals_used.get(lineup, 0)
+                    deals_used[lineup] = deal + 1
+                    rotation = deal % k
+                else:  # a rotation of a set: the set's one deal
+                    if match.duplicate_set_id not in set_deal:
+                        set_deal[match.duplicate_set_id] = deals_used.get(lineup, 0)
+                        deals_used[lineup] = set_deal[match.duplicate_set_id] + 1
+                    deal, rotation = set_deal[match.duplicate_set_id], match.set_rotation
+                result = store.ladder_deal(game, lineup, deal, rotation)
+                record(match, result)  # Elo rates each rotation on its own
+                seats_played += k
+                if match.duplicate_set_id is None:
                     for kind, column in kinds.items():
                         outcomes[kind].append(
                             Outcome(tuple(version_of[n].pk for n in lineup), tuple(result[n][column] for n in lineup))
                         )
-                    checkpoint()
-                    continue
-                results = [store.ladder_deal(game, lineup, deal, r) for r in range(k)]
-                record(match, results[0])
-                for r in range(1, k):
-                    seats = [lineup[(s + r) % k] for s in range(k)]
-                    extra = create_match(ladder=ladder, versions=[version_of[n] for n in seats])
-                    record(extra, results[r])
-                seats_played += k * k
-                for kind, column in kinds.items():
-                    outcomes[kind].append(
-                        Outcome(
-                            tuple(version_of[n].pk for n in lineup),
-                            tuple(statistics.mean(res[n][column] for res in results) for n in lineup),
-                            matches=k,
-                        )
-                    )
+                else:
+                    # a complete set is one outcome standing for k matches
+                    # (ladder.selectors.outcomes); here every rotation is played
+                    pending = set_results.setdefault(match.duplicate_set_id, [])
+                    pending.append(result)
+                    if len(pending) == k:
+                        for kind, column in kinds.items():
+                            outcomes[kind].append(
+                                Outcome(
+                                    tuple(version_of[n].pk for n in lineup),
+                                    tuple(statistics.mean(res[n][column] for res in pending) for n in lineup),
+                                    matches=k,
+                                )
+                            )
                 checkpoint()
         transaction.set_rollback(True)
     return run

@@ -200,3 +200,49 @@ def test_field_choice_plays_seeds_of_its_own(tmp_path):
     args.choose = False
     assert lc.run_all(args, {4: 1}, {})["matches_played_now"] == 4  # none of the choice's deals again
     assert len(cache.read_text().splitlines()) == 8
+
+
+@pytest.mark.django_db
+def test_modes_follow_the_scheduler_not_the_settings(tmp_path, settings, monkeypatch):
+    """With the ladder listed in CARDROOM_DUPLICATE_SETS, "single" still
+    plays single matches (each on a deal of its own), and "sets" plays the
+    scheduler's sets: k matches a set, the rotations of one deal."""
+    from ladder.services import duplicate_sets
+
+    lc = _benchmark()
+    settings.CARDROOM_DUPLICATE_SETS = ["allegory:2"]
+    made = []
+    real_create_set = duplicate_sets.create_set
+
+    def create_set(ladder, versions):
+        made.append(len(versions))
+        return real_create_set(ladder, versions)
+
+    monkeypatch.setattr(duplicate_sets, "create_set", create_set)
+    store = lc.MatchStore(tmp_path / "m.jsonl")
+    calls = []
+    real_deal = store.ladder_deal
+
+    def ladder_deal(game, lineup, deal, rotation):
+        calls.append((lineup, deal, rotation))
+        return real_deal(game, lineup, deal, rotation)
+
+    store.ladder_deal = ladder_deal
+    names = lc.QUICK_FIELD
+    lc.ladder_run(store, "allegory", 2, names, names, "single", horizon=6.0, seed=0)
+    assert made == []
+    assert len({(lineup, deal) for lineup, deal, _r in calls}) == len(calls)
+    assert all(rotation == deal % 2 for _l, deal, rotation in calls)
+
+    calls.clear()
+    lc.ladder_run(store, "allegory", 2, names, names, "sets", horizon=6.0, seed=0)
+    assert made and all(k == 2 for k in made)
+    by_deal = {}
+    for lineup, deal, rotation in calls:
+        by_deal.setdefault((lineup, deal), []).append(rotation)
+    sets = [r for r in by_deal.values() if len(r) > 1]
+    singles = [r for r in by_deal.values() if len(r) == 1]
+    # every set the scheduler made is played once, its two rotations on one deal;
+    # the rest are the single matches of bots whose cost was not known yet
+    assert len(sets) == len(made) and all(sorted(r) == [0, 1] for r in sets)
+    assert len(calls) == 2 * len(sets) + len(singles)
