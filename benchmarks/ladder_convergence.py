@@ -705,6 +705,14 @@ def summarise(runs: list[Run], true_order: list[str]) -> dict[str, Any]:
                 name: ratio_interval(per[ranking][name], per[f"{ranking}-informative"][name])
                 for name in ("tau_reached", "tau_held", "top_reached", "top_held")
             }
+    # The sets alone: each ranking's matches per bot with sets over without
+    # (different runs of the scheduler: each resampled on its own).
+    for ranking in ("elo", "plain", "adjusted", "adjusted-alt"):
+        if ranking in per and f"{ranking}-sets" in per:
+            ratios[f"{ranking}-sets/{ranking}"] = {
+                name: ratio_interval(per[f"{ranking}-sets"][name], per[ranking][name])
+                for name in ("tau_reached", "tau_held", "top_reached", "top_held")
+            }
     # The value function alone: the record's adjusted ranking over the
     # other's, on the same runs (paired).
     for suffix in ("", "-sets", "-informative"):

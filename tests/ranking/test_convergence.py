@@ -110,6 +110,7 @@ def test_quick_form_end_to_end(tmp_path):
             share = row["settled_within_one"]
             assert share["shown"] == 0 or 0.0 <= share["estimate"] <= 1.0
     assert "elo/adjusted-sets" in result["summary"]["ratios"]
+    assert "adjusted-sets/adjusted" in result["summary"]["ratios"]
     # every match was kept: a second pass plays none
     again = lc.run_all(args, {2: 2}, {2: 6.0})
     assert again["matches_played_now"] == 0
@@ -246,3 +247,15 @@ def test_modes_follow_the_scheduler_not_the_settings(tmp_path, settings, monkeyp
     # the rest are the single matches of bots whose cost was not known yet
     assert len(sets) == len(made) and all(sorted(r) == [0, 1] for r in sets)
     assert len(calls) == 2 * len(sets) + len(singles)
+
+
+def test_sets_over_single_ratio():
+    lc = _benchmark()
+    one_swap = ["a", "b", "c", "e", "d", "f", "g", "h"]
+    two_swaps = ["b", "a", "c", "e", "d", "f", "g", "h"]
+    single = lc.Run("single", checkpoints=[1.0, 2.0, 3.0, 4.0])
+    single.orders = {"elo": [two_swaps, one_swap, TRUE, TRUE]}  # held from 2
+    sets = lc.Run("sets", checkpoints=[1.0, 2.0, 3.0, 4.0])
+    sets.orders = {"elo-sets": [two_swaps, two_swaps, two_swaps, one_swap]}  # held from 4
+    ratio = lc.summarise([single, sets], TRUE)["ratios"]["elo-sets/elo"]["tau_held"]
+    assert ratio["estimate"] == pytest.approx(2.0)
