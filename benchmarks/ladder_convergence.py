@@ -4,7 +4,7 @@ docs/ladder.md, "How fast the ranking settles"; decision 246).
     nice -n 10 .venv/bin/python benchmarks/ladder_convergence.py \
         [--games allegory,allegra] [--players 2,4] [--truth-deals 2:20,4:16] \
         [--repeats 8] [--horizon 2:120,4:80] [--quick] [--out var/ladder_convergence/report.json] \
-        [--allegory-value allegory-net@1] [--allegra-value allegra-net@1]
+        [--allegory-value allegory-tales@1] [--allegra-value allegra-net@1]
 
     # to choose a field: its round robin alone, on seeds the measurement never plays
     nice -n 10 .venv/bin/python benchmarks/ladder_convergence.py --truth-only --choose \
