@@ -3,7 +3,8 @@ docs/ladder.md, "How fast the ranking settles"; decision 246).
 
     nice -n 10 .venv/bin/python benchmarks/ladder_convergence.py \
         [--games allegory,allegra] [--players 2,4] [--truth-deals 2:20,4:16] \
-        [--repeats 8] [--horizon 2:120,4:80] [--quick] [--out var/ladder_convergence/report.json]
+        [--repeats 8] [--horizon 2:120,4:80] [--quick] [--out var/ladder_convergence/report.json] \
+        [--allegory-value allegory-tales@1] [--allegra-value allegra-net@1]
 
     # to choose a field: its round robin alone, on seeds the measurement never plays
     nice -n 10 .venv/bin/python benchmarks/ladder_convergence.py --truth-only --choose \
@@ -27,17 +28,24 @@ For each game and player count:
    replay and logs are not stored).
 3. **The new ladder**, from nothing, the same scheduler: each result
    luck-adjusted by ``cardroom.luck`` (main's value functions) and ranked by
-   ``ladder.ranking``; once with single matches, once with every pairing
-   played as a duplicate set (the rotations of one deal, rated as one
-   outcome, each rotation a match for Elo and for the count).
+   ``ladder.ranking``; once with single matches (CARDROOM_DUPLICATE_SETS
+   empty), once with the scheduler making duplicate sets itself (the
+   game and player count listed: k matches, the rotations of one deal, each
+   rated by Elo on its own, a complete set one outcome for the model).
+4. With ``--allegory-value`` / ``--allegra-value``, a second adjusted
+   ranking beside the first, ``adjusted-alt``: the same results adjusted
+   by that value function (``luck_variance``'s names), on the same runs,
+   with the ratio ``adjusted/adjusted-alt`` paired over runs.
 
 Every match is played once and kept in ``var/ladder_convergence/matches.jsonl``
 (a rerun, or another repetition, takes it from there): the ``j``-th match of
 a line-up in a run is deal ``j`` of that line-up, so the repetitions share
 their deals and differ in the scheduler's choices (its random draws) and the
-order results come in. A single match is the deal's rotation ``j mod k``
-(its seats a rotation of the line-up: the scheduler's shuffle of the seats
-has the same distribution for each bot); a set is all ``k`` rotations.
+order results come in (a set takes one deal index for all its rotations).
+A single match is the deal's rotation ``j mod k``, a set's match the
+rotation ``set_rotation`` (seats a rotation of the line-up in name order:
+the scheduler's shuffle of the seats has the same distribution for each
+bot).
 
 Reported per ranking (Elo; the model on plain results; on adjusted results;
 with sets): matches per bot until Kendall's tau with the true order is at
@@ -70,6 +78,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from cardroom.luck import luck_of  # noqa: E402
+from cardroom.luck.estimator import ValueFunction, luck_with  # noqa: E402
+from cardroom.luck.games import ADAPTERS  # noqa: E402
 from cardroom.players import InProcessPlayer, Player  # noqa: E402
 from cardroom.runner import run_match  # noqa: E402
 from cardroom.tournament import event  # noqa: E402
@@ -167,24 +177,57 @@ def make_player(name: str, game: str) -> Player:
 
 
 class MatchStore:
-    """Every match played, by key, in a JSON-lines file (appended as played)."""
+    """Every match played, by key, in a JSON-lines file (appended as played);
+    ``alt``, by game, a value function to adjust by beside the record's."""
 
-    def __init__(self, path: Path | None):
+    def __init__(self, path: Path | None, alt: dict[str, ValueFunction] | None = None):
         self.path = path
+        self.alt = alt or {}
         self.known: dict[str, dict[str, Any]] = {}
+        # by key without the value function: the result, and the adjusted
+        # points by value function, from every row of that match (a row kept
+        # with the record and X adjusts by X and the record when they swap)
+        self.adjustments: dict[str, dict[str, Any]] = {}
         self.played = 0
         self.cpu = 0.0
         if path is not None and path.exists():
             for line in path.read_text(encoding="utf-8").splitlines():
                 if line.strip():
-                    row = json.loads(line)
-                    self.known[row["key"]] = row
+                    self._keep(json.loads(line))
+
+    def _keep(self, row: dict[str, Any]) -> None:
+        self.known[row["key"]] = row
+        if "adjusted" not in row:
+            return
+        base = "|".join(row["key"].split("|")[:5])
+        pool = self.adjustments.setdefault(base, {"row": row, "by": {}})
+        pool["by"][row["value_function"]] = row["adjusted"]
+        if "adjusted_alt" in row:
+            pool["by"][row["alt_value_function"]] = row["adjusted_alt"]
+
+    def _composed(self, game: str, base: str, key: str, alt: ValueFunction | None) -> dict[str, Any] | None:
+        """The row of ``key`` from rows of the same match kept under other
+        value functions (None unless every adjustment it needs is there)."""
+        pool = self.adjustments.get(base)
+        record = ADAPTERS[game]().value.label
+        if pool is None or record not in pool["by"] or (alt is not None and alt.label not in pool["by"]):
+            return None
+        first = pool["row"]
+        row = {"key": key, "result": first["result"], "payoffs": first["payoffs"]}
+        row |= {"adjusted": pool["by"][record], "value_function": record}
+        if alt is not None:
+            row |= {"adjusted_alt": pool["by"][alt.label], "alt_value_function": alt.label}
+        self.known[key] = row
+        return row
 
     def play(self, game: str, seats: list[str], seed: int, keyed: bool, luck: bool) -> dict[str, Any]:
         """The result of ``seats`` (bot names by seat) on ``seed``: the
         replay's result, and each seat's rank points and adjusted points."""
-        key = f"{game}|{','.join(seats)}|{seed}|{int(keyed)}|{int(luck)}"
-        row = self.known.get(key)
+        alt = self.alt.get(game) if luck else None
+        base = key = f"{game}|{','.join(seats)}|{seed}|{int(keyed)}|{int(luck)}"
+        if alt is not None:  # its rows apart from the record's alone (a key of its own)
+            key += f"|{alt.label}"
+        row = self.known.get(key) or (self._composed(game, base, key, alt) if luck else None)
         if row is not None:
             return row
         t0 = time.process_time()
@@ -198,9 +241,13 @@ class MatchStore:
             row["payoffs"] = [s.payoff for s in report.seats]
             row["adjusted"] = [s.adjusted for s in report.seats]
             row["value_function"] = report.value_function
+        if alt is not None:
+            other = luck_with(record.replay, lambda g: ADAPTERS[g](alt))
+            row["adjusted_alt"] = [s.adjusted for s in other.seats]
+            row["alt_value_function"] = other.value_function
         self.cpu += time.process_time() - t0
         self.played += 1
-        self.known[key] = row
+        self._keep(row)
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a", encoding="utf-8") as f:
@@ -209,15 +256,20 @@ class MatchStore:
 
     def ladder_deal(self, game: str, lineup: tuple[str, ...], deal: int, rotation: int) -> dict[str, Any]:
         """Rotation ``rotation`` of deal ``deal`` of a line-up (its names in
-        sorted order); by bot name: rank, points, adjusted points."""
+        sorted order); by bot name: rank, points, adjusted points, and the
+        points adjusted by the store's other value function (if any)."""
         k = len(lineup)
         seats = [lineup[(s + rotation) % k] for s in range(k)]
         seed = derive(SEED_BASE, "ladder", game, ",".join(lineup), deal)
         row = self.play(game, seats, seed, keyed=True, luck=True)
+        alt = row.get("adjusted_alt")
         return {
-            name: (row["result"]["ranks"][s], row["result"]["scores"][s], row["payoffs"][s], row["adjusted"][s])
+            name: (
+                row["result"]["ranks"][s], row["result"]["scores"][s], row["payoffs"][s], row["adjusted"][s],
+                None if alt is None else alt[s],
+            )
             for s, name in enumerate(seats)
-        }
+        }  # fmt: skip
 
 
 # -- the truth -------------------------------------------------------------------
@@ -319,6 +371,29 @@ def ratio_interval(num: list[float], den: list[float], rounds: int = 2000, seed:
     return {"estimate": estimate, "low": draws[int(0.025 * rounds)], "high": draws[int(0.975 * rounds) - 1]}
 
 
+def paired_ratio_interval(
+    num: list[float | None], den: list[float | None], rounds: int = 2000, seed: int = 3
+) -> dict[str, Any]:
+    """mean(num) / mean(den) over the runs where both are measured (two
+    rankings of the same runs), with a bootstrap 95% interval resampling
+    those runs together."""
+    pairs = [(a, b) for a, b in zip(num, den, strict=True) if a is not None and b is not None]
+    if not pairs:
+        return {"estimate": None, "low": None, "high": None, "runs": 0}
+    rng = random.Random(seed)
+
+    def ratio(sample: list[tuple[float, float]]) -> float:
+        return statistics.mean(a for a, _b in sample) / statistics.mean(b for _a, b in sample)
+
+    draws = sorted(ratio(rng.choices(pairs, k=len(pairs))) for _ in range(rounds))
+    return {
+        "estimate": ratio(pairs),
+        "low": draws[int(0.025 * rounds)],
+        "high": draws[int(0.975 * rounds) - 1],
+        "runs": len(pairs),
+    }
+
+
 def share_interval(hits: list[int], shown: list[int], rounds: int = 2000, seed: int = 2) -> dict[str, Any]:
     """Share of hits over shown, pooled over runs, bootstrap over runs."""
     total = sum(shown)
@@ -397,8 +472,8 @@ def ladder_run(
 ) -> Run:
     """Today's scheduler and Elo from nothing, inside a transaction rolled
     back at the end (every run starts from the same empty ladder); each
-    scheduled match played (``single``) or played as a set of its deal's
-    ``k`` rotations (``sets``), rated by Elo, and ranked by the model.
+    match the scheduler makes played, rated by Elo, and ranked by the
+    model: ``single`` with sets off, ``sets`` with them on for this ladder.
     ``informative``: single matches, the scheduler pairing by the stored
     adjusted ranking (CARDROOM_PAIRING=informative), refreshed by the real
     service before each top-up as the periodic task would (here its
@@ -409,7 +484,6 @@ def ladder_run(
 
     from ladder.models import Bot, BotVersion, Ladder, Match, Participant, Rating
     from ladder.services.adjusted import refresh as refresh_adjusted
-    from ladder.services.matches import create_match
     from ladder.services.matchmaking import top_up_ladder
     from ladder.services.ratings import apply_match_ratings
 
@@ -418,18 +492,19 @@ def ladder_run(
     version_of = {n: BotVersion.objects.get(pk=b.current_version_id) for n, b in bots.items()}
     rng = random.Random(derive(SEED_BASE, "scheduler", game, k, mode, seed))
     run = Run(mode)
-    rankings = {
-        "single": ["elo", "plain", "adjusted"],
-        "sets": ["elo-sets", "plain-sets", "adjusted-sets"],
-        "informative": ["elo-informative", "plain-informative", "adjusted-informative"],
-    }[mode]
+    # the model's rankings, and the column of ladder_deal's results each ranks
+    kinds = {"plain": 2, "adjusted": 3} | ({"adjusted-alt": 4} if game in store.alt else {})
+    suffix = {"single": "", "sets": "-sets", "informative": "-informative"}[mode]
+    rankings = [f"{r}{suffix}" for r in ("elo", *kinds)]
     informative = mode == "informative"
     for r in rankings:
         run.orders[r] = []
         if not r.startswith("elo"):
             run.settled[r] = []
-    outcomes: dict[str, list[Outcome]] = {"plain": [], "adjusted": []}
+    outcomes: dict[str, list[Outcome]] = {kind: [] for kind in kinds}
     deals_used: dict[tuple[str, ...], int] = {}
+    set_deal: dict[int, int] = {}  # by duplicate set: its deal
+    set_results: dict[int, list[dict[str, tuple]]] = {}  # by duplicate set: its rotations played
     seats_played = 0
     where_true = {n: i for i, n in enumerate(true_order)}
 
@@ -460,7 +535,7 @@ def ladder_run(
         )
         run.orders[rankings[0]].append([name_of[b] for b in elo_ids])
         by_version = {v.pk: n for n, v in version_of.items()}
-        for kind, label in zip(("plain", "adjusted"), rankings[1:]):
+        for kind, label in zip(kinds, rankings[1:]):
             ranks = rank(outcomes[kind])
             shown = [by_version[r.version] for r in ranks]
             missing = [n for n in names if n not in shown]  # not played yet: last, by name
@@ -472,7 +547,14 @@ def ladder_run(
                 {by_version[r.version]: (r.matches, r.more_matches) for r in ranks}
             )
 
-    with transaction.atomic(), override_settings(CARDROOM_PAIRING="informative" if informative else "elo"):
+    # "single": the scheduler makes single matches, whatever the settings;
+    # "sets": it makes the sets itself (a bot whose cost is not known yet
+    # still plays single matches, as on the ladder)
+    sets = [f"{game}:{k}"] if mode == "sets" else []
+    with (
+        transaction.atomic(),
+        override_settings(CARDROOM_PAIRING="informative" if informative else "elo", CARDROOM_DUPLICATE_SETS=sets),
+    ):
         ladder = Ladder.objects.filter(game=game, players_per_match=k).order_by("pk").first()
         Ladder.objects.exclude(pk=ladder.pk).update(active=False)
         ladder.active = True
@@ -487,33 +569,37 @@ def ladder_run(
             for match in Match.objects.filter(pk__in=created).order_by("pk"):
                 seat_names = [name_of[b] for b in match.participants.order_by("seat").values_list("bot_id", flat=True)]
                 lineup = tuple(sorted(seat_names))
-                deal = deals_used.get(lineup, 0)
-                deals_used[lineup] = deal + 1
-                if mode != "sets":
-                    result = store.ladder_deal(game, lineup, deal, deal % k)
-                    record(match, result)
-                    seats_played += k
-                    for kind, column in (("plain", 2), ("adjusted", 3)):
+                if match.duplicate_set_id is None:  # a single match: the line-up's next deal
+                    deal = deals_used.get(lineup, 0)
+                    deals_used[lineup] = deal + 1
+                    rotation = deal % k
+                else:  # a rotation of a set: the set's one deal
+                    if match.duplicate_set_id not in set_deal:
+                        set_deal[match.duplicate_set_id] = deals_used.get(lineup, 0)
+                        deals_used[lineup] = set_deal[match.duplicate_set_id] + 1
+                    deal, rotation = set_deal[match.duplicate_set_id], match.set_rotation
+                result = store.ladder_deal(game, lineup, deal, rotation)
+                record(match, result)  # Elo rates each rotation on its own
+                seats_played += k
+                if match.duplicate_set_id is None:
+                    for kind, column in kinds.items():
                         outcomes[kind].append(
                             Outcome(tuple(version_of[n].pk for n in lineup), tuple(result[n][column] for n in lineup))
                         )
-                    checkpoint()
-                    continue
-                results = [store.ladder_deal(game, lineup, deal, r) for r in range(k)]
-                record(match, results[0])
-                for r in range(1, k):
-                    seats = [lineup[(s + r) % k] for s in range(k)]
-                    extra = create_match(ladder=ladder, versions=[version_of[n] for n in seats])
-                    record(extra, results[r])
-                seats_played += k * k
-                for kind, column in (("plain", 2), ("adjusted", 3)):
-                    outcomes[kind].append(
-                        Outcome(
-                            tuple(version_of[n].pk for n in lineup),
-                            tuple(statistics.mean(res[n][column] for res in results) for n in lineup),
-                            matches=k,
-                        )
-                    )
+                else:
+                    # a complete set is one outcome standing for k matches
+                    # (ladder.selectors.outcomes); here every rotation is played
+                    pending = set_results.setdefault(match.duplicate_set_id, [])
+                    pending.append(result)
+                    if len(pending) == k:
+                        for kind, column in kinds.items():
+                            outcomes[kind].append(
+                                Outcome(
+                                    tuple(version_of[n].pk for n in lineup),
+                                    tuple(statistics.mean(res[n][column] for res in pending) for n in lineup),
+                                    matches=k,
+                                )
+                            )
                 checkpoint()
         transaction.set_rollback(True)
     return run
@@ -571,6 +657,7 @@ def summarise(runs: list[Run], true_order: list[str]) -> dict[str, Any]:
                     "settled_at_end": [],
                     "calibration": [],
                     "runs": 0,
+                    "by_run": {},  # every run's value, None where not reached (for paired ratios)
                 },
             )
             row["runs"] += 1
@@ -584,6 +671,7 @@ def summarise(runs: list[Run], true_order: list[str]) -> dict[str, Any]:
             ):
                 if value is not None:
                     row[name].append(value)
+                row["by_run"].setdefault(name, []).append(value)
             row["final_tau"].append(taus[-1])
             if label in run.settled:
                 row["settled_right"].append(sum(a for a, _b in run.settled[label]))
@@ -602,8 +690,8 @@ def summarise(runs: list[Run], true_order: list[str]) -> dict[str, Any]:
         out[label] = entry
     ratios = {}
     for new in (
-        "plain", "adjusted", "elo-sets", "plain-sets", "adjusted-sets",
-        "elo-informative", "plain-informative", "adjusted-informative",
+        "plain", "adjusted", "adjusted-alt", "elo-sets", "plain-sets", "adjusted-sets", "adjusted-alt-sets",
+        "elo-informative", "plain-informative", "adjusted-informative", "adjusted-alt-informative",
     ):  # fmt: skip
         if new in per and "elo" in per:
             ratios[f"elo/{new}"] = {
@@ -615,6 +703,23 @@ def summarise(runs: list[Run], true_order: list[str]) -> dict[str, Any]:
         if ranking in per and f"{ranking}-informative" in per:
             ratios[f"{ranking}/{ranking}-informative"] = {
                 name: ratio_interval(per[ranking][name], per[f"{ranking}-informative"][name])
+                for name in ("tau_reached", "tau_held", "top_reached", "top_held")
+            }
+    # The sets alone: each ranking's matches per bot with sets over without
+    # (different runs of the scheduler: each resampled on its own).
+    for ranking in ("elo", "plain", "adjusted", "adjusted-alt"):
+        if ranking in per and f"{ranking}-sets" in per:
+            ratios[f"{ranking}-sets/{ranking}"] = {
+                name: ratio_interval(per[f"{ranking}-sets"][name], per[ranking][name])
+                for name in ("tau_reached", "tau_held", "top_reached", "top_held")
+            }
+    # The value function alone: the record's adjusted ranking over the
+    # other's, on the same runs (paired).
+    for suffix in ("", "-sets", "-informative"):
+        a, b = f"adjusted{suffix}", f"adjusted-alt{suffix}"
+        if a in per and b in per:
+            ratios[f"{a}/{b}"] = {
+                name: paired_ratio_interval(per[a]["by_run"][name], per[b]["by_run"][name])
                 for name in ("tau_reached", "tau_held", "top_reached", "top_held")
             }
     return {"rankings": out, "ratios": ratios}
@@ -649,6 +754,8 @@ def measure(
         "horizon_matches_per_bot": horizon,
         "checkpoint_every_matches_per_bot": step,
         "modes": list(modes),
+        "value_functions": {"adjusted": ADAPTERS[game]().value.label}
+        | ({"adjusted-alt": store.alt[game].label} if game in store.alt else {}),
         "summary": summarise(runs, truth_doc["order"]),
         "seconds": time.monotonic() - started,
     }
@@ -687,6 +794,10 @@ def main(argv: list[str] | None = None) -> int:
         default="",
         help="GAME[:PLAYERS]=BOT,BOT,...;GAME=... in place of FIELDS (every player count without :)",
     )
+    parser.add_argument(
+        "--allegory-value", help="beside the record's, the rows adjusted-alt: Allegory adjusted by this value function"
+    )
+    parser.add_argument("--allegra-value", help="the same for Allegra (names: benchmarks/luck_variance.py)")
     parser.add_argument("--quick", action="store_true", help="four cheap bots, a small round robin, two short runs")
     parser.add_argument("--cache", default=str(CACHE), help="the matches played ('' for none)")
     parser.add_argument("--out", default=str(ROOT / "var" / "ladder_convergence" / "report.json"))
@@ -701,7 +812,10 @@ def main(argv: list[str] | None = None) -> int:
 
     from ladder_backlog import bench_env, fresh_django
 
-    fresh_django(args.database_url, bench_env(args.database_url, "memory://", "ladder_convergence"))
+    # the field's bots are cardroom's own user's, beside the built-in ones:
+    # more than a user's quota of bots
+    env = bench_env(args.database_url, "memory://", "ladder_convergence", CARDROOM_QUOTA_BOTS="100")
+    fresh_django(args.database_url, env)
     report = run_all(args, truth_deals, horizon)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
@@ -709,8 +823,23 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def alt_values(args) -> dict[str, ValueFunction]:
+    """By game, the value function named by --allegory-value / --allegra-value."""
+    from luck_variance import ALLEGORY_VALUES, ALLEGRA_VALUES
+
+    out = {}
+    for game, known in (("allegory", ALLEGORY_VALUES), ("allegra", ALLEGRA_VALUES)):
+        name = getattr(args, f"{game}_value", None)
+        if name:
+            if name not in known:
+                raise SystemExit(f"--{game}-value: one of {', '.join(sorted(known))}")
+            out[game] = known[name]()
+            assert out[game].label == name, (out[game].label, name)
+    return out
+
+
 def run_all(args, truth_deals: dict[int, int], horizon: dict[int, float]) -> dict[str, Any]:
-    store = MatchStore(Path(args.cache) if args.cache else None)
+    store = MatchStore(Path(args.cache) if args.cache else None, alt_values(args))
     fields = dict(FIELDS)
     for part in filter(None, getattr(args, "field", "").split(";")):
         where, bots = part.split("=")
@@ -769,6 +898,8 @@ def print_report(report: dict[str, Any]) -> None:
             print(f"  {row['place']}. {row['bot']}: {_fmt(row['ci95'], 3)}")
         if "summary" not in res:
             continue
+        if "adjusted-alt" in res["value_functions"]:
+            print("  value functions: " + ", ".join(f"{k} {v}" for k, v in res["value_functions"].items()))
         for label, row in res["summary"]["rankings"].items():
             runs = row["runs"]
             parts = [

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -109,6 +110,7 @@ def test_quick_form_end_to_end(tmp_path):
             share = row["settled_within_one"]
             assert share["shown"] == 0 or 0.0 <= share["estimate"] <= 1.0
     assert "elo/adjusted-sets" in result["summary"]["ratios"]
+    assert "adjusted-sets/adjusted" in result["summary"]["ratios"]
     # every match was kept: a second pass plays none
     again = lc.run_all(args, {2: 2}, {2: 6.0})
     assert again["matches_played_now"] == 0
@@ -137,6 +139,43 @@ def test_quick_form_with_informative_pairing(tmp_path):
     assert {"elo/plain-informative", "plain/plain-informative", "adjusted/adjusted-informative"} <= set(ratios)
 
 
+def test_paired_ratio_keeps_runs_together():
+    lc = _benchmark()
+    # run 2 not measured by the second ranking: left out of both means
+    paired = lc.paired_ratio_interval([10.0, 20.0, 99.0, 30.0], [5.0, 10.0, None, 15.0])
+    assert paired["runs"] == 3
+    # every run's ratio is 2: a paired bootstrap cannot move off it (an unpaired one would)
+    assert paired["estimate"] == paired["low"] == paired["high"] == pytest.approx(2.0)
+    assert lc.paired_ratio_interval([None], [1.0])["estimate"] is None
+
+
+@pytest.mark.django_db
+def test_quick_form_with_another_value_function(tmp_path):
+    """--allegra-value: rows adjusted-alt beside the record's, which stay as
+    they were; the cache keys and the report name the value function."""
+    lc = _benchmark()
+    args = argparse.Namespace(
+        games="allegra", players="2", quick=True, repeats=2, cache=str(tmp_path / "record.jsonl"), sets_games=""
+    )
+    record = lc.run_all(args, {2: 2}, {2: 6.0})["results"][0]
+    args.cache, args.allegra_value = str(tmp_path / "net.jsonl"), "allegra-net@1"
+    report = lc.run_all(args, {2: 2}, {2: 6.0})
+    (result,) = report["results"]
+    assert record["value_functions"] == {"adjusted": "allegra-area@2"}
+    assert result["value_functions"] == {"adjusted": "allegra-area@2", "adjusted-alt": "allegra-net@1"}
+    rankings, before = result["summary"]["rankings"], record["summary"]["rankings"]
+    assert set(rankings) == {"elo", "plain", "adjusted", "adjusted-alt"}
+    for label in ("elo", "plain", "adjusted"):  # the same runs: the record's rows unchanged
+        assert rankings[label] == before[label]
+    assert {"elo/adjusted-alt", "adjusted/adjusted-alt"} <= set(result["summary"]["ratios"])
+    rows = [json.loads(line) for line in (tmp_path / "net.jsonl").read_text().splitlines()]
+    ladder_rows = [r for r in rows if r["key"].endswith("|1|1|allegra-net@1")]
+    assert ladder_rows and all(r["alt_value_function"] == "allegra-net@1" for r in ladder_rows)
+    # the net moves the adjusted points: not the record's under another name
+    assert any(r["adjusted_alt"] != r["adjusted"] for r in ladder_rows)
+    assert all(r["key"].endswith("|0") for r in rows if r not in ladder_rows)  # the truth's: no luck, shared keys
+
+
 def test_fields_by_game_and_player_count():
     lc = _benchmark()
     assert set(lc.FIELDS) == {(g, k) for g in ("allegory", "allegra") for k in (2, 4)}
@@ -162,3 +201,61 @@ def test_field_choice_plays_seeds_of_its_own(tmp_path):
     args.choose = False
     assert lc.run_all(args, {4: 1}, {})["matches_played_now"] == 4  # none of the choice's deals again
     assert len(cache.read_text().splitlines()) == 8
+
+
+@pytest.mark.django_db
+def test_modes_follow_the_scheduler_not_the_settings(tmp_path, settings, monkeypatch):
+    """With the ladder listed in CARDROOM_DUPLICATE_SETS, "single" still
+    plays single matches (each on a deal of its own), and "sets" plays the
+    scheduler's sets: k matches a set, the rotations of one deal."""
+    from ladder.services import duplicate_sets
+
+    lc = _benchmark()
+    settings.CARDROOM_DUPLICATE_SETS = ["allegory:2"]
+    made = []
+    real_create_set = duplicate_sets.create_set
+
+    def create_set(ladder, versions):
+        made.append(len(versions))
+        return real_create_set(ladder, versions)
+
+    monkeypatch.setattr(duplicate_sets, "create_set", create_set)
+    store = lc.MatchStore(tmp_path / "m.jsonl")
+    calls = []
+    real_deal = store.ladder_deal
+
+    def ladder_deal(game, lineup, deal, rotation):
+        calls.append((lineup, deal, rotation))
+        return real_deal(game, lineup, deal, rotation)
+
+    store.ladder_deal = ladder_deal
+    names = lc.QUICK_FIELD
+    lc.ladder_run(store, "allegory", 2, names, names, "single", horizon=6.0, seed=0)
+    assert made == []
+    assert len({(lineup, deal) for lineup, deal, _r in calls}) == len(calls)
+    assert all(rotation == deal % 2 for _l, deal, rotation in calls)
+
+    calls.clear()
+    lc.ladder_run(store, "allegory", 2, names, names, "sets", horizon=6.0, seed=0)
+    assert made and all(k == 2 for k in made)
+    by_deal = {}
+    for lineup, deal, rotation in calls:
+        by_deal.setdefault((lineup, deal), []).append(rotation)
+    sets = [r for r in by_deal.values() if len(r) > 1]
+    singles = [r for r in by_deal.values() if len(r) == 1]
+    # every set the scheduler made is played once, its two rotations on one deal;
+    # the rest are the single matches of bots whose cost was not known yet
+    assert len(sets) == len(made) and all(sorted(r) == [0, 1] for r in sets)
+    assert len(calls) == 2 * len(sets) + len(singles)
+
+
+def test_sets_over_single_ratio():
+    lc = _benchmark()
+    one_swap = ["a", "b", "c", "e", "d", "f", "g", "h"]
+    two_swaps = ["b", "a", "c", "e", "d", "f", "g", "h"]
+    single = lc.Run("single", checkpoints=[1.0, 2.0, 3.0, 4.0])
+    single.orders = {"elo": [two_swaps, one_swap, TRUE, TRUE]}  # held from 2
+    sets = lc.Run("sets", checkpoints=[1.0, 2.0, 3.0, 4.0])
+    sets.orders = {"elo-sets": [two_swaps, two_swaps, two_swaps, one_swap]}  # held from 4
+    ratio = lc.summarise([single, sets], TRUE)["ratios"]["elo-sets/elo"]["tau_held"]
+    assert ratio["estimate"] == pytest.approx(2.0)
