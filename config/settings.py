@@ -435,9 +435,11 @@ if CARDROOM_PAIRING not in ("elo", "informative"):
 # ladder where one person ranks their own bots.
 CARDROOM_SEPARATE_OWNERS = env.bool("CARDROOM_SEPARATE_OWNERS", default=True)
 # The ladders ("GAME:PLAYERS") whose pairings are played as duplicate sets,
-# one deal in every seat rotation (ladder.services.duplicate_sets): where
-# measurement says they cut the games needed (decision 255).
-CARDROOM_DUPLICATE_SETS = env.list("CARDROOM_DUPLICATE_SETS", default=["allegory:2"])
+# one deal in every seat rotation (ladder.services.duplicate_sets): every
+# ladder measured, none slower with sets, Allegra's much faster (decision 283).
+CARDROOM_DUPLICATE_SETS = env.list(
+    "CARDROOM_DUPLICATE_SETS", default=["allegory:2", "allegory:4", "allegra:2", "allegra:4"]
+)
 # Queued matches whose task message may be lost are re-sent after this long.
 CARDROOM_RESEND_STALE_SECONDS = env.int("CARDROOM_RESEND_STALE_SECONDS", default=120)
 # Event matches: their own Celery queue, and how many of one event's matches
