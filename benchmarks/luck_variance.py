@@ -7,6 +7,7 @@
     (any of them: [--allegra-value allegra-area@N] [--allegory-value allegory-net@1] [--seed-base B])
     .venv/bin/python benchmarks/luck_variance.py cost [--game G] [--matches K]
     .venv/bin/python benchmarks/luck_variance.py cost-sandboxed [--game G] [--matches K] [--players 2,3,4] [--loops]
+        [--also-allegra-value V ...]
     .venv/bin/python benchmarks/luck_variance.py decompose [--matches K] [--seed-base B] [--allegra-value V]
     .venv/bin/python benchmarks/luck_variance.py net-speed [--game G] [--matches K] [--players 2,3,4]
 
@@ -35,7 +36,9 @@
   it, the built-in greedy bots as programs in the sandbox (greedy at each
   of ``--players``' table sizes, 2 and 4 unless told); with ``--loops``
   and a network chosen, that network also through its reference's loops
-  over the weights' lists (decision 280), its luck checked to be the same.
+  over the weights' lists (decision 280), its luck checked to be the same;
+  with ``--also-allegra-value``, those value functions' luck timed too, on
+  the same replays (decision 281).
 * ``net-speed``: the learned networks' ``V`` per state (every state of K
   greedy matches a table size), with their weights as literals
   (cardroom/luck/nets.py) and through the reference's loops over the
@@ -77,6 +80,7 @@ from cardroom.luck import luck_of  # noqa: E402
 from cardroom.luck.allegory import AllegoryAdapter, AllegoryValue, NetAllegoryValue  # noqa: E402
 from cardroom.luck.allegra import (  # noqa: E402
     AllegraAdapter,
+    DrawnNetAllegraValue,
     EnderAllegraValue,
     FittedAllegraValue,
     NetAllegraValue,
@@ -93,7 +97,7 @@ SEARCH_ITERATIONS = {"strong": 40, "weak": 20, "vs-greedy": 20}
 WEAK_GREEDY_EPSILON = 0.1
 ALLEGRA_VALUES = {
     "allegra-area@2": FittedAllegraValue, "allegra-area@3": OutcomeAllegraValue, "allegra-ender@1": EnderAllegraValue,
-    "allegra-net@1": NetAllegraValue,
+    "allegra-net@1": NetAllegraValue, "allegra-net@2": DrawnNetAllegraValue,
 }  # fmt: skip
 ALLEGRA_VALUE = None  # --allegra-value: another value function than the one of record
 ALLEGORY_VALUES = {"allegory-tales@1": AllegoryValue, "allegory-net@1": NetAllegoryValue}
@@ -101,6 +105,8 @@ ALLEGORY_VALUE = None  # --allegory-value: another value function than the one o
 # --loops: by game, the chosen network again through its reference's loops over
 # the weights' lists (cardroom/luck/kernel.py; the form before decision 280)
 LOOPS: dict[str, object] = {}
+# --also-allegra-value: more Allegra value functions whose luck cost-sandboxed times on the same replays
+ALSO: list = []
 
 
 class WeakGreedy(Player):
@@ -439,14 +445,17 @@ def cost_sandboxed(game: str, matches: int, players: list[int]) -> None:
     launcher = get_launcher()
     for names in (["greedy"] * n for n in players):
         worker = bots = luck = record_luck = loops_luck = 0.0
+        also = [0.0] * len(ALSO) if game == "allegra" else []
         per_match: list[tuple[float, ...]] = []  # (whole match, luck, record's luck, loops' luck) CPU
         for i in range(matches):
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.process_time()
             record = run_match(
-                game, [str(builtin_program(n, game)) for n in names], seed=derive(SEED_BASE, game, "sandboxed", len(names), i),
+                game,
+                [str(builtin_program(n, game)) for n in names],
+                seed=derive(SEED_BASE, game, "sandboxed", len(names), i),
                 launcher=launcher,
-            )  # fmt: skip
+            )
             t1 = time.process_time()
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             luck_report(record.replay)
@@ -457,13 +466,20 @@ def cost_sandboxed(game: str, matches: int, players: list[int]) -> None:
                 of_record_cpu(game, names, 0, record.replay),
                 loops_cpu(game, record.replay),
             )
-            per_match.append((row[0] + row[1], *row[2:]))
+            also_row = [also_cpu(value, record.replay) for value in ALSO] if also else []
+            per_match.append((row[0] + row[1], *row[2:], *also_row))
+            also = [a + b for a, b in zip(also, also_row)]
             worker, bots, luck, record_luck, loops_luck = (
                 a + b for a, b in zip((worker, bots, luck, record_luck, loops_luck), row)
             )
         shares = ", ".join(
             f"{label} {100 * s:.1f}% ({100 * lo:.1f}-{100 * hi:.1f})"
-            for label, k in (("luck", 1), ("record", 2), ("loops", 3))
+            for label, k in (
+                ("luck", 1),
+                ("record", 2),
+                ("loops", 3),
+                *((v.label, 4 + j) for j, v in enumerate(ALSO) if also),
+            )
             if per_match[0][k] or k == 1
             for s, lo, hi in [share_interval([m[k] for m in per_match], [m[0] for m in per_match])]
         )
@@ -478,9 +494,17 @@ def cost_sandboxed(game: str, matches: int, players: list[int]) -> None:
                 if loops_luck
                 else ""
             )
+            + "".join(f"; {v.label}: {1000 * t / matches:.0f} ms" for v, t in zip(ALSO, also))
             + f"\n  of all, 95% bootstrap over the matches: {shares}",
             flush=True,
         )
+
+
+def also_cpu(value, doc: dict) -> float:
+    """The CPU of the luck of a replay with another Allegra value function."""
+    t0 = time.process_time()
+    luck_with(doc, lambda _g: AllegraAdapter(value))
+    return time.process_time() - t0
 
 
 def share_interval(part: list[float], whole: list[float], rounds: int = 1000) -> tuple[float, float, float]:
@@ -593,6 +617,10 @@ def main() -> int:
     parser.add_argument("--actions", action="store_true", help="unbiased: also greedy v weak greedy, action luck")
     parser.add_argument("--players", default="2,4", help="cost-sandboxed: the table sizes, comma-separated")
     parser.add_argument(
+        "--also-allegra-value", action="append", default=[], choices=sorted(ALLEGRA_VALUES),
+        help="cost-sandboxed: that value function's luck timed too, on the same replays",
+    )  # fmt: skip
+    parser.add_argument(
         "--loops", action="store_true", help="cost-sandboxed: the chosen network through its reference loops too"
     )
     args = parser.parse_args()
@@ -603,6 +631,7 @@ def main() -> int:
     if args.allegory_value:
         ALLEGORY_VALUE = ALLEGORY_VALUES[args.allegory_value]()
         print(f"allegory value function: {ALLEGORY_VALUE.label}", flush=True)
+    ALSO.extend(ALLEGRA_VALUES[name]() for name in args.also_allegra_value)
     if args.loops:
         for game, value in (("allegra", ALLEGRA_VALUE), ("allegory", ALLEGORY_VALUE)):
             if isinstance(value, (NetAllegraValue, NetAllegoryValue)):

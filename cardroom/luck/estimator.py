@@ -65,6 +65,13 @@ class ValueFunction:
 
     name: str = ""
     version: int = 0
+    # How the estimator takes a chance step's E[V]: 0, over every outcome
+    # where the adapter lists them (else the mean of SAMPLES draws); K > 0,
+    # at every step the mean of V over K draws from the step's true
+    # distribution (the adapter then gives a sampler, building only the
+    # drawn outcomes): still unbiased, at the price of about the credited
+    # luck's variance over K added to a match's adjusted result.
+    draws: int = 0
 
     @property
     def label(self) -> str:
@@ -134,21 +141,24 @@ def step_rng(label: str, index: int) -> random.Random:
 def expectation(
     step: Step, value: ValueFunction, forfeited: frozenset[int], n: int, actual: list[float] | None = None
 ) -> list[float]:
-    """``E[V]`` over the step's outcomes; ``actual``, when given, is ``V``
-    of the actual outcome (not evaluated again)."""
+    """``E[V]`` over the step's outcomes (or the mean over ``value.draws``
+    drawn ones, when the value function says so); ``actual``, when given,
+    is ``V`` of the actual outcome (not evaluated again)."""
     out = [0.0] * n
-    if step.exact is not None:
+    if step.exact is not None and not value.draws:
         for i, (p, state) in enumerate(step.exact):
             v = actual if i == step.actual_at and actual is not None else value(state, forfeited)
             for s in range(n):
                 out[s] += p * v[s]
         return out
-    assert step.sample is not None
+    if step.sample is None:
+        raise ValueError(f"{value.label} draws its expectations, but the step at event {step.index} has no sampler")
+    k = value.draws or SAMPLES
     rng = step_rng(value.label, step.index)
-    for _ in range(SAMPLES):
+    for _ in range(k):
         v = value(step.sample(rng), forfeited)
         for s in range(n):
-            out[s] += v[s] / SAMPLES
+            out[s] += v[s] / k
     return out
 
 
