@@ -516,13 +516,14 @@ class NetAllegraValue(ValueFunction):
 class DrawnNetAllegraValue(NetAllegraValue):
     """``allegra-net@2``: ``allegra-net@1``'s very network and weights (no
     refit), but every chance step's ``E[V]`` is the mean of ``V`` over
-    ``DRAWS`` outcomes drawn from the step's true distribution (decision
+    4 outcomes (``draws``) drawn from the step's true distribution (decision
     281), not over all of a card's up to 13 values: about 3x fewer ``V``
-    a match. Still unbiased (the draws are seeded by the label and the
-    event's place alone, independent of the actual outcome); the draws'
-    noise adds about the credited luck's variance over ``DRAWS`` to a
-    match's adjusted result (0.022 / 4 against a payoff's 0.244:
-    docs/luck.md). ``DRAWS`` was set by that arithmetic, not tuned on any
+    a match. Still unbiased: the draws are seeded by the label, the event's
+    place and the cards revealed before the step (``revealed_key``: each
+    match draws its own numbers), so they are independent of its outcome;
+    their noise adds about the credited luck's variance over ``draws`` to
+    a match's adjusted result (0.022 / 4 against a payoff's 0.244:
+    docs/luck.md). 4 was set by that arithmetic, not tuned on any
     measurement's seeds."""
 
     version = 2
@@ -590,11 +591,21 @@ class OutcomeDraw:
         return self.after(alt)
 
 
+def revealed_key(ctx: Context, base: AllegraState, locs: list[Loc]) -> str:
+    """The seed of a drawn step's draws (beside the label and the event's
+    place): the cards revealed in the replay before this step, so that each
+    match draws its own numbers, never from this step's outcome; this
+    step's cards are then added for the steps after it."""
+    before = ctx.extra.get("revealed", "r")
+    ctx.extra["revealed"] = before + "," + ",".join(str(card_at(base, loc)) for loc in locs)
+    return before
+
+
 def _exact_step(
-    index: int, post: AllegraState, base: AllegraState, loc: Loc, pile: list[Loc], after, draws: int = 0
+    index: int, post: AllegraState, base: AllegraState, loc: Loc, pile: list[Loc], after, key: str | None = None
 ) -> Step:
-    if draws:  # the value function draws its expectations: a sampler, no outcome built before it is drawn
-        return Step(index, post, sample=OutcomeDraw(base, loc, pile, after))
+    if key is not None:  # the value function draws its expectations: a sampler, no outcome built before it is drawn
+        return Step(index, post, sample=OutcomeDraw(base, loc, pile, after), key=key)
     exact, actual_at = exact_outcomes(base, loc, pile, after)
     return Step(index, post, exact=exact, actual_at=actual_at)
 
@@ -609,16 +620,18 @@ class AllegraAdapter(Adapter):
         self, pre: AllegraState, event: dict[str, Any], post: AllegraState, index: int, ctx: Context
     ) -> Step | None:
         action = event["action"]
-        draws = self.value.draws
+        draws = self.value.draws  # (then its steps are seeded by the cards revealed before them)
         if event["by"] == CHANCE:
             if action["type"] == "deal":
                 ctx.extra["reshuffled"] = False
                 # the discard pile's first card, from the whole deal
                 pile = [("d", 0)] + face_down_locations(post) + [("k", j) for j in range(len(post.deck))]
-                return _exact_step(index, post, post, ("d", 0), pile, _same, draws)
+                key = revealed_key(ctx, post, [("d", 0)]) if draws else None
+                return _exact_step(index, post, post, ("d", 0), pile, _same, key)
             ctx.extra["reshuffled"] = True  # a reshuffle: its top card is drawn at once
             pile = [("x", 0)] + [("k", j) for j in range(len(post.deck))]
-            return _exact_step(index, post, post, ("x", 0), pile, _same, draws)
+            key = revealed_key(ctx, post, [("x", 0)]) if draws else None
+            return _exact_step(index, post, post, ("x", 0), pile, _same, key)
         seat = event["by"]
         ended = post.round != pre.round or post.is_terminal()
         kind = action["type"]
@@ -649,12 +662,14 @@ class AllegraAdapter(Adapter):
             alt.apply(seat, action)
             return alt
 
+        key = revealed_key(ctx, pre, known) if draws else None
         if len(known) == 1:
             loc = known[0]
             pile = next(p for p in piles if loc in p)
-            return _exact_step(index, post, pre, loc, pile, after, draws)
-        resample = _resample_drawn if draws else _resample
-        return Step(index, post, sample=lambda rng: resample(pre, piles, rng, after))
+            return _exact_step(index, post, pre, loc, pile, after, key)
+        if key is not None:
+            return Step(index, post, sample=lambda rng: _resample_drawn(pre, piles, rng, after), key=key)
+        return Step(index, post, sample=lambda rng: _resample(pre, piles, rng, after))
 
 
 def _slot(slot: list[int]) -> tuple[str, int]:

@@ -42,13 +42,16 @@ class Step:
     every possible (probability, state after it), or ``sample(rng)`` draws
     the state after an outcome from the true distribution. ``actual_at``:
     the place in ``exact`` of the actual outcome, whose state is ``actual``
-    (its ``V`` is then evaluated once), or -1."""
+    (its ``V`` is then evaluated once), or -1. ``key``: what was known to
+    anyone before the outcome, which seeds the draws beside the value
+    function and the event's place (``step_rng``), or ""."""
 
     index: int
     actual: State
     exact: list[tuple[float, State]] | None = None
     sample: Callable[[random.Random], State] | None = None
     actual_at: int = -1
+    key: str = ""
 
 
 @dataclass
@@ -131,11 +134,15 @@ class LuckReport:
         }
 
 
-def step_rng(label: str, index: int) -> random.Random:
+def step_rng(label: str, index: int, key: str = "") -> random.Random:
     """The sampling generator of the step at event ``index``: fixed by the
-    value function and the event's place alone, so independent of the
-    outcome and the same on every run (a str seed hashes with SHA-512)."""
-    return random.Random(f"cardroom-luck:{label}:{index}")
+    value function, the event's place and, when given, ``key`` (what was
+    known before the outcome), so independent of the outcome and the same
+    on every run (a str seed hashes with SHA-512). Without a key every
+    match draws the same numbers at the same event (decision 281: a value
+    function that draws all its expectations needs the key, or its draws'
+    error is shared by every match and does not average out)."""
+    return random.Random(f"cardroom-luck:{label}:{index}" + (f":{key}" if key else ""))
 
 
 def expectation(
@@ -154,7 +161,7 @@ def expectation(
     if step.sample is None:
         raise ValueError(f"{value.label} draws its expectations, but the step at event {step.index} has no sampler")
     k = value.draws or SAMPLES
-    rng = step_rng(value.label, step.index)
+    rng = step_rng(value.label, step.index, step.key)
     for _ in range(k):
         v = value(step.sample(rng), forfeited)
         for s in range(n):

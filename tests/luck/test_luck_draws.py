@@ -106,15 +106,16 @@ def test_allegra_net_2_draws_do_not_depend_on_the_actual_outcome(path):
     for index, event, post in iter_states(doc):
         if pre is None:
             pre = get_game_class("allegra")(doc["num_players"], doc["options"]).new_initial_state()
+        ctx2 = Context(ctx.forfeited, dict(ctx.extra))  # as it was before this event, for the other outcome
         step = adapter.step(pre, event, post, index, ctx)
         if step is not None and event["by"] != CHANCE and not post.is_terminal():
             pre2 = hidden_shuffled(pre, rng)
             post2 = pre2.clone()
             post2.apply(event["by"], event["action"])
-            step2 = adapter.step(pre2, event, post2, index, ctx)
-            assert step2 is not None
+            step2 = adapter.step(pre2, event, post2, index, ctx2)
+            assert step2 is not None and step2.key == step.key != ""
             other_actual += value(post2, nothing) != value(post, nothing)
-            one, two = step_rng(value.label, index), step_rng(value.label, index)
+            one, two = step_rng(value.label, index, step.key), step_rng(value.label, index, step2.key)
             for _ in range(value.draws):
                 assert value(step.sample(one), nothing) == value(step2.sample(two), nothing)
             assert expectation(step, value, nothing, doc["num_players"]) == expectation(
@@ -123,6 +124,24 @@ def test_allegra_net_2_draws_do_not_depend_on_the_actual_outcome(path):
             steps += 1
         pre = post.clone()
     assert steps > 20 and other_actual > steps / 4, (steps, other_actual)
+
+
+def test_allegra_net_2_matches_draw_their_own_numbers():
+    """The draws are seeded by the cards revealed before the step, not by
+    the event's place alone: two matches at the same event draw different
+    numbers (else every match's draws at an event would err the same way,
+    and that error would not average out over matches), and one match's
+    steps are seeded the same on every run."""
+    adapter = AllegraAdapter(DrawnNetAllegraValue())
+    keys = []
+    for seed in (281_500, 281_501):
+        doc = run_match("allegra", [InProcessPlayer("random", None), InProcessPlayer("random", None)], seed=seed).replay
+        keys.append({step.index: step.key for step, _ in iter_steps(doc, adapter, {})})
+        assert keys[-1] == {step.index: step.key for step, _ in iter_steps(doc, adapter, {})}
+    common = sorted(set(keys[0]) & set(keys[1]))
+    assert len(common) > 20
+    assert keys[0][0] == keys[1][0] == "r"  # the first deal: nothing revealed yet
+    assert sum(keys[0][i] != keys[1][i] for i in common) >= len(common) - 1
 
 
 def test_allegra_net_2_mean_luck_of_random_matches_is_0_within_its_interval():
