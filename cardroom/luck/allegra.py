@@ -567,10 +567,12 @@ class OutcomeDraw:
     outcome's state: ``exact_outcomes``' state for the drawn value (swapped
     into ``loc`` from the first place in the pile holding it), ``after``
     applied. The value is drawn from the pile's values in sorted order, so
-    the draws are the same whatever the actual card."""
+    the draws are the same whatever the actual card. Drawing the actual
+    card gives ``actual`` itself, the state after the actual outcome (the
+    same state: the estimator then does not evaluate it again)."""
 
-    def __init__(self, base: AllegraState, loc: Loc, pile: list[Loc], after) -> None:
-        self.base, self.loc, self.after = base, loc, after
+    def __init__(self, base: AllegraState, loc: Loc, pile: list[Loc], after, actual: AllegraState) -> None:
+        self.base, self.loc, self.after, self.actual = base, loc, after, actual
         counts, self.where = pile_counts(base, pile)
         self.values = sorted(counts)
         self.counts = [counts[v] for v in self.values]
@@ -583,11 +585,12 @@ class OutcomeDraw:
             r -= self.counts[k]
             k += 1
         value = self.values[k]
+        actual = card_at(self.base, self.loc)
+        if value == actual:
+            return self.actual
         alt = self.base.clone()
-        actual = card_at(alt, self.loc)
-        if value != actual:
-            put_card(alt, self.where[value], actual)
-            put_card(alt, self.loc, value)
+        put_card(alt, self.where[value], actual)
+        put_card(alt, self.loc, value)
         return self.after(alt)
 
 
@@ -605,7 +608,7 @@ def _exact_step(
     index: int, post: AllegraState, base: AllegraState, loc: Loc, pile: list[Loc], after, key: str | None = None
 ) -> Step:
     if key is not None:  # the value function draws its expectations: a sampler, no outcome built before it is drawn
-        return Step(index, post, sample=OutcomeDraw(base, loc, pile, after), key=key)
+        return Step(index, post, sample=OutcomeDraw(base, loc, pile, after, post), key=key)
     exact, actual_at = exact_outcomes(base, loc, pile, after)
     return Step(index, post, exact=exact, actual_at=actual_at)
 

@@ -40,7 +40,9 @@ SAMPLES = 32
 class Step:
     """One chance outcome: ``actual`` is the state after it; ``exact`` lists
     every possible (probability, state after it), or ``sample(rng)`` draws
-    the state after an outcome from the true distribution. ``actual_at``:
+    the state after an outcome from the true distribution (``actual``
+    itself when it draws the actual outcome: its ``V`` is not evaluated
+    again). ``actual_at``:
     the place in ``exact`` of the actual outcome, whose state is ``actual``
     (its ``V`` is then evaluated once), or -1. ``key``: what was known to
     anyone before the outcome, which seeds the draws beside the value
@@ -163,7 +165,8 @@ def expectation(
     k = value.draws or SAMPLES
     rng = step_rng(value.label, step.index, step.key)
     for _ in range(k):
-        v = value(step.sample(rng), forfeited)
+        drawn = step.sample(rng)
+        v = actual if drawn is step.actual and actual is not None else value(drawn, forfeited)
         for s in range(n):
             out[s] += v[s] / k
     return out
