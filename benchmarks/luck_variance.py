@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/luck_variance.py unbiased [--game G] [--random N] [--search M] [--actions]
     .venv/bin/python benchmarks/luck_variance.py fewer [--game G] [--pairs P] [--sets S]
     .venv/bin/python benchmarks/luck_variance.py beside-record [--game G] [--pairs P] [--sets S] --allegory-value V
+        [--against-allegra-value V]
 
     (any of them: [--allegra-value allegra-area@N] [--allegory-value allegory-net@1] [--seed-base B])
     .venv/bin/python benchmarks/luck_variance.py cost [--game G] [--matches K]
@@ -27,7 +28,8 @@
 * ``beside-record`` (with ``--allegory-value`` or ``--allegra-value``):
   ``fewer``'s sets again, the chosen value function against the one of
   record on the same matches: the games needed adjusted by the record's
-  over adjusted by the chosen one's, with a paired bootstrap interval.
+  over adjusted by the chosen one's, with a paired bootstrap interval
+  (with ``--against-allegra-value``, that one in place of the record's).
 * ``cost``: CPU of the luck computation against the CPU of playing the
   match (built-in bots in this process), per match; with
   ``--allegra-value``, the alternative's and, on the same matches, the
@@ -107,6 +109,8 @@ ALLEGORY_VALUE = None  # --allegory-value: another value function than the one o
 LOOPS: dict[str, object] = {}
 # --also-allegra-value: more Allegra value functions whose luck cost-sandboxed times on the same replays
 ALSO: list = []
+# --against-allegra-value: what beside-record compares the chosen one with, in place of the record's
+AGAINST = None
 
 
 class WeakGreedy(Player):
@@ -355,7 +359,8 @@ def versus_record(game: str, pair: tuple[str, str], sets: int) -> None:
             a = names.index(a_name)
             for actions in with_actions:
                 policies = known_policies(game, names) if actions else None
-                for label, report in (("record", luck_of(doc, policies)), ("chosen", luck_report(doc, policies))):
+                record = luck_of(doc, policies) if AGAINST is None else against(doc, policies)
+                for label, report in (("record", record), ("chosen", luck_report(doc, policies))):
                     diffs.setdefault((label, actions), []).append(
                         report.seats[a].adjusted - report.seats[1 - a].adjusted
                     )
@@ -370,6 +375,13 @@ def versus_record(game: str, pair: tuple[str, str], sets: int) -> None:
                 f"games needed, of record / chosen: {ratio:.2f} (95% {lo:.2f}-{hi:.2f})",
                 flush=True,
             )
+
+
+def against(doc: dict, policies: dict | None):
+    """The luck report of a replay with ``--against-allegra-value``'s value function (Allegra)."""
+    if doc["game"] != "allegra":
+        return luck_of(doc, policies)
+    return luck_with(doc, lambda _g: AllegraAdapter(AGAINST), policies)
 
 
 def cost(game: str, matches: int) -> None:
@@ -598,7 +610,7 @@ def decompose(matches: int) -> None:
 
 
 def main() -> int:
-    global ALLEGORY_VALUE, ALLEGRA_VALUE, SEED_BASE
+    global AGAINST, ALLEGORY_VALUE, ALLEGRA_VALUE, SEED_BASE
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "what", choices=["unbiased", "fewer", "beside-record", "cost", "cost-sandboxed", "decompose", "net-speed"]
@@ -621,6 +633,10 @@ def main() -> int:
         help="cost-sandboxed: that value function's luck timed too, on the same replays",
     )  # fmt: skip
     parser.add_argument(
+        "--against-allegra-value", choices=sorted(ALLEGRA_VALUES),
+        help="beside-record: compare with that value function, not the record's",
+    )  # fmt: skip
+    parser.add_argument(
         "--loops", action="store_true", help="cost-sandboxed: the chosen network through its reference loops too"
     )
     args = parser.parse_args()
@@ -631,6 +647,9 @@ def main() -> int:
     if args.allegory_value:
         ALLEGORY_VALUE = ALLEGORY_VALUES[args.allegory_value]()
         print(f"allegory value function: {ALLEGORY_VALUE.label}", flush=True)
+    if args.against_allegra_value:
+        AGAINST = ALLEGRA_VALUES[args.against_allegra_value]()
+        print(f"beside-record against {AGAINST.label} (its rows say 'of record')", flush=True)
     ALSO.extend(ALLEGRA_VALUES[name]() for name in args.also_allegra_value)
     if args.loops:
         for game, value in (("allegra", ALLEGRA_VALUE), ("allegory", ALLEGORY_VALUE)):
