@@ -3,10 +3,12 @@
     .venv/bin/python benchmarks/luck_variance.py unbiased [--game G] [--random N] [--search M] [--actions]
     .venv/bin/python benchmarks/luck_variance.py fewer [--game G] [--pairs P] [--sets S]
     .venv/bin/python benchmarks/luck_variance.py beside-record [--game G] [--pairs P] [--sets S] --allegory-value V
+        [--against-allegra-value V]
 
     (any of them: [--allegra-value allegra-area@N] [--allegory-value allegory-net@1] [--seed-base B])
     .venv/bin/python benchmarks/luck_variance.py cost [--game G] [--matches K]
     .venv/bin/python benchmarks/luck_variance.py cost-sandboxed [--game G] [--matches K] [--players 2,3,4] [--loops]
+        [--also-allegra-value V ...]
     .venv/bin/python benchmarks/luck_variance.py decompose [--matches K] [--seed-base B] [--allegra-value V]
     .venv/bin/python benchmarks/luck_variance.py net-speed [--game G] [--matches K] [--players 2,3,4]
 
@@ -26,7 +28,8 @@
 * ``beside-record`` (with ``--allegory-value`` or ``--allegra-value``):
   ``fewer``'s sets again, the chosen value function against the one of
   record on the same matches: the games needed adjusted by the record's
-  over adjusted by the chosen one's, with a paired bootstrap interval.
+  over adjusted by the chosen one's, with a paired bootstrap interval
+  (with ``--against-allegra-value``, that one in place of the record's).
 * ``cost``: CPU of the luck computation against the CPU of playing the
   match (built-in bots in this process), per match; with
   ``--allegra-value``, the alternative's and, on the same matches, the
@@ -35,7 +38,9 @@
   it, the built-in greedy bots as programs in the sandbox (greedy at each
   of ``--players``' table sizes, 2 and 4 unless told); with ``--loops``
   and a network chosen, that network also through its reference's loops
-  over the weights' lists (decision 280), its luck checked to be the same.
+  over the weights' lists (decision 280), its luck checked to be the same;
+  with ``--also-allegra-value``, those value functions' luck timed too, on
+  the same replays (decision 281).
 * ``net-speed``: the learned networks' ``V`` per state (every state of K
   greedy matches a table size), with their weights as literals
   (cardroom/luck/nets.py) and through the reference's loops over the
@@ -77,6 +82,7 @@ from cardroom.luck import luck_of  # noqa: E402
 from cardroom.luck.allegory import AllegoryAdapter, AllegoryValue, NetAllegoryValue  # noqa: E402
 from cardroom.luck.allegra import (  # noqa: E402
     AllegraAdapter,
+    DrawnNetAllegraValue,
     EnderAllegraValue,
     FittedAllegraValue,
     NetAllegraValue,
@@ -93,7 +99,7 @@ SEARCH_ITERATIONS = {"strong": 40, "weak": 20, "vs-greedy": 20}
 WEAK_GREEDY_EPSILON = 0.1
 ALLEGRA_VALUES = {
     "allegra-area@2": FittedAllegraValue, "allegra-area@3": OutcomeAllegraValue, "allegra-ender@1": EnderAllegraValue,
-    "allegra-net@1": NetAllegraValue,
+    "allegra-net@1": NetAllegraValue, "allegra-net@2": DrawnNetAllegraValue,
 }  # fmt: skip
 ALLEGRA_VALUE = None  # --allegra-value: another value function than the one of record
 ALLEGORY_VALUES = {"allegory-tales@1": AllegoryValue, "allegory-net@1": NetAllegoryValue}
@@ -101,6 +107,10 @@ ALLEGORY_VALUE = None  # --allegory-value: another value function than the one o
 # --loops: by game, the chosen network again through its reference's loops over
 # the weights' lists (cardroom/luck/kernel.py; the form before decision 280)
 LOOPS: dict[str, object] = {}
+# --also-allegra-value: more Allegra value functions whose luck cost-sandboxed times on the same replays
+ALSO: list = []
+# --against-allegra-value: what beside-record compares the chosen one with, in place of the record's
+AGAINST = None
 
 
 class WeakGreedy(Player):
@@ -349,7 +359,8 @@ def versus_record(game: str, pair: tuple[str, str], sets: int) -> None:
             a = names.index(a_name)
             for actions in with_actions:
                 policies = known_policies(game, names) if actions else None
-                for label, report in (("record", luck_of(doc, policies)), ("chosen", luck_report(doc, policies))):
+                record = luck_of(doc, policies) if AGAINST is None else against(doc, policies)
+                for label, report in (("record", record), ("chosen", luck_report(doc, policies))):
                     diffs.setdefault((label, actions), []).append(
                         report.seats[a].adjusted - report.seats[1 - a].adjusted
                     )
@@ -364,6 +375,13 @@ def versus_record(game: str, pair: tuple[str, str], sets: int) -> None:
                 f"games needed, of record / chosen: {ratio:.2f} (95% {lo:.2f}-{hi:.2f})",
                 flush=True,
             )
+
+
+def against(doc: dict, policies: dict | None):
+    """The luck report of a replay with ``--against-allegra-value``'s value function (Allegra)."""
+    if doc["game"] != "allegra":
+        return luck_of(doc, policies)
+    return luck_with(doc, lambda _g: AllegraAdapter(AGAINST), policies)
 
 
 def cost(game: str, matches: int) -> None:
@@ -439,14 +457,17 @@ def cost_sandboxed(game: str, matches: int, players: list[int]) -> None:
     launcher = get_launcher()
     for names in (["greedy"] * n for n in players):
         worker = bots = luck = record_luck = loops_luck = 0.0
+        also = [0.0] * len(ALSO) if game == "allegra" else []
         per_match: list[tuple[float, ...]] = []  # (whole match, luck, record's luck, loops' luck) CPU
         for i in range(matches):
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.process_time()
             record = run_match(
-                game, [str(builtin_program(n, game)) for n in names], seed=derive(SEED_BASE, game, "sandboxed", len(names), i),
+                game,
+                [str(builtin_program(n, game)) for n in names],
+                seed=derive(SEED_BASE, game, "sandboxed", len(names), i),
                 launcher=launcher,
-            )  # fmt: skip
+            )
             t1 = time.process_time()
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             luck_report(record.replay)
@@ -457,13 +478,20 @@ def cost_sandboxed(game: str, matches: int, players: list[int]) -> None:
                 of_record_cpu(game, names, 0, record.replay),
                 loops_cpu(game, record.replay),
             )
-            per_match.append((row[0] + row[1], *row[2:]))
+            also_row = [also_cpu(value, record.replay) for value in ALSO] if also else []
+            per_match.append((row[0] + row[1], *row[2:], *also_row))
+            also = [a + b for a, b in zip(also, also_row)]
             worker, bots, luck, record_luck, loops_luck = (
                 a + b for a, b in zip((worker, bots, luck, record_luck, loops_luck), row)
             )
         shares = ", ".join(
             f"{label} {100 * s:.1f}% ({100 * lo:.1f}-{100 * hi:.1f})"
-            for label, k in (("luck", 1), ("record", 2), ("loops", 3))
+            for label, k in (
+                ("luck", 1),
+                ("record", 2),
+                ("loops", 3),
+                *((v.label, 4 + j) for j, v in enumerate(ALSO) if also),
+            )
             if per_match[0][k] or k == 1
             for s, lo, hi in [share_interval([m[k] for m in per_match], [m[0] for m in per_match])]
         )
@@ -478,9 +506,17 @@ def cost_sandboxed(game: str, matches: int, players: list[int]) -> None:
                 if loops_luck
                 else ""
             )
+            + "".join(f"; {v.label}: {1000 * t / matches:.0f} ms" for v, t in zip(ALSO, also))
             + f"\n  of all, 95% bootstrap over the matches: {shares}",
             flush=True,
         )
+
+
+def also_cpu(value, doc: dict) -> float:
+    """The CPU of the luck of a replay with another Allegra value function."""
+    t0 = time.process_time()
+    luck_with(doc, lambda _g: AllegraAdapter(value))
+    return time.process_time() - t0
 
 
 def share_interval(part: list[float], whole: list[float], rounds: int = 1000) -> tuple[float, float, float]:
@@ -574,7 +610,7 @@ def decompose(matches: int) -> None:
 
 
 def main() -> int:
-    global ALLEGORY_VALUE, ALLEGRA_VALUE, SEED_BASE
+    global AGAINST, ALLEGORY_VALUE, ALLEGRA_VALUE, SEED_BASE
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "what", choices=["unbiased", "fewer", "beside-record", "cost", "cost-sandboxed", "decompose", "net-speed"]
@@ -593,6 +629,14 @@ def main() -> int:
     parser.add_argument("--actions", action="store_true", help="unbiased: also greedy v weak greedy, action luck")
     parser.add_argument("--players", default="2,4", help="cost-sandboxed: the table sizes, comma-separated")
     parser.add_argument(
+        "--also-allegra-value", action="append", default=[], choices=sorted(ALLEGRA_VALUES),
+        help="cost-sandboxed: that value function's luck timed too, on the same replays",
+    )  # fmt: skip
+    parser.add_argument(
+        "--against-allegra-value", choices=sorted(ALLEGRA_VALUES),
+        help="beside-record: compare with that value function, not the record's",
+    )  # fmt: skip
+    parser.add_argument(
         "--loops", action="store_true", help="cost-sandboxed: the chosen network through its reference loops too"
     )
     args = parser.parse_args()
@@ -603,6 +647,10 @@ def main() -> int:
     if args.allegory_value:
         ALLEGORY_VALUE = ALLEGORY_VALUES[args.allegory_value]()
         print(f"allegory value function: {ALLEGORY_VALUE.label}", flush=True)
+    if args.against_allegra_value:
+        AGAINST = ALLEGRA_VALUES[args.against_allegra_value]()
+        print(f"beside-record against {AGAINST.label} (its rows say 'of record')", flush=True)
+    ALSO.extend(ALLEGRA_VALUES[name]() for name in args.also_allegra_value)
     if args.loops:
         for game, value in (("allegra", ALLEGRA_VALUE), ("allegory", ALLEGORY_VALUE)):
             if isinstance(value, (NetAllegraValue, NetAllegoryValue)):

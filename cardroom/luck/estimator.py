@@ -40,15 +40,20 @@ SAMPLES = 32
 class Step:
     """One chance outcome: ``actual`` is the state after it; ``exact`` lists
     every possible (probability, state after it), or ``sample(rng)`` draws
-    the state after an outcome from the true distribution. ``actual_at``:
+    the state after an outcome from the true distribution (``actual``
+    itself when it draws the actual outcome: its ``V`` is not evaluated
+    again). ``actual_at``:
     the place in ``exact`` of the actual outcome, whose state is ``actual``
-    (its ``V`` is then evaluated once), or -1."""
+    (its ``V`` is then evaluated once), or -1. ``key``: what was known to
+    anyone before the outcome, which seeds the draws beside the value
+    function and the event's place (``step_rng``), or ""."""
 
     index: int
     actual: State
     exact: list[tuple[float, State]] | None = None
     sample: Callable[[random.Random], State] | None = None
     actual_at: int = -1
+    key: str = ""
 
 
 @dataclass
@@ -65,6 +70,13 @@ class ValueFunction:
 
     name: str = ""
     version: int = 0
+    # How the estimator takes a chance step's E[V]: 0, over every outcome
+    # where the adapter lists them (else the mean of SAMPLES draws); K > 0,
+    # at every step the mean of V over K draws from the step's true
+    # distribution (the adapter then gives a sampler, building only the
+    # drawn outcomes): still unbiased, at the price of about the credited
+    # luck's variance over K added to a match's adjusted result.
+    draws: int = 0
 
     @property
     def label(self) -> str:
@@ -124,31 +136,39 @@ class LuckReport:
         }
 
 
-def step_rng(label: str, index: int) -> random.Random:
+def step_rng(label: str, index: int, key: str = "") -> random.Random:
     """The sampling generator of the step at event ``index``: fixed by the
-    value function and the event's place alone, so independent of the
-    outcome and the same on every run (a str seed hashes with SHA-512)."""
-    return random.Random(f"cardroom-luck:{label}:{index}")
+    value function, the event's place and, when given, ``key`` (what was
+    known before the outcome), so independent of the outcome and the same
+    on every run (a str seed hashes with SHA-512). Without a key every
+    match draws the same numbers at the same event (decision 281: a value
+    function that draws all its expectations needs the key, or its draws'
+    error is shared by every match and does not average out)."""
+    return random.Random(f"cardroom-luck:{label}:{index}" + (f":{key}" if key else ""))
 
 
 def expectation(
     step: Step, value: ValueFunction, forfeited: frozenset[int], n: int, actual: list[float] | None = None
 ) -> list[float]:
-    """``E[V]`` over the step's outcomes; ``actual``, when given, is ``V``
-    of the actual outcome (not evaluated again)."""
+    """``E[V]`` over the step's outcomes (or the mean over ``value.draws``
+    drawn ones, when the value function says so); ``actual``, when given,
+    is ``V`` of the actual outcome (not evaluated again)."""
     out = [0.0] * n
-    if step.exact is not None:
+    if step.exact is not None and not value.draws:
         for i, (p, state) in enumerate(step.exact):
             v = actual if i == step.actual_at and actual is not None else value(state, forfeited)
             for s in range(n):
                 out[s] += p * v[s]
         return out
-    assert step.sample is not None
-    rng = step_rng(value.label, step.index)
-    for _ in range(SAMPLES):
-        v = value(step.sample(rng), forfeited)
+    if step.sample is None:
+        raise ValueError(f"{value.label} draws its expectations, but the step at event {step.index} has no sampler")
+    k = value.draws or SAMPLES
+    rng = step_rng(value.label, step.index, step.key)
+    for _ in range(k):
+        drawn = step.sample(rng)
+        v = actual if drawn is step.actual and actual is not None else value(drawn, forfeited)
         for s in range(n):
-            out[s] += v[s] / SAMPLES
+            out[s] += v[s] / k
     return out
 
 

@@ -473,14 +473,9 @@ def face_down_locations(state: AllegraState) -> list[Loc]:
     return [("s", i) for i in range(state.lay.N) if upv[i] is None and val[i] is not None]
 
 
-def exact_outcomes(
-    base: AllegraState, loc: Loc, pile: list[Loc], after: Callable[[AllegraState], AllegraState]
-) -> tuple[list[tuple[float, AllegraState]], int]:
-    """Every value the card at ``loc`` (one of ``pile``) could have been,
-    with its probability: ``base`` with that value swapped into ``loc`` from
-    another card of the pile, then ``after`` applied; and the place in that
-    list of the actual value (whose state is the actual one)."""
-    actual = card_at(base, loc)
+def pile_counts(base: AllegraState, pile: list[Loc]) -> tuple[dict[int, int], dict[int, Loc]]:
+    """How many of a pile's cards hold each value, and the first place in
+    the pile holding it (where an outcome's value is swapped from)."""
     where: dict[int, Loc] = {}
     counts: dict[int, int] = {}
     for other in pile:
@@ -490,6 +485,18 @@ def exact_outcomes(
         else:
             counts[v] = 1
             where[v] = other
+    return counts, where
+
+
+def exact_outcomes(
+    base: AllegraState, loc: Loc, pile: list[Loc], after: Callable[[AllegraState], AllegraState]
+) -> tuple[list[tuple[float, AllegraState]], int]:
+    """Every value the card at ``loc`` (one of ``pile``) could have been,
+    with its probability: ``base`` with that value swapped into ``loc`` from
+    another card of the pile, then ``after`` applied; and the place in that
+    list of the actual value (whose state is the actual one)."""
+    actual = card_at(base, loc)
+    counts, where = pile_counts(base, pile)
     total = len(pile)
     out: list[tuple[float, AllegraState]] = []
     actual_at = -1

@@ -189,28 +189,37 @@ def test_action_luck_of_a_known_random_policy_averages_to_0():
     assert abs(statistics.mean(per_match)) < 3 * se
 
 
-@pytest.mark.parametrize("label", ["allegra-area@3", "allegra-ender@1", "allegra-net@1"])
+@pytest.mark.parametrize("label", ["allegra-area@3", "allegra-ender@1", "allegra-net@1", "allegra-net@2"])
 def test_an_alternative_allegra_value_is_a_distribution_over_ranks_at_every_step(label):
     """The measured alternatives (``allegra-area@3``, outcome-fitted;
     ``allegra-ender@1``, the ender's doubling, decision 240;
-    ``allegra-net@1``, learned from play, decision 276): at every
-    alternative of every chance step of every Allegra replay (2 to 6
+    ``allegra-net@1``, learned from play, decision 276; ``allegra-net@2``,
+    its expectations drawn, decision 281): at every alternative (or four
+    drawn ones) of every chance step of every Allegra replay (2 to 6
     players, knocks, forfeits, a reshuffle, a turn limit) each seat's value
     is a rank-points figure and they add up to the same total, so the luck
     adds up to 0; and some luck is credited."""
-    from cardroom.luck.allegra import AllegraAdapter, EnderAllegraValue, NetAllegraValue, OutcomeAllegraValue
+    from cardroom.luck.allegra import (
+        AllegraAdapter,
+        DrawnNetAllegraValue,
+        EnderAllegraValue,
+        NetAllegraValue,
+        OutcomeAllegraValue,
+    )
     from cardroom.luck.estimator import luck_with
 
     value = {
         "allegra-area@3": OutcomeAllegraValue, "allegra-ender@1": EnderAllegraValue, "allegra-net@1": NetAllegraValue,
+        "allegra-net@2": DrawnNetAllegraValue,
     }[label]()  # fmt: skip
+    rng = random.Random(281)
     assert value.label == label
     adapter = AllegraAdapter(value)
     for path in [p for p in OWN if load(p)["game"] == "allegra"]:
         doc = load(path)
         n = doc["num_players"]
         for step, forfeited in iter_steps(doc, adapter, {}):
-            for _, alt in step.exact or []:
+            for _, alt in step.exact or [(0.25, step.sample(rng)) for _ in range(4)]:
                 v = value(alt, forfeited)
                 assert all(-1e-12 <= x <= 1 + 1e-12 for x in v)
                 assert sum(v) == pytest.approx(n / 2, abs=1e-9)

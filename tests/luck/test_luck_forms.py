@@ -27,7 +27,13 @@ import cardroom.luck
 import engine
 from cardroom.luck import luck_of
 from cardroom.luck.allegory import AllegoryAdapter, AllegoryValue
-from cardroom.luck.allegra import AllegraAdapter, EnderAllegraValue, NetAllegraValue, OutcomeAllegraValue
+from cardroom.luck.allegra import (
+    AllegraAdapter,
+    DrawnNetAllegraValue,
+    EnderAllegraValue,
+    NetAllegraValue,
+    OutcomeAllegraValue,
+)
 from cardroom.luck.estimator import luck_with
 from cardroom.luck.kernel import CHIP, EMPTY_TALE, PAIR, W_SECOND, W_THIRD, Tales
 from cardroom.players import InProcessPlayer
@@ -42,7 +48,7 @@ compiled = pytest.mark.skipif(
 )
 
 # every value function of every game, as (game, make the adapter) — @2 and allegory-net@1 by luck_of
-ALLEGRA_OTHERS = (OutcomeAllegraValue, EnderAllegraValue, NetAllegraValue)
+ALLEGRA_OTHERS = (OutcomeAllegraValue, EnderAllegraValue, NetAllegraValue, DrawnNetAllegraValue)
 ALLEGORY_OTHERS = (AllegoryValue,)
 
 
@@ -58,7 +64,7 @@ def all_luck(doc: dict) -> list[tuple[str, list[float]]]:
 
 def test_the_value_functions_give_their_numbers_of_record():
     rows = json.loads(RECORD.read_text(encoding="utf-8"))
-    assert len(rows) == 28  # 4 Allegory replays by 2 value functions, 5 Allegra ones by 4
+    assert len(rows) == 33  # 4 Allegory replays by 2 value functions, 5 Allegra ones by 5
     for row in rows:
         doc = json.loads((ROOT / "tests" / "data" / "replays" / row["replay"]).read_text(encoding="utf-8"))
         got = dict(all_luck(doc))
@@ -123,7 +129,7 @@ def test_both_forms_give_the_same_luck_bit_for_bit(tmp_path):
     assert out.returncode == 0, out.stderr
     reference = json.loads(out.stdout)
     mine = luck_lines(docs)
-    assert len(mine) == len(reference) == 20 * 2 + 20 * 4 + 4 * 2 + 5 * 4
+    assert len(mine) == len(reference) == 20 * 2 + 20 * 5 + 4 * 2 + 5 * 5
     differing = [(a, b) for a, b in zip(mine, reference) if a != b]
     assert not differing, f"{len(differing)} differ; the first, compiled then reference: {differing[0]}"
 
