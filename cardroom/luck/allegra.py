@@ -615,9 +615,10 @@ def _exact_step(
 
 class AllegraAdapter(Adapter):
     def __init__(self, value: ValueFunction | None = None) -> None:
-        # allegra-area@2 stays the value function of record: @3, fitted to
-        # the outcome, measured no better (decision 186)
-        self.value = FittedAllegraValue() if value is None else value
+        # allegra-net@2 is the value function of record (decision 284):
+        # allegra-area@2 added variance to results; @2 removes a little, at
+        # about a tenth of a match's CPU (its expectations drawn)
+        self.value = DrawnNetAllegraValue() if value is None else value
 
     def step(
         self, pre: AllegraState, event: dict[str, Any], post: AllegraState, index: int, ctx: Context

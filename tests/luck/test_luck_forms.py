@@ -29,8 +29,8 @@ from cardroom.luck import luck_of
 from cardroom.luck.allegory import AllegoryAdapter, AllegoryValue
 from cardroom.luck.allegra import (
     AllegraAdapter,
-    DrawnNetAllegraValue,
     EnderAllegraValue,
+    FittedAllegraValue,
     NetAllegraValue,
     OutcomeAllegraValue,
 )
@@ -47,8 +47,8 @@ compiled = pytest.mark.skipif(
     cardroom.luck.KERNEL_FORM != "compiled", reason=f"the kernel runs its reference ({cardroom.luck.KERNEL_FORM_WHY})"
 )
 
-# every value function of every game, as (game, make the adapter) — @2 and allegory-net@1 by luck_of
-ALLEGRA_OTHERS = (OutcomeAllegraValue, EnderAllegraValue, NetAllegraValue, DrawnNetAllegraValue)
+# every value function of every game, as (game, make the adapter) — allegra-net@2 and allegory-net@1 by luck_of
+ALLEGRA_OTHERS = (FittedAllegraValue, OutcomeAllegraValue, EnderAllegraValue, NetAllegraValue)
 ALLEGORY_OTHERS = (AllegoryValue,)
 
 

@@ -161,8 +161,8 @@ def test_quick_form_with_another_value_function(tmp_path):
     args.cache, args.allegra_value = str(tmp_path / "net.jsonl"), "allegra-net@1"
     report = lc.run_all(args, {2: 2}, {2: 6.0})
     (result,) = report["results"]
-    assert record["value_functions"] == {"adjusted": "allegra-area@2"}
-    assert result["value_functions"] == {"adjusted": "allegra-area@2", "adjusted-alt": "allegra-net@1"}
+    assert record["value_functions"] == {"adjusted": "allegra-net@2"}
+    assert result["value_functions"] == {"adjusted": "allegra-net@2", "adjusted-alt": "allegra-net@1"}
     rankings, before = result["summary"]["rankings"], record["summary"]["rankings"]
     assert set(rankings) == {"elo", "plain", "adjusted", "adjusted-alt"}
     for label in ("elo", "plain", "adjusted"):  # the same runs: the record's rows unchanged

@@ -115,16 +115,21 @@ def web(browser, live_server):
         context.close()
 
 
+# A full-page screenshot of a long page took over 15 s on a loaded 2-core
+# machine: the pictures are for people, so they get a minute of their own.
+SNAP_TIMEOUT_MS = 60_000
+
+
 def snap(page, name: str) -> None:
     """Full-page screenshots of the current page at desktop and phone widths."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     size = page.viewport_size
     page.set_viewport_size(DESKTOP)
     page.wait_for_timeout(50)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}-desktop.png"), full_page=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}-desktop.png"), full_page=True, timeout=SNAP_TIMEOUT_MS)
     page.set_viewport_size(PHONE)
     page.wait_for_timeout(80)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}-phone.png"), full_page=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}-phone.png"), full_page=True, timeout=SNAP_TIMEOUT_MS)
     page.set_viewport_size(size or DESKTOP)
 
 
