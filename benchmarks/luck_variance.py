@@ -85,6 +85,7 @@ from cardroom.luck.allegra import (  # noqa: E402
     DrawnNetAllegraValue,
     EnderAllegraValue,
     FittedAllegraValue,
+    LookaheadAllegraValue,
     NetAllegraValue,
     OutcomeAllegraValue,
 )
@@ -99,7 +100,7 @@ SEARCH_ITERATIONS = {"strong": 40, "weak": 20, "vs-greedy": 20}
 WEAK_GREEDY_EPSILON = 0.1
 ALLEGRA_VALUES = {
     "allegra-area@2": FittedAllegraValue, "allegra-area@3": OutcomeAllegraValue, "allegra-ender@1": EnderAllegraValue,
-    "allegra-net@1": NetAllegraValue, "allegra-net@2": DrawnNetAllegraValue,
+    "allegra-net@1": NetAllegraValue, "allegra-net@2": DrawnNetAllegraValue, "allegra-look@1": LookaheadAllegraValue,
 }  # fmt: skip
 ALLEGRA_VALUE = None  # --allegra-value: another value function than the one of record
 ALLEGORY_VALUES = {"allegory-tales@1": AllegoryValue, "allegory-net@1": NetAllegoryValue}

@@ -530,6 +530,85 @@ class DrawnNetAllegraValue(NetAllegraValue):
     draws = 4
 
 
+class _FirstChoice:
+    """The greedy bot's generator in a lookahead: where it would draw
+    among equally good actions, the first (so ``V`` is a fixed function)."""
+
+    @staticmethod
+    def choice(seq):
+        return seq[0]
+
+
+class LookaheadAllegraValue(NetAllegraValue):
+    """``allegra-look@1``: ``allegra-net@1``'s network, evaluated where the
+    built-in greedy policy would take the game before the next card is
+    drawn: from the state, the seats to move play the greedy bot's choice
+    (ties to the first) for up to 3 decisions, stopping before a draw from
+    the deck, at a round's end, where several seats answer at once, and
+    after a decision that turns a card up (decision 285). A drawn card's luck then
+    includes what the drawer will do with it, which the network alone
+    learns poorly (docs/luck.md: ``V`` moved at the players' own moves as
+    much as at the cards).
+
+    The lookahead reads cards no one has seen (a swap into a face-down
+    slot shows the card it replaces), so it ``reads_hidden``: its
+    expectations are exact and each outcome's card is taken from a place
+    drawn uniformly among those holding it (``outcomes_hidden_exact``),
+    which keeps every step's correction at expectation 0. Costly: the
+    greedy bot's choice at every alternative (docs/luck.md gives the
+    figure); a named alternative, not the one of record."""
+
+    name = "allegra-look"
+    version = 1
+    reads_hidden = True
+    LIMIT = 3
+
+    def __init__(self) -> None:
+        super().__init__()
+        from bots.allegra_greedy import choose  # the built-in bot's very policy
+
+        self.choose = choose
+
+    def __call__(self, state: AllegraState, forfeited: frozenset[int]) -> list[float]:
+        ahead = state
+        for _ in range(self.LIMIT):
+            if ahead.is_terminal() or ahead.is_chance_node():
+                break
+            seats = ahead.to_act()
+            if len(seats) != 1 or seats[0] in forfeited:  # (knocks are answered at once by several seats)
+                break
+            seat = seats[0]
+            action = self.choose(ahead.observation(seat), ahead.legal_actions(seat), _FirstChoice)
+            if action["type"] == "draw":
+                break
+            turned = _turns_up(ahead, action)
+            if ahead is state:
+                ahead = state.clone()
+            round_ = ahead.round
+            ahead.apply(seat, action)
+            if turned or ahead.round != round_:
+                break
+        return super().__call__(ahead, forfeited)
+
+
+def _turns_up(state: AllegraState, action: dict[str, Any]) -> bool:
+    """Whether ``action`` turns a face-down card up (shows a card no one has seen)."""
+    kind = action["type"]
+    if kind in ("swap", "take_discard", "reveal", "place"):
+        slots = [action["slot"]]
+    elif kind == "discard":
+        slots = [action["flip"]] if action["flip"] is not None else []
+    elif kind == "exchange":
+        slots = [action["take"], action["put"]]
+    else:
+        return False
+    for slot in slots:
+        i = _slot(slot)[1]
+        if state.upv[i] is None and state.val[i] is not None:
+            return True
+    return False
+
+
 # -- the alternative outcomes (locations of cards: cardroom.luck.kernel.Loc) --
 
 
@@ -604,12 +683,53 @@ def revealed_key(ctx: Context, base: AllegraState, locs: list[Loc]) -> str:
     return before
 
 
+def outcomes_hidden_exact(
+    base: AllegraState, loc: Loc, pile: list[Loc], after, rng: random.Random
+) -> tuple[list[tuple[float, AllegraState]], int]:
+    """``exact_outcomes`` for a value function that reads cards no one has
+    seen yet (``reads_hidden``): each value is swapped into ``loc`` from a
+    place drawn uniformly among the pile's places holding it (``rng``:
+    independent of where the cards lie), not from the first. Then the rest
+    of the pile is as likely to lie in any order as the true distribution
+    says given that value (for a place taken by a fixed rule it is not: the
+    copy moved is always the one lying first), so ``E[V]`` stays exact
+    whatever hidden card ``V`` reads (decision 285). The probabilities and
+    the order of the values are ``exact_outcomes``'s."""
+    actual = card_at(base, loc)
+    places: dict[int, list[Loc]] = {}
+    for other in pile:
+        places.setdefault(card_at(base, other), []).append(other)
+    total = len(pile)
+    out: list[tuple[float, AllegraState]] = []
+    actual_at = -1
+    for value in sorted(places):
+        alt = base.clone()
+        if value != actual:
+            held = places[value]
+            put_card(alt, held[rng.randrange(len(held))], actual)
+            put_card(alt, loc, value)
+        else:
+            actual_at = len(out)
+        out.append((len(places[value]) / total, after(alt)))
+    return out, actual_at
+
+
 def _exact_step(
-    index: int, post: AllegraState, base: AllegraState, loc: Loc, pile: list[Loc], after, key: str | None = None
+    index: int,
+    post: AllegraState,
+    base: AllegraState,
+    loc: Loc,
+    pile: list[Loc],
+    after,
+    key: str | None = None,
+    hidden_rng: random.Random | None = None,
 ) -> Step:
     if key is not None:  # the value function draws its expectations: a sampler, no outcome built before it is drawn
         return Step(index, post, sample=OutcomeDraw(base, loc, pile, after, post), key=key)
-    exact, actual_at = exact_outcomes(base, loc, pile, after)
+    if hidden_rng is not None:
+        exact, actual_at = outcomes_hidden_exact(base, loc, pile, after, hidden_rng)
+    else:
+        exact, actual_at = exact_outcomes(base, loc, pile, after)
     return Step(index, post, exact=exact, actual_at=actual_at)
 
 
@@ -625,17 +745,24 @@ class AllegraAdapter(Adapter):
     ) -> Step | None:
         action = event["action"]
         draws = self.value.draws  # (then its steps are seeded by the cards revealed before them)
+        if getattr(self.value, "reads_hidden", False):
+            if draws:
+                raise ValueError(f"{self.value.label} reads hidden cards: its expectations must be exact, not drawn")
+            # where each outcome's card comes from: fixed by the event's place alone (decision 285)
+            hidden_rng: random.Random | None = random.Random(f"cardroom-luck:{self.value.label}:{index}:places")
+        else:
+            hidden_rng = None
         if event["by"] == CHANCE:
             if action["type"] == "deal":
                 ctx.extra["reshuffled"] = False
                 # the discard pile's first card, from the whole deal
                 pile = [("d", 0)] + face_down_locations(post) + [("k", j) for j in range(len(post.deck))]
                 key = revealed_key(ctx, post, [("d", 0)]) if draws else None
-                return _exact_step(index, post, post, ("d", 0), pile, _same, key)
+                return _exact_step(index, post, post, ("d", 0), pile, _same, key, hidden_rng)
             ctx.extra["reshuffled"] = True  # a reshuffle: its top card is drawn at once
             pile = [("x", 0)] + [("k", j) for j in range(len(post.deck))]
             key = revealed_key(ctx, post, [("x", 0)]) if draws else None
-            return _exact_step(index, post, post, ("x", 0), pile, _same, key)
+            return _exact_step(index, post, post, ("x", 0), pile, _same, key, hidden_rng)
         seat = event["by"]
         ended = post.round != pre.round or post.is_terminal()
         kind = action["type"]
@@ -670,7 +797,7 @@ class AllegraAdapter(Adapter):
         if len(known) == 1:
             loc = known[0]
             pile = next(p for p in piles if loc in p)
-            return _exact_step(index, post, pre, loc, pile, after, key)
+            return _exact_step(index, post, pre, loc, pile, after, key, hidden_rng)
         if key is not None:
             return Step(index, post, sample=lambda rng: _resample_drawn(pre, piles, rng, after), key=key)
         return Step(index, post, sample=lambda rng: _resample(pre, piles, rng, after))
@@ -682,5 +809,6 @@ def _slot(slot: list[int]) -> tuple[str, int]:
 
 
 __all__ = [
-    "AllegraAdapter", "AllegraValue", "DrawnNetAllegraValue", "EnderAllegraValue", "FittedAllegraValue", "NetAllegraValue", "OutcomeAllegraValue",
+    "AllegraAdapter", "AllegraValue", "DrawnNetAllegraValue", "EnderAllegraValue", "FittedAllegraValue",
+    "LookaheadAllegraValue", "NetAllegraValue", "OutcomeAllegraValue",
 ]  # fmt: skip

@@ -197,12 +197,15 @@ def test_action_luck_of_a_known_random_policy_averages_to_0():
     assert abs(statistics.mean(per_match)) < 3 * se
 
 
-@pytest.mark.parametrize("label", ["allegra-area@3", "allegra-ender@1", "allegra-net@1", "allegra-net@2"])
+@pytest.mark.parametrize(
+    "label", ["allegra-area@3", "allegra-ender@1", "allegra-net@1", "allegra-net@2", "allegra-look@1"]
+)
 def test_an_alternative_allegra_value_is_a_distribution_over_ranks_at_every_step(label):
     """The measured alternatives (``allegra-area@3``, outcome-fitted;
     ``allegra-ender@1``, the ender's doubling, decision 240;
     ``allegra-net@1``, learned from play, decision 276; ``allegra-net@2``,
-    its expectations drawn, decision 281): at every alternative (or four
+    its expectations drawn, decision 281; ``allegra-look@1``, the network
+    where greedy play takes the state, decision 285): at every alternative (or four
     drawn ones) of every chance step of every Allegra replay (2 to 6
     players, knocks, forfeits, a reshuffle, a turn limit) each seat's value
     is a rank-points figure and they add up to the same total, so the luck
@@ -211,6 +214,7 @@ def test_an_alternative_allegra_value_is_a_distribution_over_ranks_at_every_step
         AllegraAdapter,
         DrawnNetAllegraValue,
         EnderAllegraValue,
+        LookaheadAllegraValue,
         NetAllegraValue,
         OutcomeAllegraValue,
     )
@@ -218,7 +222,7 @@ def test_an_alternative_allegra_value_is_a_distribution_over_ranks_at_every_step
 
     value = {
         "allegra-area@3": OutcomeAllegraValue, "allegra-ender@1": EnderAllegraValue, "allegra-net@1": NetAllegraValue,
-        "allegra-net@2": DrawnNetAllegraValue,
+        "allegra-net@2": DrawnNetAllegraValue, "allegra-look@1": LookaheadAllegraValue,
     }[label]()  # fmt: skip
     rng = random.Random(281)
     assert value.label == label
