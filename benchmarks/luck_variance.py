@@ -79,7 +79,12 @@ sys.path.insert(0, str(ROOT))
 
 from bots import builtin_chooser, builtin_program  # noqa: E402
 from cardroom.luck import luck_of  # noqa: E402
-from cardroom.luck.allegory import AllegoryAdapter, AllegoryValue, NetAllegoryValue  # noqa: E402
+from cardroom.luck.allegory import (  # noqa: E402
+    AllegoryAdapter,
+    AllegoryValue,
+    LookaheadAllegoryValue,
+    NetAllegoryValue,
+)
 from cardroom.luck.allegra import (  # noqa: E402
     AllegraAdapter,
     DrawnNetAllegraValue,
@@ -103,7 +108,9 @@ ALLEGRA_VALUES = {
     "allegra-net@1": NetAllegraValue, "allegra-net@2": DrawnNetAllegraValue, "allegra-look@1": LookaheadAllegraValue,
 }  # fmt: skip
 ALLEGRA_VALUE = None  # --allegra-value: another value function than the one of record
-ALLEGORY_VALUES = {"allegory-tales@1": AllegoryValue, "allegory-net@1": NetAllegoryValue}
+ALLEGORY_VALUES = {
+    "allegory-tales@1": AllegoryValue, "allegory-net@1": NetAllegoryValue, "allegory-look@1": LookaheadAllegoryValue,
+}  # fmt: skip
 ALLEGORY_VALUE = None  # --allegory-value: another value function than the one of record
 # --loops: by game, the chosen network again through its reference's loops over
 # the weights' lists (cardroom/luck/kernel.py; the form before decision 280)

@@ -80,6 +80,61 @@ class NetAllegoryValue(ValueFunction):
         return self.evaluate(state, forfeited)
 
 
+class _FirstChoice:
+    """The greedy bot's generator in a lookahead: where it would draw
+    among equally good actions, the first (so ``V`` is a fixed function)."""
+
+    @staticmethod
+    def choice(seq):
+        return seq[0]
+
+
+class LookaheadAllegoryValue(NetAllegoryValue):
+    """``allegory-look@1``: ``allegory-net@1``'s network, evaluated where
+    the built-in greedy policy would take the game before the next card
+    comes into the Pool: from the state, the seats to move play the greedy
+    bot's choice (ties to the first) for up to ``LIMIT`` decisions,
+    stopping at the end, where several seats act at once, and after the
+    decision that brings a card into the Pool (decision 285). At a
+    greedy seat's own move ``V`` then does not move, and a card's luck
+    includes what the auction it opens will make of it.
+
+    The decision that brings a card in shows the deck's next card, which
+    no one has seen: the chance model stays exact for such a ``V`` because
+    Allegory's cards are all different, so an outcome's card swapped to
+    the deck's top from its one place leaves the rest of the deck in every
+    order equally often. A named alternative, not the one of record: it
+    pays for greedy-like players and not for search (docs/luck.md)."""
+
+    name = "allegory-look"
+    version = 1
+    LIMIT = 60
+
+    def __init__(self) -> None:
+        super().__init__()
+        from bots.allegory_greedy import choose  # the built-in bot's very policy
+
+        self.choose = choose
+
+    def __call__(self, state: AllegoryState, forfeited: frozenset[int]) -> list[float]:
+        ahead = state
+        for _ in range(self.LIMIT):
+            if ahead.is_terminal() or ahead.is_chance_node():
+                break
+            seats = ahead.to_act()
+            if len(seats) != 1 or seats[0] in forfeited:
+                break
+            seat = seats[0]
+            action = self.choose(ahead.observation(seat), ahead.legal_actions(seat), _FirstChoice)
+            if ahead is state:
+                ahead = state.clone()
+            cards = sum(ahead.ncards)
+            ahead.apply(seat, action)
+            if sum(ahead.ncards) != cards:  # a card came into the Pool
+                break
+        return super().__call__(ahead, forfeited)
+
+
 class AllegoryAdapter(Adapter):
     def __init__(self, value: ValueFunction | None = None) -> None:
         # allegory-net@1 is the value function of record (decision 282): it
@@ -115,4 +170,4 @@ class AllegoryAdapter(Adapter):
         return Step(index, post, sample=lambda rng: with_top(int(rng.random() * len(deck))))
 
 
-__all__ = ["AllegoryAdapter", "AllegoryValue", "NetAllegoryValue"]
+__all__ = ["AllegoryAdapter", "AllegoryValue", "LookaheadAllegoryValue", "NetAllegoryValue"]

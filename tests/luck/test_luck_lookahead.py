@@ -1,9 +1,11 @@
-"""``allegra-look@1`` (decision 285): ``allegra-net@1``'s network where the
-greedy policy takes the game before the next draw. It reads cards no one has
-seen, so each exact outcome's card comes from a place drawn uniformly among
-those holding it; these tests hold that construction to the true
-distribution (and show the first-place rule is not), and the value function
-to what it says it evaluates."""
+"""``allegra-look@1`` and ``allegory-look@1`` (decision 285): the learned
+networks where the greedy policy takes the game before the next card is
+known. They read cards no one has seen, so each exact outcome must leave the
+rest of its pile in the true distribution: in Allegra each outcome's card
+comes from a place drawn uniformly among those holding it (the first-place
+rule would not do), in Allegory every card is different. These tests hold
+both constructions to the true distribution, exactly, and the value
+functions to what they say they evaluate."""
 
 from __future__ import annotations
 
@@ -172,3 +174,91 @@ def test_lookahead_luck_adds_up_to_0_and_is_the_same_every_run(players):
     assert [s.luck for s in first.seats] == [s.luck for s in again.seats]
     assert abs(sum(s.luck for s in first.seats)) < 1e-9
     assert any(abs(s.luck) > 0.01 for s in first.seats)
+
+
+ALLEGORY = sorted((ROOT / "tests" / "data" / "replays").glob("allegory-*.json"))
+
+
+def test_allegory_outcomes_leave_the_rest_of_the_deck_in_every_order_equally_often():
+    """Allegory's exact step (a card comes into the Pool with at most 13
+    left): over every order of a deck of four cards, the alternatives,
+    weighed by their probabilities, hold each (card brought in, order of
+    the rest) exactly as often as the true distribution does, so
+    ``allegory-look@1``, which reads the next card when its lookahead
+    brings one in, still gets an exact ``E[V]``."""
+    from cardroom.luck.allegory import AllegoryAdapter, NetAllegoryValue
+    from cardroom.luck.estimator import Context
+
+    doc = load(ALLEGORY[0])
+    adapter = AllegoryAdapter(NetAllegoryValue())
+    pre = None
+    for at, event, post in iter_states(doc):
+        if pre is not None and event["by"] != CHANCE and sum(post.ncards) != sum(pre.ncards):
+            index = at
+            break
+        pre = post.clone()
+    else:
+        pytest.fail("no card came into the Pool")
+    del pre.deck[:-4]  # the deck's last four cards (the test enumerates their orders)
+    cards = list(pre.deck)
+    orders = list(itertools.permutations(cards))
+    got: dict[tuple, Fraction] = defaultdict(Fraction)
+    for order in orders:
+        base = pre.clone()
+        base.deck[:] = list(order)
+        after = base.clone()
+        after.apply(event["by"], event["action"])
+        step = adapter.step(base, event, after, index, Context())
+        assert step is not None and step.exact is not None
+        for p, alt in step.exact:
+            assert Fraction(p).limit_denominator(10) == Fraction(1, len(cards))
+            got[tuple(alt.deck) + tuple(sorted(map(str, alt.pool)))] += Fraction(1, len(orders) * len(cards))
+    want: dict[tuple, Fraction] = defaultdict(Fraction)
+    for order in orders:
+        after = pre.clone()
+        after.deck[:] = list(order)
+        after.apply(event["by"], event["action"])
+        want[tuple(after.deck) + tuple(sorted(map(str, after.pool)))] += Fraction(1, len(orders))
+    assert dict(got) == dict(want)
+
+
+def test_allegory_lookahead_evaluates_the_network_where_greedy_play_takes_the_state():
+    """``allegory-look@1`` is ``allegory-net@1`` at a chance node and at the
+    end, and elsewhere the network at the state the greedy bot's choices
+    reach (re-played by hand here); its luck adds up to 0 over the seats
+    on every Allegory replay (2-6 players, a forfeit) and is the same
+    every run."""
+    from bots.allegory_greedy import choose as allegory_choose
+    from cardroom.luck.allegory import AllegoryAdapter, LookaheadAllegoryValue, NetAllegoryValue
+
+    look, net = LookaheadAllegoryValue(), NetAllegoryValue()
+    assert look.label == "allegory-look@1"
+    nothing = frozenset()
+    doc = load(ALLEGORY[0])
+    differs = 0
+    for _index, _event, post in iter_states(doc):
+        v = look(post, nothing)
+        if post.is_terminal() or post.is_chance_node():
+            assert v == net(post, nothing)
+            continue
+        ahead = post.clone()
+        for _ in range(LookaheadAllegoryValue.LIMIT):
+            if ahead.is_terminal() or ahead.is_chance_node() or len(ahead.to_act()) != 1:
+                break
+            seat = ahead.to_act()[0]
+            cards = sum(ahead.ncards)
+            ahead.apply(seat, allegory_choose(ahead.observation(seat), ahead.legal_actions(seat), _FirstChoice))
+            if sum(ahead.ncards) != cards:
+                break
+        assert v == net(ahead, nothing)
+        differs += v != net(post, nothing)
+    assert differs > 10
+    for path in ALLEGORY:
+        doc = load(path)
+        forfeits = {f["seat"]: f["event"] for f in doc["result"].get("forfeits", [])}
+        assert forfeits or "forfeit" not in path.name
+        first = luck_with(doc, lambda _g: AllegoryAdapter(LookaheadAllegoryValue()))
+        again = luck_with(doc, lambda _g: AllegoryAdapter(LookaheadAllegoryValue()))
+        assert [s.luck for s in first.seats] == [s.luck for s in again.seats]
+        assert abs(sum(s.luck for s in first.seats)) < 1e-9
+        assert any(abs(s.luck) > 1e-6 for s in first.seats)
