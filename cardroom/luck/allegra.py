@@ -648,7 +648,9 @@ class OutcomeDraw:
     applied. The value is drawn from the pile's values in sorted order, so
     the draws are the same whatever the actual card. Drawing the actual
     card gives ``actual`` itself, the state after the actual outcome (the
-    same state: the estimator then does not evaluate it again)."""
+    same state: the estimator then does not evaluate it again); drawing a
+    value again gives the state built for it the first time (the same
+    object, so the estimator does not evaluate its ``V`` twice either)."""
 
     def __init__(self, base: AllegraState, loc: Loc, pile: list[Loc], after, actual: AllegraState) -> None:
         self.base, self.loc, self.after, self.actual = base, loc, after, actual
@@ -656,6 +658,7 @@ class OutcomeDraw:
         self.values = sorted(counts)
         self.counts = [counts[v] for v in self.values]
         self.total = len(pile)
+        self.built: dict[int, AllegraState] = {}
 
     def __call__(self, rng: random.Random) -> AllegraState:
         r = rng.randrange(self.total)
@@ -667,10 +670,13 @@ class OutcomeDraw:
         actual = card_at(self.base, self.loc)
         if value == actual:
             return self.actual
+        if value in self.built:
+            return self.built[value]
         alt = self.base.clone()
         put_card(alt, self.where[value], actual)
         put_card(alt, self.loc, value)
-        return self.after(alt)
+        alt = self.built[value] = self.after(alt)
+        return alt
 
 
 def revealed_key(ctx: Context, base: AllegraState, locs: list[Loc]) -> str:

@@ -164,9 +164,19 @@ def expectation(
         raise ValueError(f"{value.label} draws its expectations, but the step at event {step.index} has no sampler")
     k = value.draws or SAMPLES
     rng = step_rng(value.label, step.index, step.key)
+    # a sampler may give the very state it gave before (the same outcome
+    # drawn again): its V is the same, so it is evaluated once (the list
+    # holds each state, so no identity is reused while it is searched)
+    seen: list[tuple[State, list[float]]] = []
     for _ in range(k):
         drawn = step.sample(rng)
-        v = actual if drawn is step.actual and actual is not None else value(drawn, forfeited)
+        if drawn is step.actual and actual is not None:
+            v = actual
+        else:
+            v = next((w for state, w in seen if state is drawn), None)
+            if v is None:
+                v = value(drawn, forfeited)
+                seen.append((drawn, v))
         for s in range(n):
             out[s] += v[s] / k
     return out

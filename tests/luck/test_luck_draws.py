@@ -159,3 +159,40 @@ def test_allegra_net_2_mean_luck_of_random_matches_is_0_within_its_interval():
         se = statistics.stdev(xs) / math.sqrt(len(xs))
         assert abs(statistics.mean(xs)) < 3 * se, (seat, statistics.mean(xs), se)
         assert statistics.stdev(xs) > 0.01  # the luck is not trivially 0
+
+
+def test_allegra_net_2_evaluates_a_value_drawn_twice_once():
+    """A step that draws the same card twice uses the state it built the
+    first time and its ``V`` (the same numbers, fewer evaluations): over a
+    replay's steps, ``V`` is evaluated once per distinct card drawn other
+    than the actual one, and the expectation is the mean over all the
+    draws, repeats counted."""
+
+    class Counted(DrawnNetAllegraValue):
+        calls = 0
+
+        def __call__(self, state, forfeited):
+            Counted.calls += 1
+            return super().__call__(state, forfeited)
+
+    value = Counted()
+    doc = load(ALLEGRA[0])
+    n = doc["num_players"]
+    repeats = 0
+    for step, forfeited in iter_steps(doc, AllegraAdapter(value), {}):
+        actual = DrawnNetAllegraValue()(step.actual, forfeited)
+        rng = step_rng(value.label, step.index, step.key)
+        drawn = [step.sample(rng) for _ in range(value.draws)]
+        distinct = {id(s) for s in drawn if s is not step.actual}
+        repeats += len(distinct) < sum(s is not step.actual for s in drawn)
+        Counted.calls = 0
+        got = expectation(step, value, forfeited, n, actual)
+        assert Counted.calls == len(distinct)
+        plain = DrawnNetAllegraValue()
+        want = [0.0] * n
+        for s in drawn:
+            v = actual if s is step.actual else plain(s, forfeited)
+            for seat in range(n):
+                want[seat] += v[seat] / value.draws
+        assert got == want
+    assert repeats > 5
