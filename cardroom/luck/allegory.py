@@ -16,7 +16,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from cardroom.luck.estimator import Adapter, Context, Step, ValueFunction, terminal_points
+from cardroom.luck.estimator import Adapter, Context, Step, ValueFunction, play_ahead, terminal_points
 from cardroom.luck.kernel import AllegoryNet, tales_value
 from cardroom.luck.nets import allegory_net_1
 from engine.allegory.game import AllegoryState
@@ -80,15 +80,6 @@ class NetAllegoryValue(ValueFunction):
         return self.evaluate(state, forfeited)
 
 
-class _FirstChoice:
-    """The greedy bot's generator in a lookahead: where it would draw
-    among equally good actions, the first (so ``V`` is a fixed function)."""
-
-    @staticmethod
-    def choice(seq):
-        return seq[0]
-
-
 class LookaheadAllegoryValue(NetAllegoryValue):
     """``allegory-look@1``: ``allegory-net@1``'s network, evaluated where
     the built-in greedy policy would take the game before the next card
@@ -117,22 +108,17 @@ class LookaheadAllegoryValue(NetAllegoryValue):
         self.choose = choose
 
     def __call__(self, state: AllegoryState, forfeited: frozenset[int]) -> list[float]:
-        ahead = state
-        for _ in range(self.LIMIT):
-            if ahead.is_terminal() or ahead.is_chance_node():
-                break
-            seats = ahead.to_act()
-            if len(seats) != 1 or seats[0] in forfeited:
-                break
-            seat = seats[0]
-            action = self.choose(ahead.observation(seat), ahead.legal_actions(seat), _FirstChoice)
-            if ahead is state:
-                ahead = state.clone()
-            cards = sum(ahead.ncards)
-            ahead.apply(seat, action)
-            if sum(ahead.ncards) != cards:  # a card came into the Pool
-                break
+        ahead = play_ahead(state, forfeited, self.choose, self.LIMIT, _go, _cards_held)
         return super().__call__(ahead, forfeited)
+
+
+def _go(_state: AllegoryState, _action: dict[str, Any]) -> str:
+    return "go"
+
+
+def _cards_held(state: AllegoryState) -> int:
+    """Changes when a card is taken, which brings the next one into the Pool."""
+    return sum(state.ncards)
 
 
 class AllegoryAdapter(Adapter):

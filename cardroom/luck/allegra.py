@@ -19,7 +19,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from cardroom.luck.estimator import Adapter, Context, Step, ValueFunction, terminal_points
+from cardroom.luck.estimator import Adapter, Context, Step, ValueFunction, play_ahead, terminal_points
 from cardroom.luck.kernel import (
     ALL_COUNT,
     ALL_SUM,
@@ -530,15 +530,6 @@ class DrawnNetAllegraValue(NetAllegraValue):
     draws = 4
 
 
-class _FirstChoice:
-    """The greedy bot's generator in a lookahead: where it would draw
-    among equally good actions, the first (so ``V`` is a fixed function)."""
-
-    @staticmethod
-    def choice(seq):
-        return seq[0]
-
-
 class LookaheadAllegraValue(NetAllegraValue):
     """``allegra-look@1``: ``allegra-net@1``'s network, evaluated where the
     built-in greedy policy would take the game before the next card is
@@ -570,25 +561,19 @@ class LookaheadAllegraValue(NetAllegraValue):
         self.choose = choose
 
     def __call__(self, state: AllegraState, forfeited: frozenset[int]) -> list[float]:
-        ahead = state
-        for _ in range(self.LIMIT):
-            if ahead.is_terminal() or ahead.is_chance_node():
-                break
-            seats = ahead.to_act()
-            if len(seats) != 1 or seats[0] in forfeited:  # (knocks are answered at once by several seats)
-                break
-            seat = seats[0]
-            action = self.choose(ahead.observation(seat), ahead.legal_actions(seat), _FirstChoice)
-            if action["type"] == "draw":
-                break
-            turned = _turns_up(ahead, action)
-            if ahead is state:
-                ahead = state.clone()
-            round_ = ahead.round
-            ahead.apply(seat, action)
-            if turned or ahead.round != round_:
-                break
+        ahead = play_ahead(state, forfeited, self.choose, self.LIMIT, _allegra_verdict, _round_of)
         return super().__call__(ahead, forfeited)
+
+
+def _allegra_verdict(state: AllegraState, action: dict[str, Any]) -> str:
+    """The lookahead stops before a draw from the deck, and after a decision that turns a card up."""
+    if action["type"] == "draw":
+        return "stop"
+    return "last" if _turns_up(state, action) else "go"
+
+
+def _round_of(state: AllegraState) -> int:
+    return state.round
 
 
 def _turns_up(state: AllegraState, action: dict[str, Any]) -> bool:

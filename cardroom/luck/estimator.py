@@ -203,6 +203,53 @@ def iter_steps(
         pre = post.clone()
 
 
+class _FirstChoice:
+    """A policy's generator in a lookahead: where the policy would draw
+    among equally good actions, the first (so the lookahead, and the value
+    function built on it, is a fixed function of the state)."""
+
+    @staticmethod
+    def choice(seq):
+        return seq[0]
+
+
+def play_ahead(
+    state: State,
+    forfeited: frozenset[int],
+    choose: Callable[[dict[str, Any], list[Any], Any], Any],
+    limit: int,
+    verdict: Callable[[State, Any], str],
+    marker: Callable[[State], Any],
+) -> State:
+    """The state a bot's policy ``choose(observation, legal, rng)`` takes
+    ``state`` to, played for whichever seat is to move, for up to ``limit``
+    decisions (decision 285's lookahead value functions). Stops at a
+    chance node or the end, where several seats act at once or a seat
+    that forfeited is to move; before a decision ``verdict`` calls
+    ``"stop"``, after one it calls ``"last"``, and after one that changes
+    ``marker`` (a round's end, a card coming in). ``state`` is never
+    changed: the lookahead plays on a clone."""
+    ahead = state
+    for _ in range(limit):
+        if ahead.is_terminal() or ahead.is_chance_node():
+            break
+        seats = ahead.to_act()
+        if len(seats) != 1 or seats[0] in forfeited:
+            break
+        seat = seats[0]
+        action = choose(ahead.observation(seat), ahead.legal_actions(seat), _FirstChoice)
+        say = verdict(ahead, action)
+        if say == "stop":
+            break
+        if ahead is state:
+            ahead = state.clone()
+        mark = marker(ahead)
+        ahead.apply(seat, action)
+        if say == "last" or marker(ahead) != mark:
+            break
+    return ahead
+
+
 # A seat's known policy: (probability, action) for every action it may take
 # in a state (the probabilities adding up to 1).
 Policy = Callable[[State, int], list[tuple[float, dict[str, Any]]]]
@@ -280,5 +327,5 @@ def luck_with(
 
 __all__ = [
     "CHANCE", "Adapter", "Context", "LuckReport", "Policy", "SeatLuck", "Step", "ValueFunction", "action_luck",
-    "luck_with",
+    "luck_with", "play_ahead",
 ]  # fmt: skip

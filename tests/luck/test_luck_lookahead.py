@@ -22,10 +22,9 @@ from cardroom.luck.allegra import (
     AllegraAdapter,
     LookaheadAllegraValue,
     NetAllegraValue,
-    _FirstChoice,
     outcomes_hidden_exact,
 )
-from cardroom.luck.estimator import luck_with
+from cardroom.luck.estimator import _FirstChoice, luck_with
 from cardroom.luck.kernel import card_at, exact_outcomes, put_card
 from cardroom.players import InProcessPlayer
 from cardroom.runner import run_match
