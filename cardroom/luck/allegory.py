@@ -99,6 +99,7 @@ class LookaheadAllegoryValue(NetAllegoryValue):
 
     name = "allegory-look"
     version = 1
+    reads_hidden = True  # (the card a take brings in; exact here, every card being different)
     LIMIT = 60
 
     def __init__(self) -> None:

@@ -551,7 +551,7 @@ class LookaheadAllegraValue(NetAllegraValue):
 
     name = "allegra-look"
     version = 1
-    reads_hidden = True
+    reads_hidden = True  # (the card a swap turns up)
     LIMIT = 3
 
     def __init__(self) -> None:
@@ -713,12 +713,12 @@ def _exact_step(
     pile: list[Loc],
     after,
     key: str | None = None,
-    hidden_rng: random.Random | None = None,
+    places_seed: str | None = None,
 ) -> Step:
     if key is not None:  # the value function draws its expectations: a sampler, no outcome built before it is drawn
         return Step(index, post, sample=OutcomeDraw(base, loc, pile, after, post), key=key)
-    if hidden_rng is not None:
-        exact, actual_at = outcomes_hidden_exact(base, loc, pile, after, hidden_rng)
+    if places_seed is not None:  # V reads unseen cards: each outcome's card from a place drawn uniformly
+        exact, actual_at = outcomes_hidden_exact(base, loc, pile, after, random.Random(places_seed))
     else:
         exact, actual_at = exact_outcomes(base, loc, pile, after)
     return Step(index, post, exact=exact, actual_at=actual_at)
@@ -736,24 +736,23 @@ class AllegraAdapter(Adapter):
     ) -> Step | None:
         action = event["action"]
         draws = self.value.draws  # (then its steps are seeded by the cards revealed before them)
-        if getattr(self.value, "reads_hidden", False):
+        places_seed = None
+        if self.value.reads_hidden:
             if draws:
                 raise ValueError(f"{self.value.label} reads hidden cards: its expectations must be exact, not drawn")
             # where each outcome's card comes from: fixed by the event's place alone (decision 285)
-            hidden_rng: random.Random | None = random.Random(f"cardroom-luck:{self.value.label}:{index}:places")
-        else:
-            hidden_rng = None
+            places_seed = f"cardroom-luck:{self.value.label}:{index}:places"
         if event["by"] == CHANCE:
             if action["type"] == "deal":
                 ctx.extra["reshuffled"] = False
                 # the discard pile's first card, from the whole deal
                 pile = [("d", 0)] + face_down_locations(post) + [("k", j) for j in range(len(post.deck))]
                 key = revealed_key(ctx, post, [("d", 0)]) if draws else None
-                return _exact_step(index, post, post, ("d", 0), pile, _same, key, hidden_rng)
+                return _exact_step(index, post, post, ("d", 0), pile, _same, key, places_seed)
             ctx.extra["reshuffled"] = True  # a reshuffle: its top card is drawn at once
             pile = [("x", 0)] + [("k", j) for j in range(len(post.deck))]
             key = revealed_key(ctx, post, [("x", 0)]) if draws else None
-            return _exact_step(index, post, post, ("x", 0), pile, _same, key, hidden_rng)
+            return _exact_step(index, post, post, ("x", 0), pile, _same, key, places_seed)
         seat = event["by"]
         ended = post.round != pre.round or post.is_terminal()
         kind = action["type"]
@@ -788,7 +787,7 @@ class AllegraAdapter(Adapter):
         if len(known) == 1:
             loc = known[0]
             pile = next(p for p in piles if loc in p)
-            return _exact_step(index, post, pre, loc, pile, after, key, hidden_rng)
+            return _exact_step(index, post, pre, loc, pile, after, key, places_seed)
         if key is not None:
             return Step(index, post, sample=lambda rng: _resample_drawn(pre, piles, rng, after), key=key)
         return Step(index, post, sample=lambda rng: _resample(pre, piles, rng, after))

@@ -77,6 +77,10 @@ class ValueFunction:
     # drawn outcomes): still unbiased, at the price of about the credited
     # luck's variance over K added to a match's adjusted result.
     draws: int = 0
+    # True for a value function that reads cards no one has seen yet (a
+    # lookahead, decision 285): its chance steps must then leave the rest of
+    # each pile in the true distribution, which the adapter sees to.
+    reads_hidden: bool = False
 
     @property
     def label(self) -> str:
@@ -165,18 +169,18 @@ def expectation(
     k = value.draws or SAMPLES
     rng = step_rng(value.label, step.index, step.key)
     # a sampler may give the very state it gave before (the same outcome
-    # drawn again): its V is the same, so it is evaluated once (the list
-    # holds each state, so no identity is reused while it is searched)
-    seen: list[tuple[State, list[float]]] = []
+    # drawn again): its V is the same, so it is evaluated once (each state
+    # is held beside its V, so no identity is reused within the step)
+    seen: dict[int, tuple[State, list[float]]] = {}
     for _ in range(k):
         drawn = step.sample(rng)
         if drawn is step.actual and actual is not None:
             v = actual
+        elif id(drawn) in seen:
+            v = seen[id(drawn)][1]
         else:
-            v = next((w for state, w in seen if state is drawn), None)
-            if v is None:
-                v = value(drawn, forfeited)
-                seen.append((drawn, v))
+            v = value(drawn, forfeited)
+            seen[id(drawn)] = (drawn, v)
         for s in range(n):
             out[s] += v[s] / k
     return out
