@@ -11,6 +11,7 @@ at most ``EXACT_MAX`` cards and sampled otherwise.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from pathlib import Path
@@ -50,6 +51,17 @@ class AllegoryValue(ValueFunction):
 _NET_PATH = Path(__file__).with_name("allegory-net-1.json")
 
 
+def _net(weights: dict[str, Any]) -> AllegoryNet:
+    return AllegoryNet(*(weights[k] for k in ("own", "other", "shared", "bias", "out", "out_bias")))
+
+
+@functools.cache
+def _record_net() -> AllegoryNet:
+    """The weights of record, read once a process (every match's luck
+    builds an adapter); the network is only read, so one is shared."""
+    return _net(json.loads(_NET_PATH.read_text(encoding="utf-8")))
+
+
 class NetAllegoryValue(ValueFunction):
     """``allegory-net@1``: ``V`` learned from play. A small network
     (cardroom.luck.kernel.AllegoryNet) gives, for each pair of seats, the
@@ -69,8 +81,7 @@ class NetAllegoryValue(ValueFunction):
     version = 1
 
     def __init__(self, table: dict[str, Any] | None = None) -> None:
-        weights = json.loads(_NET_PATH.read_text(encoding="utf-8")) if table is None else table
-        self.net = AllegoryNet(*(weights[k] for k in ("own", "other", "shared", "bias", "out", "out_bias")))
+        self.net = _record_net() if table is None else _net(table)
         # the weights of record: their literal form (cardroom.luck.nets, the same floats), else the reference's loops
         self.evaluate = allegory_net_1 if table is None else self.net.value
 

@@ -12,6 +12,7 @@ pile). The next card known from a pile is uniform over that pile's cards.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import random
@@ -29,6 +30,7 @@ from cardroom.luck.kernel import (
     Loc,
     NetModel,
     card_at,
+    deck_locations,
     double_ender,
     exact_outcomes,
     face_down_locations,
@@ -475,6 +477,25 @@ def _ncdf(x: float, sd: float) -> float:
 _NET_PATH = Path(__file__).with_name("allegra-net-1.json")
 
 
+def _net_model(table: dict[str, Any]) -> NetModel:
+    return NetModel(
+        [float(x) for x in table["gap"]],
+        [[float(x) for x in row] for row in table["own"]],
+        [[float(x) for x in row] for row in table["other"]],
+        [[float(x) for x in row] for row in table["context"]],
+        [float(x) for x in table["bias"]],
+        [float(x) for x in table["out"]],
+    )
+
+
+@functools.cache
+def _record_model() -> NetModel:
+    """The weights of record, read once a process: every match's luck
+    builds an adapter, and parsing the file was 4% of its CPU. The model
+    is only read, so one is shared."""
+    return _net_model(json.loads(_NET_PATH.read_text(encoding="utf-8")))
+
+
 class NetAllegraValue(ValueFunction):
     """``allegra-net@1``: seat ``s`` finishes above ``o`` with the
     probability a small network gives from what both seats' areas show
@@ -494,16 +515,7 @@ class NetAllegraValue(ValueFunction):
 
     def __init__(self, table: dict[str, Any] | None = None) -> None:
         record = table is None
-        if table is None:
-            table = json.loads(_NET_PATH.read_text(encoding="utf-8"))
-        self.model = NetModel(
-            [float(x) for x in table["gap"]],
-            [[float(x) for x in row] for row in table["own"]],
-            [[float(x) for x in row] for row in table["other"]],
-            [[float(x) for x in row] for row in table["context"]],
-            [float(x) for x in table["bias"]],
-            [float(x) for x in table["out"]],
-        )
+        self.model = _record_model() if table is None else _net_model(table)
         # the weights of record: their literal form (cardroom.luck.nets, the same floats), else the reference's loops
         self.evaluate = allegra_net_1 if record else self.model.value
 
@@ -746,11 +758,11 @@ class AllegraAdapter(Adapter):
             if action["type"] == "deal":
                 ctx.extra["reshuffled"] = False
                 # the discard pile's first card, from the whole deal
-                pile = [("d", 0)] + face_down_locations(post) + [("k", j) for j in range(len(post.deck))]
+                pile = [("d", 0)] + face_down_locations(post) + deck_locations(len(post.deck))
                 key = revealed_key(ctx, post, [("d", 0)]) if draws else None
                 return _exact_step(index, post, post, ("d", 0), pile, _same, key, places_seed)
             ctx.extra["reshuffled"] = True  # a reshuffle: its top card is drawn at once
-            pile = [("x", 0)] + [("k", j) for j in range(len(post.deck))]
+            pile = [("x", 0)] + deck_locations(len(post.deck))
             key = revealed_key(ctx, post, [("x", 0)]) if draws else None
             return _exact_step(index, post, post, ("x", 0), pile, _same, key, places_seed)
         seat = event["by"]
@@ -773,7 +785,7 @@ class AllegraAdapter(Adapter):
         if not known:
             return None
         face_down = known if ended else face_down_locations(pre)  # (most events reveal nothing: not built for them)
-        deck = [("k", j) for j in range(len(pre.deck))]
+        deck = deck_locations(len(pre.deck))
         if ctx.extra.get("reshuffled"):
             piles = [face_down, deck]
         else:
@@ -786,7 +798,7 @@ class AllegraAdapter(Adapter):
         key = revealed_key(ctx, pre, known) if draws else None
         if len(known) == 1:
             loc = known[0]
-            pile = next(p for p in piles if loc in p)
+            pile = piles[-1] if loc[0] == "k" and len(piles) > 1 else piles[0]  # (the deck's, after a reshuffle)
             return _exact_step(index, post, pre, loc, pile, after, key, places_seed)
         if key is not None:
             return Step(index, post, sample=lambda rng: _resample_drawn(pre, piles, rng, after), key=key)

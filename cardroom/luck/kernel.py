@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Final, cast
 
 from engine.allegory.game import CARD_TALE, CARD_THEME, CARD_VALUE, CARDS_TO_END, SET_BONUS, THEMES, AllegoryState
-from engine.allegra.game import AREA_SIZE, CARD_COUNTS, CARDS, ROUNDS, AllegraState
+from engine.allegra.game import AREA_SIZE, CARD_COUNTS, CARDS, MAX_SLOTS, ROUNDS, AllegraState
 
 ALL_SUM: Final = sum(CARDS)
 ALL_COUNT: Final = len(CARDS)
@@ -468,23 +468,53 @@ def put_card(state: AllegraState, loc: Loc, value: int) -> None:
         state.drawn = value
 
 
+# Every place's Loc made once, so that a pile is a list of these (the deck's
+# a slice) rather than of tuples made anew for every event: building and
+# reading piles was a third of the luck's CPU outside the network.
+DECK_LOCS: Final[list[Loc]] = [("k", j) for j in range(len(CARDS))]
+SLOT_LOCS: Final[list[Loc]] = [("s", i) for i in range(MAX_SLOTS)]
+
+
+def deck_locations(cards: int) -> list[Loc]:
+    """The places of a deck of ``cards`` cards, the bottom first."""
+    return DECK_LOCS[:cards]
+
+
 def face_down_locations(state: AllegraState) -> list[Loc]:
     val, upv = state.val, state.upv
-    return [("s", i) for i in range(state.lay.N) if upv[i] is None and val[i] is not None]
+    return [SLOT_LOCS[i] for i in range(state.lay.N) if upv[i] is None and val[i] is not None]
 
 
 def pile_counts(base: AllegraState, pile: list[Loc]) -> tuple[dict[int, int], dict[int, Loc]]:
     """How many of a pile's cards hold each value, and the first place in
-    the pile holding it (where an outcome's value is swapped from)."""
-    where: dict[int, Loc] = {}
-    counts: dict[int, int] = {}
-    for other in pile:
-        v = card_at(base, other)
-        if v in counts:
-            counts[v] += 1
+    the pile holding it (where an outcome's value is swapped from); both
+    keyed in the order the values first appear. Tallied by value in lists
+    (``card_at`` inlined): the pile may hold a hundred places."""
+    low = VALUES[0]
+    tally = [0] * len(VALUES)
+    first = [0] * len(VALUES)
+    deck, val, discard = base.deck, base.val, base.discard
+    order: list[int] = []
+    for i in range(len(pile)):
+        kind, j = pile[i]
+        if kind == "k":
+            v = deck[j]
+        elif kind == "s":
+            v = cast(int, val[j])
+        elif kind == "d":
+            v = discard[j]
         else:
-            counts[v] = 1
-            where[v] = other
+            v = cast(int, base.drawn)
+        k = v - low
+        if not tally[k]:
+            first[k] = i
+            order.append(k)
+        tally[k] += 1
+    counts: dict[int, int] = {}
+    where: dict[int, Loc] = {}
+    for k in order:
+        counts[low + k] = tally[k]
+        where[low + k] = pile[first[k]]
     return counts, where
 
 
