@@ -165,7 +165,18 @@ class AllegoryAdapter(Adapter):
 
         if len(deck) <= EXACT_MAX:
             return Step(index, post, exact=[(1 / len(deck), with_top(j)) for j in range(len(deck))], actual_at=top)
-        return Step(index, post, sample=lambda rng: with_top(int(rng.random() * len(deck))))
+        # a card drawn again gives the state built for it the first time, and
+        # the actual card the actual state: the estimator then values each
+        # once (32 draws from a deck of 40 repeat about 10 cards)
+        built: dict[int, AllegoryState] = {top: post}
+
+        def drawn(rng: random.Random) -> AllegoryState:
+            j = int(rng.random() * len(deck))
+            if j not in built:
+                built[j] = with_top(j)
+            return built[j]
+
+        return Step(index, post, sample=drawn)
 
 
 __all__ = ["AllegoryAdapter", "AllegoryValue", "LookaheadAllegoryValue", "NetAllegoryValue"]
