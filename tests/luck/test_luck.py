@@ -294,6 +294,49 @@ def test_allegory_net_1_is_a_distribution_over_ranks_and_its_luck_averages_to_0_
     assert exact_steps > 5
 
 
+def test_allegory_card_drawn_again_is_valued_once():
+    """At a sampled Allegory step (more cards in the deck than are listed
+    exactly) a card drawn again gives the state built for it the first
+    time, and the actual card the actual state: ``V`` is evaluated once per
+    distinct card other than the actual one, and the expectation is still
+    the mean of ``V`` over every draw, repeats counted, each state built
+    anew (the same numbers as before the states were kept)."""
+    from cardroom.luck.allegory import AllegoryAdapter, NetAllegoryValue
+    from cardroom.luck.estimator import SAMPLES, expectation, step_rng
+
+    class Counted(NetAllegoryValue):
+        calls = 0
+
+        def __call__(self, state, forfeited):
+            Counted.calls += 1
+            return super().__call__(state, forfeited)
+
+    value, plain = Counted(), NetAllegoryValue()
+    doc = load(ROOT / "tests" / "data" / "replays" / "allegory-2p.json")
+    n = doc["num_players"]
+    sampled = repeats = actual_drawn = 0
+    for step, forfeited in iter_steps(doc, AllegoryAdapter(value), {}):
+        if step.exact is not None:
+            continue
+        sampled += 1
+        actual = plain(step.actual, forfeited)
+        rng = step_rng(value.label, step.index, step.key)
+        drawn = [step.sample(rng) for _ in range(SAMPLES)]
+        distinct = {id(s) for s in drawn if s is not step.actual}
+        repeats += len(distinct) < sum(s is not step.actual for s in drawn)
+        actual_drawn += any(s is step.actual for s in drawn)
+        Counted.calls = 0
+        got = expectation(step, value, forfeited, n, actual)
+        assert Counted.calls == len(distinct)
+        want = [0.0] * n
+        for s in drawn:
+            v = plain(s.clone(), forfeited)
+            for seat in range(n):
+                want[seat] += v[seat] / SAMPLES
+        assert got == want
+    assert sampled > 10 and repeats > 5 and actual_drawn > 0
+
+
 def test_allegory_net_1_favours_the_seat_ahead():
     """Late in a 2-player game, the seat whose weakest Tale is far higher is
     the favourite; with the Tales swapped, the other is."""
