@@ -23,6 +23,7 @@ Nothing here imports Django; the engine does all the rules.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -100,10 +101,18 @@ class Adapter:
 
 
 def rank_points(ranks: Sequence[int]) -> list[float]:
-    """The standings' points (cardroom.tournament.standings.rank_points) as floats."""
+    """The standings' points (cardroom.tournament.standings.rank_points) as
+    floats; a new list each call (callers may change it)."""
+    return list(_rank_points(tuple(ranks)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _rank_points(ranks: tuple[int, ...]) -> tuple[float, ...]:
+    # few rankings occur (a table's size and its ties), each computed
+    # once: in exact fractions it cost as much as the terminal state's result
     from cardroom.tournament.standings import rank_points as exact
 
-    return [float(p) for p in exact(ranks)]
+    return tuple(float(p) for p in exact(ranks))
 
 
 def terminal_points(state: State, forfeited: frozenset[int]) -> list[float]:
@@ -157,12 +166,13 @@ def expectation(
     """``E[V]`` over the step's outcomes (or the mean over ``value.draws``
     drawn ones, when the value function says so); ``actual``, when given,
     is ``V`` of the actual outcome (not evaluated again)."""
+    # each seat's sum term by term in the outcomes' order (the same floats
+    # as ``out[s] += p * v[s]``), a list built per term: the loop is hot
     out = [0.0] * n
     if step.exact is not None and not value.draws:
         for i, (p, state) in enumerate(step.exact):
             v = actual if i == step.actual_at and actual is not None else value(state, forfeited)
-            for s in range(n):
-                out[s] += p * v[s]
+            out = [o + p * x for o, x in zip(out, v)]
         return out
     if step.sample is None:
         raise ValueError(f"{value.label} draws its expectations, but the step at event {step.index} has no sampler")
@@ -181,8 +191,7 @@ def expectation(
         else:
             v = value(drawn, forfeited)
             seen[id(drawn)] = (drawn, v)
-        for s in range(n):
-            out[s] += v[s] / k
+        out = [o + x / k for o, x in zip(out, v)]
     return out
 
 
