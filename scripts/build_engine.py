@@ -81,20 +81,28 @@ def native_tanh() -> None:
     floats (tests/luck/test_luck_nets.py: the compiled network against the
     reference's loops, bit for bit); ``tanh`` has no domain error and cannot
     overflow, so there is nothing to raise (``ERR_NEVER``). Registered with
-    mypyc's own primitive table (``function_op``), once, before a build."""
-    from mypyc.ir.ops import ERR_NEVER  # noqa: PLC0415
-    from mypyc.ir.rtypes import float_rprimitive  # noqa: PLC0415
-    from mypyc.primitives.registry import function_op, function_ops  # noqa: PLC0415
-
+    mypyc's own primitive table (``function_op``), once, before a build.
+    That table is not a public API: where it is not as expected, nothing
+    is registered and ``tanh`` stays a call into Python (slower, the same
+    floats), rather than the whole build failing."""
+    try:
+        from mypyc.ir.ops import ERR_NEVER  # noqa: PLC0415
+        from mypyc.ir.rtypes import float_rprimitive  # noqa: PLC0415
+        from mypyc.primitives.registry import function_op, function_ops  # noqa: PLC0415
+    except ImportError:
+        return
     if any(op.c_function_name == "tanh" for op in function_ops.get("math.tanh", [])):
         return
-    function_op(
-        name="math.tanh",
-        arg_types=[float_rprimitive],
-        return_type=float_rprimitive,
-        c_function_name="tanh",
-        error_kind=ERR_NEVER,
-    )
+    try:
+        function_op(
+            name="math.tanh",
+            arg_types=[float_rprimitive],
+            return_type=float_rprimitive,
+            c_function_name="tanh",
+            error_kind=ERR_NEVER,
+        )
+    except TypeError:  # another signature
+        return
 
 
 def compile_into(scratch: Path, with_engine: bool) -> list[Path]:
