@@ -147,13 +147,16 @@ def allegra(w: dict) -> list[str]:
         "    def __init__(self, x: list[float]) -> None:",
     ]
     # each unit's sum in the inputs' order, every unit one input at a time (the
-    # units' sums, independent, then overlap in the CPU); each input read once
+    # units' sums, independent, then overlap in the CPU); each input read once.
+    # An input of 0 is skipped (most of a seat's are, off its turn): a sum that
+    # starts at 0.0 is never -0.0, and adding a term of ±0.0 to it leaves it
+    # as it is, so the floats are the reference's, which adds every term
     lines += [f"        {name}{h} = 0.0" for name in ("own", "other") for h in units]
     for k in range(inputs):
-        lines.append(f"        xk = x[{k}]")
+        lines += [f"        xk = x[{k}]", "        if xk != 0.0:"]
         for h in units:
-            lines.append(f"        own{h} += {lit(own[h][k])} * xk")
-            lines.append(f"        other{h} += {lit(other[h][k])} * xk")
+            lines.append(f"            own{h} += {lit(own[h][k])} * xk")
+            lines.append(f"            other{h} += {lit(other[h][k])} * xk")
     lines += [f"        self.{name}{h} = {name}{h}" for name in ("own", "other") for h in units]
     lines += [
         "",

@@ -349,19 +349,32 @@ def line_pairs(state: AllegraState, seat: int) -> int:
     where a triple may come."""
     upv, val = state.upv, state.val
     area = state.lay.area[seat]
-    # the area's slots as a 3 x 5 grid: the neighbour's column 3, then the own columns 0..3
+    count = 0
+    for w in range(0, len(LINE_WINDOWS), 3):
+        count += window_pair(upv, val, area[LINE_WINDOWS[w]], area[LINE_WINDOWS[w + 1]], area[LINE_WINDOWS[w + 2]])
+    return count
+
+
+def _line_windows() -> list[int]:
+    """The 14 windows of three slots ``line_pairs`` reads, as places in a
+    seat's area, three by three: the area as a 3 x 5 grid, the
+    neighbour's column 3 (area places 12-14) then the own columns 0..3
+    (row r's at 4r..4r+3); each row's three windows, then each column."""
     grid: list[int] = []
     for r in range(3):
-        grid.append(area[12 + r])
+        grid.append(12 + r)
         for c in range(4):
-            grid.append(area[r * 4 + c])
-    count = 0
+            grid.append(r * 4 + c)
+    out: list[int] = []
     for r in range(3):
         for c in range(3):
-            count += window_pair(upv, val, grid[r * 5 + c], grid[r * 5 + c + 1], grid[r * 5 + c + 2])
+            out += [grid[r * 5 + c], grid[r * 5 + c + 1], grid[r * 5 + c + 2]]
     for c in range(5):
-        count += window_pair(upv, val, grid[c], grid[5 + c], grid[10 + c])
-    return count
+        out += [grid[c], grid[5 + c], grid[10 + c]]
+    return out
+
+
+LINE_WINDOWS: Final[list[int]] = _line_windows()
 
 
 def window_pair(upv: list[int | None], val: list[int | None], a: int, b: int, c: int) -> int:
