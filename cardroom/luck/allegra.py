@@ -798,7 +798,7 @@ class AllegraAdapter(Adapter):
         key = revealed_key(ctx, pre, known) if draws else None
         if len(known) == 1:
             loc = known[0]
-            pile = piles[-1] if loc[0] == "k" and len(piles) > 1 else piles[0]  # (the deck's, after a reshuffle)
+            pile = piles[-1] if loc[0] == "k" else piles[0]  # (the deck is the last pile)
             return _exact_step(index, post, pre, loc, pile, after, key, places_seed)
         if key is not None:
             return Step(index, post, sample=lambda rng: _resample_drawn(pre, piles, rng, after), key=key)
