@@ -173,15 +173,6 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
             f"or run scripts/install-system-packages.sh), {FIX_NONE}"
         )
         return report, None
-    prlimit = shutil.which("prlimit") or ("/usr/bin/prlimit" if os.access("/usr/bin/prlimit", os.X_OK) else None)
-    bot_exec, bot_exec_note = bot_exec_program()
-    if prlimit is None and bot_exec is None:  # one of the two sets each bot's rlimits
-        report.error = (
-            f"neither bot-exec ({bot_exec_note}) nor prlimit (util-linux) is here to set each bot's rlimits; "
-            "install a C compiler or prlimit (Debian/Ubuntu: apt-get install gcc util-linux, or run "
-            f"scripts/install-system-packages.sh), {FIX_NONE}"
-        )
-        return report, None
     try:
         out = subprocess.run([bwrap, "--version"], capture_output=True, text=True, timeout=10)
         report.bwrap_version = out.stdout.strip() or out.stderr.strip()
@@ -219,6 +210,17 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
         return report, None
     except OSError as exc:
         report.error = f"cannot prepare the sandbox folder {state_dir()}: {exc}; set CARDROOM_SANDBOX_DIR to a writable folder"
+        return report, None
+    # After the folder exists: bot-exec is built into it, and a first start
+    # on a freshly booted host (an empty /run) must find it as any other.
+    prlimit = shutil.which("prlimit") or ("/usr/bin/prlimit" if os.access("/usr/bin/prlimit", os.X_OK) else None)
+    bot_exec, bot_exec_note = bot_exec_program()
+    if prlimit is None and bot_exec is None:  # one of the two sets each bot's rlimits
+        report.error = (
+            f"neither bot-exec ({bot_exec_note}) nor prlimit (util-linux) is here to set each bot's rlimits; "
+            "install a C compiler or prlimit (Debian/Ubuntu: apt-get install gcc util-linux, or run "
+            f"scripts/install-system-packages.sh), {FIX_NONE}"
+        )
         return report, None
     collisions = uid_collisions(uids)
     if collisions:
@@ -259,6 +261,18 @@ def _probe() -> tuple[ProbeReport, BwrapLauncher | None]:
     report.limits.append(tmpfs_status)
     seccomp_filter, seccomp_status = _seccomp_filter()
     report.limits.append(seccomp_status)
+    # Without bot-exec there is no start-up gate: a bot may make pipes,
+    # sockets and memfds all match long, whose inode numbers cross between
+    # the seats of a match (tests/sandbox/test_covert_channels.py).
+    report.limits.append(
+        LimitStatus(
+            "gate",
+            GATE_WHAT,
+            bot_exec is not None,
+            f"bot-exec: {bot_exec_note}" if bot_exec is not None else f"no bot-exec ({bot_exec_note})",
+            GATE_FIX,
+        )
+    )
     refusal = _refuse_missing_limits(report)
     if refusal:
         report.error = refusal
@@ -351,6 +365,11 @@ LIMIT_TEXTS = {
 }
 
 
+GATE_WHAT = "start-up gate: no new pipe, socket, memfd, shared memory or pidfd once a bot is ready (bot-exec)"
+GATE_FIX = (
+    "install a C compiler (Debian/Ubuntu: apt-get install gcc) so the worker builds bot-exec in the sandbox "
+    "folder, or ship the prebuilt one beside cardroom/sandbox/botexec.py (the image does)"
+)
 SECCOMP_WHAT = "system calls a bot never needs: locks, inotify, keyrings, io_uring and AIO, sockets but AF_UNIX ..."
 
 

@@ -41,7 +41,7 @@ pytestmark = [
 
 THINK_SECONDS = 0.1  # the uploaded bot's time per move: its matches last seconds
 WORKERS = 2
-ALL_LIMITS = {"memory", "pids", "cpu", "freezer", "tmpfs", "seccomp"}  # cardroom.sandbox's probe
+ALL_LIMITS = {"memory", "pids", "cpu", "freezer", "tmpfs", "seccomp", "gate"}  # cardroom.sandbox's probe
 
 
 def slow_bot_source() -> str:

@@ -979,6 +979,55 @@ def test_without_prlimit_or_bot_exec_the_sandbox_refuses(monkeypatch, reprobe):
         get_launcher("bwrap")
 
 
+@pytest.mark.sandbox
+def test_a_worker_on_a_freshly_booted_host_has_bot_exec_and_the_gate():
+    """The first worker after a boot finds no sandbox folder (/run is
+    empty): it makes the folder, builds bot-exec there and has the start-up
+    gate, as every later worker (it used to fall back to prlimit and run
+    bots with no gate, so pipe inode numbers crossed between seats)."""
+    state = Path(f"/run/cardroom-sandbox-boottest-{os.getpid()}")
+    assert not state.exists()
+    # Its own uids: its locks do not know this process's.
+    env = dict(os.environ, CARDROOM_SANDBOX_DIR=str(state), CARDROOM_SANDBOX_UIDS="1920001010-1920001019")
+    try:
+        out = subprocess.run(
+            [sys.executable, "-m", "cardroom.sandbox"], capture_output=True, text=True, cwd=REPO, env=env, timeout=180
+        )
+    finally:
+        if state.exists():
+            remove_state(state)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"rlimits: set by bot-exec before bwrap starts: {state}/libexec/bot-exec-" in out.stdout, out.stdout
+    gate = next(line.strip() for line in out.stdout.splitlines() if line.strip().startswith("gate ("))
+    assert "): in force: bot-exec: " in gate, gate
+    assert "start-up gate: new pipes, sockets, memfds, shared memory and pidfds refused" in out.stdout
+
+
+def test_without_bot_exec_the_sandbox_refuses_unless_weak(monkeypatch, reprobe):
+    """No bot-exec (no compiler, no prebuilt one) but prlimit(1): the bots
+    would run without the start-up gate, so the probe says the gate is not
+    in force and refuses, unless the operator chose the weak mode."""
+    import importlib
+
+    missing = (None, "no C compiler to build bot-exec from bot_exec.c, and no prebuilt one")
+    for module in ("cardroom.sandbox.probe", "cardroom.sandbox.bwrap"):
+        monkeypatch.setattr(importlib.import_module(module), "bot_exec_program", lambda: missing)
+    monkeypatch.delenv("CARDROOM_SANDBOX_WEAK_LIMITS", raising=False)
+    report = reprobe()
+    if report.bwrap is None:
+        pytest.skip("bubblewrap is not installed")
+    assert not report.ok
+    assert report.error.startswith("limits that cannot be applied here: gate (no bot-exec (no C compiler"), report.error
+    assert "install a C compiler (Debian/Ubuntu: apt-get install gcc)" in report.error
+    with pytest.raises(SandboxUnavailable, match="gate"):
+        get_launcher("bwrap")
+    monkeypatch.setenv("CARDROOM_SANDBOX_WEAK_LIMITS", "1")
+    report = reprobe()
+    assert report.ok, report.error
+    assert report.rlimits.startswith("set by ") and "no bot-exec" in report.rlimits
+    assert "NOT in force: gate" in report.limits_summary()
+
+
 def test_not_root_is_explained(monkeypatch, reprobe):
     if not shutil.which("bwrap"):
         pytest.skip("bubblewrap is not installed")
