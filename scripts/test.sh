@@ -23,6 +23,11 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
+# Each part says how long it took, and pytest the slowest tests of passes 1
+# and 2: where the suite's time goes (its budget is 25 minutes) is in CI's log.
+T0=$(date +%s)
+took() { echo $(($(date +%s) - $1)); }
+SLOWEST=--durations=15
 PG_URL=${TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/cardroom}
 REDIS_URL=${TEST_REDIS_URL:-redis://127.0.0.1:6379/14}
 NARROWED=$#
@@ -63,7 +68,12 @@ CONTAINERS_LOG=$(mktemp /tmp/cardroom-test-containers.XXXXXX)
 containers_pid=
 start_containers() {
   set -m
-  nice -n 10 bash scripts/test-containers.sh >"$CONTAINERS_LOG" 2>&1 &
+  (
+    nice -n 10 bash scripts/test-containers.sh
+    code=$?
+    echo "(the container deployment took $(took "$T0") s)"
+    exit $code
+  ) >"$CONTAINERS_LOG" 2>&1 &
   containers_pid=$!
   set +m
 }
@@ -88,9 +98,14 @@ RESEARCH_LOG=$(mktemp /tmp/cardroom-test-research.XXXXXX)
 research_pid=
 start_research() {
   set -m
-  DATABASE_URL=${PG_URL%/*}/cardroom_research CELERY_BROKER_URL=${REDIS_URL%/*}/15 \
-    CARDROOM_VAR_DIR=$PWD/var/test-research CARDROOM_RESEARCH_VENVS=$PWD/var/test-research/research-venv \
-    nice -n 19 $PY -m pytest -q "$RESEARCH" >"$RESEARCH_LOG" 2>&1 &
+  (
+    DATABASE_URL=${PG_URL%/*}/cardroom_research CELERY_BROKER_URL=${REDIS_URL%/*}/15 \
+      CARDROOM_VAR_DIR=$PWD/var/test-research CARDROOM_RESEARCH_VENVS=$PWD/var/test-research/research-venv \
+      nice -n 19 $PY -m pytest -q "$RESEARCH"
+    code=$?
+    echo "(the research interfaces took $(took "$T0") s)"
+    exit $code
+  ) >"$RESEARCH_LOG" 2>&1 &
   research_pid=$!
   set +m
 }
@@ -121,14 +136,16 @@ if pg_up && redis_up; then
   if [ "$NARROWED" -eq 0 ]; then
     start_research
     start_containers
-    DATABASE_URL=$PG_URL CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-pg run_pytest --ignore="$RESEARCH" || status=$?
+    DATABASE_URL=$PG_URL CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-pg run_pytest $SLOWEST --ignore="$RESEARCH" || status=$?
+    echo "(the PostgreSQL pass ended $(took "$T0") s after the start)"
   else
     DATABASE_URL=$PG_URL CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-pg run_pytest "$@" || status=$?
     start_containers
   fi
   echo "== ladder tests on SQLite (the embedded default; any_database tests deselected)"
   DATABASE_URL=sqlite:///$PWD/var/test-sqlite/db.sqlite3 CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-sqlite \
-    run_pytest tests/ladder -m "not any_database" "$@" || status=$?
+    run_pytest $SLOWEST tests/ladder -m "not any_database" "$@" || status=$?
+  echo "(the SQLite pass ended $(took "$T0") s after the start)"
   finish_research || status=$?
 else
   if [ "${CI:-}" = "true" ]; then
