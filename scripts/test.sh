@@ -125,7 +125,6 @@ finish_research() {  # waits, prints its output, returns its status
 # Passes 1 and 2 of a full run, in the background with job control (each its
 # own process group, default signals: a bot must not inherit an ignored
 # SIGINT from a shell's `&`), so that pass 2 can start while pass 1 runs.
-PG_LOG_NOTE="(the PostgreSQL pass ended"
 pg_pid=
 sqlite_pid=
 SQLITE_LOG=$(mktemp /tmp/cardroom-test-sqlite.XXXXXX)
@@ -184,7 +183,7 @@ if pg_up && redis_up; then
     fi
     pg_pid=
     [ "$pg_code" -eq 0 ] || status=$pg_code
-    echo "$PG_LOG_NOTE $(took "$T0") s after the start)"
+    echo "(the PostgreSQL pass ended $(took "$T0") s after the start)"
     sqlite_code=0
     wait "$sqlite_pid" || sqlite_code=$?
     sqlite_pid=
