@@ -4,11 +4,15 @@
 #      for the research interfaces' checks, which a full run starts first and
 #      runs beside 1, 2 and 3 at the lowest CPU priority (they need no
 #      database or broker, and keep at most two cores busy: they take what
-#      the other parts leave idle; decision 272);
+#      the other parts leave idle; decision 272). In a full run 1 is two
+#      processes (decision 289): the ladder tests that 2 repeats
+#      (CARDROOM_TEST_PART=ladder: a database, a Redis database and a var
+#      folder of their own) and the rest (=rest), which starts first;
 #   2. the ladder suite again against SQLite (the embedded default), less the
 #      tests marked any_database (what they check does not depend on the
-#      database: pyproject.toml's markers); in a full run it starts beside 1
-#      once 3 is over (or 1, if sooner), and its output is printed after 1's;
+#      database: pyproject.toml's markers); in a full run, 1's ladder part and
+#      then 2 start beside 1's rest once 3 is over (or 1's rest, if sooner),
+#      and their output is printed after 1's rest's;
 #   3. the compose stack built and run for real (scripts/test-containers.sh),
 #      from the start of a full run, beside 1 and 2, at nice 10 (its Docker
 #      daemon, and so its builds and containers, inherit it): it shares
@@ -32,6 +36,8 @@ SLOWEST=--durations=15
 PG_URL=${TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/cardroom}
 REDIS_URL=${TEST_REDIS_URL:-redis://127.0.0.1:6379/14}
 SQLITE_REDIS_URL=${REDIS_URL%/*}/13
+LADDER_PG_URL=${PG_URL%/*}/cardroom_ladder
+LADDER_REDIS_URL=${REDIS_URL%/*}/12
 NARROWED=$#
 
 pg_up() { $PY - "$PG_URL" <<'PYEOF' >/dev/null 2>&1
@@ -124,18 +130,33 @@ finish_research() {  # waits, prints its output, returns its status
 }
 # Passes 1 and 2 of a full run, in the background with job control (each its
 # own process group, default signals: a bot must not inherit an ignored
-# SIGINT from a shell's `&`), so that pass 2 can start while pass 1 runs.
+# SIGINT from a shell's `&`), so that 1's ladder part and pass 2 can start
+# while 1's rest runs.
 pg_pid=
-sqlite_pid=
+beside_pid=
 SQLITE_LOG=$(mktemp /tmp/cardroom-test-sqlite.XXXXXX)
+LADDER_LOG=$(mktemp /tmp/cardroom-test-pg-ladder.XXXXXX)
 sqlite_pass() {
   DATABASE_URL=sqlite:///$PWD/var/test-sqlite/db.sqlite3 CELERY_BROKER_URL=$SQLITE_REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-sqlite \
     run_pytest $SLOWEST tests/ladder -m "not any_database" "$@"
 }
+# 1's ladder part, then pass 2, one after the other (one core's worth
+# beside 1's rest): each one's output in its log with its end time; the
+# status is the first failure's.
+ladder_then_sqlite() {
+  local code=0 sqlite_code=0
+  DATABASE_URL=$LADDER_PG_URL CELERY_BROKER_URL=$LADDER_REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-pg-ladder CARDROOM_TEST_PART=ladder \
+    run_pytest $SLOWEST tests/ladder >"$LADDER_LOG" 2>&1 || code=$?
+  echo "(the PostgreSQL pass's ladder part ended $(took "$T0") s after the start)" >>"$LADDER_LOG"
+  sqlite_pass >"$SQLITE_LOG" 2>&1 || sqlite_code=$?
+  echo "(the SQLite pass ended $(took "$T0") s after the start)" >>"$SQLITE_LOG"
+  [ "$code" -ne 0 ] && return $code
+  return $sqlite_code
+}
 interrupted() {
   [ -n "$pg_pid" ] && kill -INT -- "-$pg_pid" 2>/dev/null && wait "$pg_pid"
-  [ -n "$sqlite_pid" ] && kill -INT -- "-$sqlite_pid" 2>/dev/null && wait "$sqlite_pid"
-  rm -f "$SQLITE_LOG"
+  [ -n "$beside_pid" ] && kill -INT -- "-$beside_pid" 2>/dev/null && wait "$beside_pid"
+  rm -f "$SQLITE_LOG" "$LADDER_LOG"
   [ -n "$containers_pid" ] && kill -INT -- "-$containers_pid" 2>/dev/null && wait "$containers_pid"
   [ -n "$research_pid" ] && kill -INT -- "-$research_pid" 2>/dev/null && wait "$research_pid"
   rm -f "$CONTAINERS_LOG" "$RESEARCH_LOG"
@@ -153,14 +174,15 @@ if pg_up && redis_up; then
     start_research
     start_containers
     set -m
-    DATABASE_URL=$PG_URL CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-pg run_pytest $SLOWEST --ignore="$RESEARCH" </dev/null &
+    DATABASE_URL=$PG_URL CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-pg CARDROOM_TEST_PART=rest \
+      run_pytest $SLOWEST --ignore="$RESEARCH" </dev/null &
     pg_pid=$!
     set +m
-    # Pass 2 starts when the container deployment is over (it leaves a core
-    # mostly idle for the rest of pass 1: pass 1 alone keeps about one busy)
-    # or when pass 1 is, whichever comes first: the suite is about 3 minutes
-    # shorter than with the passes one after the other. It has a Redis
-    # database of its own (pass 1's workers must not take its tasks).
+    # 1's ladder part and pass 2 start when the container deployment is over
+    # (it leaves a core mostly idle for the rest of pass 1: pass 1 alone
+    # keeps about one busy) or when 1's rest is, whichever comes first. Each
+    # has a Redis database of its own (another's workers must not take its
+    # tasks).
     pg_code=
     # (`wait -n -p` is bash 5.1's; an older bash runs the passes in turn.)
     [ "${BASH_VERSINFO[0]}${BASH_VERSINFO[1]}" -ge 51 ] || { pg_code=0; wait "$pg_pid" || pg_code=$?; }
@@ -174,8 +196,8 @@ if pg_up && redis_up; then
       fi
     done
     set -m
-    sqlite_pass >"$SQLITE_LOG" 2>&1 </dev/null &
-    sqlite_pid=$!
+    ladder_then_sqlite </dev/null &
+    beside_pid=$!
     set +m
     if [ -z "$pg_code" ]; then
       pg_code=0
@@ -183,20 +205,22 @@ if pg_up && redis_up; then
     fi
     pg_pid=
     [ "$pg_code" -eq 0 ] || status=$pg_code
-    echo "(the PostgreSQL pass ended $(took "$T0") s after the start)"
-    sqlite_code=0
-    wait "$sqlite_pid" || sqlite_code=$?
-    sqlite_pid=
+    echo "(the PostgreSQL pass's rest ended $(took "$T0") s after the start)"
+    beside_code=0
+    wait "$beside_pid" || beside_code=$?
+    beside_pid=
+    echo "== the PostgreSQL pass's ladder part (the ladder tests pass 2 repeats; started beside the rest)"
+    cat "$LADDER_LOG"
     echo "== ladder tests on SQLite (the embedded default; any_database tests deselected; started beside the PostgreSQL pass)"
     cat "$SQLITE_LOG"
-    [ "$sqlite_code" -eq 0 ] || status=$sqlite_code
+    [ "$beside_code" -eq 0 ] || status=$beside_code
   else
     DATABASE_URL=$PG_URL CELERY_BROKER_URL=$REDIS_URL CARDROOM_VAR_DIR=$PWD/var/test-pg run_pytest "$@" || status=$?
     start_containers
     echo "== ladder tests on SQLite (the embedded default; any_database tests deselected)"
     sqlite_pass "$@" || status=$?
+    echo "(the SQLite pass ended $(took "$T0") s after the start)"
   fi
-  echo "(the SQLite pass ended $(took "$T0") s after the start)"
   finish_research || status=$?
 else
   if [ "${CI:-}" = "true" ]; then
@@ -211,5 +235,5 @@ fi
 # compose stack and its scenario): where a daemon can run; it says SKIPPED and
 # why where not (and fails under CI=true, which can run it).
 finish_containers || status=$?
-rm -f "$RESEARCH_LOG" "$SQLITE_LOG"
+rm -f "$RESEARCH_LOG" "$SQLITE_LOG" "$LADDER_LOG"
 exit $status

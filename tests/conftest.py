@@ -1,7 +1,36 @@
 """Test-wide set-up: config.test_settings (pyproject) gives the ladder tests
 the database DATABASE_URL names (PostgreSQL in CI, SQLite by default)."""
 
+import os
+from pathlib import Path
+
 import pytest
+
+# scripts/test.sh runs the PostgreSQL pass as two processes side by side
+# (decision 289): CARDROOM_TEST_PART=ladder keeps the ladder tests that do
+# not depend on processes, the sandbox or the broker's queues (those the
+# SQLite pass runs too, and so already run beside the rest), =rest keeps
+# every other test. Unset, nothing is set aside.
+TEST_PARTS = ("ladder", "rest")
+LADDER_TESTS = Path(__file__).resolve().parent / "ladder"
+
+
+def _in_ladder_part(item) -> bool:
+    return item.path.is_relative_to(LADDER_TESTS) and item.get_closest_marker("any_database") is None
+
+
+def pytest_collection_modifyitems(config, items):
+    part = os.environ.get("CARDROOM_TEST_PART", "")
+    if not part:
+        return
+    if part not in TEST_PARTS:
+        raise pytest.UsageError(f"CARDROOM_TEST_PART={part!r}: expected one of {', '.join(TEST_PARTS)}, or unset")
+    keep, set_aside = [], []
+    for item in items:
+        (keep if _in_ladder_part(item) == (part == "ladder") else set_aside).append(item)
+    if set_aside:
+        config.hook.pytest_deselected(items=set_aside)
+        items[:] = keep
 
 
 @pytest.fixture(autouse=True)
