@@ -348,6 +348,16 @@ def held(series: list[tuple[float, bool]]) -> float | None:
     return x
 
 
+# "Held" by a run that does not hold at its end is unknown, only later than
+# the horizon: leaving such runs out (as tau_held does) favours a ranking
+# that seldom holds, such as today's Elo at 2 players. The *_or_horizon
+# measures count each of them at the horizon (its last checkpoint) instead,
+# a lower bound on its true value: for a ranking that holds in every run
+# over one that does not, their ratio is a lower bound too.
+CENSORED = {"tau_held_or_horizon": "tau_held", "top_held_or_horizon": "top_held"}
+MEASURES = ("tau_reached", "tau_held", "top_reached", "top_held", *CENSORED)
+
+
 def mean_interval(xs: list[float]) -> dict[str, Any]:
     from cardroom.tournament import stats
 
@@ -651,6 +661,7 @@ def summarise(runs: list[Run], true_order: list[str]) -> dict[str, Any]:
                     "tau_held": [],
                     "top_reached": [],
                     "top_held": [],
+                    **{name: [] for name in CENSORED},
                     "final_tau": [],
                     "settled_right": [],
                     "settled_shown": [],
@@ -672,6 +683,10 @@ def summarise(runs: list[Run], true_order: list[str]) -> dict[str, Any]:
                 if value is not None:
                     row[name].append(value)
                 row["by_run"].setdefault(name, []).append(value)
+            for name, of in CENSORED.items():
+                value = row["by_run"][of][-1]
+                row[name].append(value if value is not None else run.checkpoints[-1])
+                row["by_run"].setdefault(name, []).append(row[name][-1])
             row["final_tau"].append(taus[-1])
             if label in run.settled:
                 row["settled_right"].append(sum(a for a, _b in run.settled[label]))
@@ -683,6 +698,8 @@ def summarise(runs: list[Run], true_order: list[str]) -> dict[str, Any]:
         entry = {"runs": row["runs"], "final_tau": mean_interval(row["final_tau"])}
         for name in ("tau_reached", "tau_held", "top_reached", "top_held"):
             entry[name] = {**mean_interval(row[name]), "runs_reaching": len(row[name]), "values": row[name]}
+        for name, of in CENSORED.items():  # every run: "runs_reaching" says how many held
+            entry[name] = {**mean_interval(row[name]), "runs_reaching": len(row[of]), "values": row[name]}
         if row["settled_shown"]:
             entry["settled_within_one"] = share_interval(row["settled_right"], row["settled_shown"])
             entry["settled_at_end"] = mean_interval(row["settled_at_end"])
@@ -694,24 +711,19 @@ def summarise(runs: list[Run], true_order: list[str]) -> dict[str, Any]:
         "elo-informative", "plain-informative", "adjusted-informative", "adjusted-alt-informative",
     ):  # fmt: skip
         if new in per and "elo" in per:
-            ratios[f"elo/{new}"] = {
-                name: ratio_interval(per["elo"][name], per[new][name])
-                for name in ("tau_reached", "tau_held", "top_reached", "top_held")
-            }
+            ratios[f"elo/{new}"] = {name: ratio_interval(per["elo"][name], per[new][name]) for name in MEASURES}
     # The pairing alone: the same model, Elo's pairing over the informative one.
     for ranking in ("plain", "adjusted"):
         if ranking in per and f"{ranking}-informative" in per:
             ratios[f"{ranking}/{ranking}-informative"] = {
-                name: ratio_interval(per[ranking][name], per[f"{ranking}-informative"][name])
-                for name in ("tau_reached", "tau_held", "top_reached", "top_held")
+                name: ratio_interval(per[ranking][name], per[f"{ranking}-informative"][name]) for name in MEASURES
             }
     # The sets alone: each ranking's matches per bot with sets over without
     # (different runs of the scheduler: each resampled on its own).
     for ranking in ("elo", "plain", "adjusted", "adjusted-alt"):
         if ranking in per and f"{ranking}-sets" in per:
             ratios[f"{ranking}-sets/{ranking}"] = {
-                name: ratio_interval(per[f"{ranking}-sets"][name], per[ranking][name])
-                for name in ("tau_reached", "tau_held", "top_reached", "top_held")
+                name: ratio_interval(per[f"{ranking}-sets"][name], per[ranking][name]) for name in MEASURES
             }
     # The value function alone: the record's adjusted ranking over the
     # other's, on the same runs (paired).
@@ -719,8 +731,7 @@ def summarise(runs: list[Run], true_order: list[str]) -> dict[str, Any]:
         a, b = f"adjusted{suffix}", f"adjusted-alt{suffix}"
         if a in per and b in per:
             ratios[f"{a}/{b}"] = {
-                name: paired_ratio_interval(per[a]["by_run"][name], per[b]["by_run"][name])
-                for name in ("tau_reached", "tau_held", "top_reached", "top_held")
+                name: paired_ratio_interval(per[a]["by_run"][name], per[b]["by_run"][name]) for name in MEASURES
             }
     return {"rankings": out, "ratios": ratios}
 
@@ -902,10 +913,7 @@ def print_report(report: dict[str, Any]) -> None:
             print("  value functions: " + ", ".join(f"{k} {v}" for k, v in res["value_functions"].items()))
         for label, row in res["summary"]["rankings"].items():
             runs = row["runs"]
-            parts = [
-                f"{name} {_fmt(row[name])} [{row[name]['runs_reaching']}/{runs}]"
-                for name in ("tau_reached", "tau_held", "top_reached", "top_held")
-            ]
+            parts = [f"{name} {_fmt(row[name])} [{row[name]['runs_reaching']}/{runs}]" for name in MEASURES]
             settled = row.get("settled_within_one")
             if settled:
                 parts.append(f"settled within one {_fmt(settled, 3)} of {settled['shown']}")

@@ -259,3 +259,23 @@ def test_sets_over_single_ratio():
     sets.orders = {"elo-sets": [two_swaps, two_swaps, two_swaps, one_swap]}  # held from 4
     ratio = lc.summarise([single, sets], TRUE)["ratios"]["elo-sets/elo"]["tau_held"]
     assert ratio["estimate"] == pytest.approx(2.0)
+
+
+def test_a_run_that_never_holds_counts_at_the_horizon_not_left_out():
+    """Leaving out the runs where a ranking never holds favoured it (its mean
+    was over its lucky runs only); *_or_horizon counts them at the horizon."""
+    lc = _benchmark()
+    one_swap = ["a", "b", "c", "e", "d", "f", "g", "h"]
+    two_swaps = ["b", "a", "c", "e", "d", "f", "g", "h"]
+    runs = []
+    for elo in ([two_swaps, two_swaps, two_swaps, one_swap], [one_swap, two_swaps, one_swap, two_swaps]):
+        run = lc.Run("single", checkpoints=[10.0, 20.0, 30.0, 40.0])
+        run.orders = {"elo": elo, "plain": [two_swaps, TRUE, TRUE, TRUE]}
+        runs.append(run)
+    summary = lc.summarise(runs, TRUE)
+    elo = summary["rankings"]["elo"]
+    assert elo["tau_held"]["values"] == [40.0]  # the second run never holds: left out
+    assert elo["tau_held_or_horizon"]["values"] == [40.0, 40.0]
+    assert elo["tau_held_or_horizon"]["runs_reaching"] == 1
+    assert summary["rankings"]["plain"]["tau_held_or_horizon"]["values"] == [20.0, 20.0]
+    assert summary["ratios"]["elo/plain"]["tau_held_or_horizon"]["estimate"] == pytest.approx(2.0)
