@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import json
 import os
+import shutil
 import stat
 import time
 from pathlib import Path
@@ -205,3 +207,17 @@ def assert_host_clean(procs: list[BotProcess]) -> None:
     left = files_owned_by(uids, [Path("/tmp"), Path("/dev/shm"), Path("/var/tmp"), state_dir(), Path("/run/user")])
     assert left == [], f"files owned by bot uids left: {left[:10]}"
     assert zombie_children(uids, since) == [], "zombie children left"
+
+
+def folder_bot(tmp_path: Path, program: str, config: dict | None = None, extra: dict[str, str] | None = None) -> Path:
+    """A folder package: the hostile program as main.py, plus a manifest and
+    its config.json."""
+    folder = tmp_path / Path(program).stem
+    folder.mkdir()
+    shutil.copyfile(HOSTILE / program, folder / "main.py")
+    (folder / "cardroom.toml").write_text(f'entry = "main.py"\nprotocol = 1\nname = "{Path(program).stem}"\n')
+    if config is not None:
+        (folder / "config.json").write_text(json.dumps(config))
+    for name, text in (extra or {}).items():
+        (folder / name).write_text(text)
+    return folder

@@ -10,10 +10,8 @@ shared and loaded."""
 
 from __future__ import annotations
 
-import json
 import os
 import select
-import shutil
 import statistics
 import textwrap
 import time
@@ -27,7 +25,7 @@ from cardroom.runner import TimeControl, run_match
 from cardroom.sandbox import probe
 from cardroom.sandbox.cgroups import CPU_PERIOD_US
 
-from .conftest import HOSTILE, RecordingLauncher, assert_host_clean
+from .conftest import HOSTILE, RecordingLauncher, assert_host_clean, folder_bot
 
 pytestmark = pytest.mark.sandbox
 
@@ -467,12 +465,8 @@ def test_cpu_used_while_frozen_counts_against_the_clock(recording: RecordingLaun
         pytest.skip(f"not in force here (weak mode): {missing('cpuacct', 'freezer')}")
     control = TimeControl(startup_ms=20_000, per_move_ms=300, overage_ms=100, total_ms=60_000, end_grace_ms=300)
     opponents = [pondering_player("ponder-1", 25, 40), pondering_player("ponder-2", 25, 40)]
-    folder = tmp_path / "freeze_dodge"
-    folder.mkdir()
-    shutil.copyfile(HOSTILE / "freeze_dodge.py", folder / "main.py")
-    (folder / "cardroom.toml").write_text('entry = "main.py"\nprotocol = 1\nname = "freeze_dodge"\n')
-    (folder / "config.json").write_text(json.dumps({"work_ms": 150}))
-    record = run_match("allegra", [str(folder), *opponents], seed=7, time=control, launcher=recording)
+    bot = folder_bot(tmp_path, "freeze_dodge.py", {"work_ms": 150})
+    record = run_match("allegra", [str(bot), *opponents], seed=7, time=control, launcher=recording)
     assert "freeze dodge:" in record.logs[0], record.logs[0][-2000:]
     assert [f.seat for f in record.forfeits] == [0], record.replay["result"]["forfeits"]
     forfeit = record.forfeits[0]

@@ -12,7 +12,6 @@ zombie, no uid lease left.
 from __future__ import annotations
 
 import json
-import shutil
 import socket
 from pathlib import Path
 
@@ -23,26 +22,12 @@ from cardroom.runner import TimeControl, run_match
 from cardroom.sandbox import state_dir
 from engine.replay import verify
 
-from .conftest import HOSTILE, REPO, RecordingLauncher, assert_host_clean
+from .conftest import HOSTILE, REPO, RecordingLauncher, assert_host_clean, folder_bot
 
 pytestmark = pytest.mark.sandbox
 
 TIME = TimeControl(startup_ms=15_000, per_move_ms=300, overage_ms=200, total_ms=30_000, end_grace_ms=300)
 OPPONENTS = ["builtin:random", "builtin:random"]
-
-
-def folder_bot(tmp_path: Path, program: str, config: dict | None = None, extra: dict[str, str] | None = None) -> Path:
-    """A folder package: the hostile program as main.py, plus a manifest and
-    its config.json."""
-    folder = tmp_path / Path(program).stem
-    folder.mkdir()
-    shutil.copyfile(HOSTILE / program, folder / "main.py")
-    (folder / "cardroom.toml").write_text(f'entry = "main.py"\nprotocol = 1\nname = "{Path(program).stem}"\n')
-    if config is not None:
-        (folder / "config.json").write_text(json.dumps(config))
-    for name, text in (extra or {}).items():
-        (folder / name).write_text(text)
-    return folder
 
 
 def play(recording: RecordingLauncher, bots: list[str | Path], seed: int = 7, time: TimeControl = TIME):
