@@ -23,11 +23,23 @@ score, has a finite rating). It maximises the concave
                - sum_a theta_a^2 / (2 PRIOR_SD^2)
 
 (for k = 2 and results 0/1 it is exactly Bradley-Terry's log-likelihood), by
-Newton's method. The interval is the cluster-robust ("sandwich") one,
-clustered by outcome: cov = J^-1 B J^-1 with J = -Hessian of L and B the sum
-over outcomes of the outer product of each outcome's score vector (times
+Newton's method.
+
+With ``seats`` (not of record: measured in decision 292, it did not settle
+the ranking sooner), each seat's advantage is fitted too: in a single match
+(``matches`` 1, its versions by seat) seat s of a table of k plays at
+``theta_v + delta[k][s]``, every delta under the same prior. A seat's
+advantage is noise in a single result (in Allegory at 2 players the second
+seat wins 88% between equal bots) that the luck cannot remove (a seat's
+mean luck is 0). A set's rotations give every version every seat: a set
+has no seat term. Balanced seating (decision 293) is what takes the seat
+out instead.
+
+The interval is the cluster-robust ("sandwich") one, clustered by
+outcome: cov = J^-1 B J^-1 with J = -Hessian of L and B the sum over outcomes of the outer product of each outcome's score vector (times
 G/(G-1), G outcomes), plus the prior's information 1/PRIOR_SD^2, taken
-relative to the field's mean; its quantile is Student's t with (the
+relative to the field's mean (with ``seats``, the strengths' block: the
+seat advantages are nuisance parameters); its quantile is Student's t with (the
 version's outcomes - 1) degrees of freedom, as the sandwich is too narrow on
 few outcomes. Being built on the residuals, it narrows as the payoffs'
 variance falls, which is what luck-adjusted payoffs and duplicate sets are
@@ -59,6 +71,9 @@ from dataclasses import dataclass
 from cardroom.tournament.stats import t_quantile
 
 MODEL = "bradley-terry-points@2"  # @2: "about N more" as decision 269 (the fit is @1's)
+# Seat advantages fitted beside the strengths: measured and not of record
+# (decision 292); True is the benchmark's "-seatfit" rows.
+SEAT_ADVANTAGE = False
 
 RATING_CENTRE = 1500.0
 RATING_PER_LOGIT = 400.0 / math.log(10.0)  # Elo's scale
@@ -100,6 +115,8 @@ class Fit:
     matches: tuple[int, ...]
     counts: tuple[int, ...]  # outcomes each version took part in (the sandwich's clusters)
     outcomes: int
+    # by table size, each seat's advantage in log-odds (single matches; decision 292)
+    seat_advantages: tuple[tuple[int, tuple[float, ...]], ...] = ()
 
     @property
     def index(self) -> dict[int, int]:
@@ -168,71 +185,106 @@ def _cholesky_solve(matrix: list[list[float]], rhs: list[list[float]]) -> list[l
 
 
 class _Problem:
-    """The outcomes as index tuples, and L, its gradient and -Hessian."""
+    """The outcomes as index tuples, and L, its gradient and -Hessian.
 
-    def __init__(self, outcomes: Sequence[Outcome], prior_sd: float):
+    The parameters are the versions' strengths (rows 0..n-1), then, with
+    ``seats``, each table size's seat advantages (one row per seat of each
+    size that single matches were played at). A seat's strength is the sum
+    of its parameters: its version's, plus its seat's in a single match (a
+    set's rotations give every version every seat, so a set has none)."""
+
+    def __init__(self, outcomes: Sequence[Outcome], prior_sd: float, seats: bool):
         self.versions = tuple(sorted({v for o in outcomes for v in o.versions}))
         index = {v: i for i, v in enumerate(self.versions)}
-        self.rows = [(tuple(index[v] for v in o.versions), o.payoffs, float(o.matches)) for o in outcomes]
-        self.prior_sd = prior_sd
         n = len(self.versions)
+        sizes = sorted({len(o.versions) for o in outcomes if o.matches == 1}) if seats else []
+        self.seat_rows: dict[int, tuple[int, ...]] = {}
+        for k in sizes:
+            start = n + sum(len(r) for r in self.seat_rows.values())
+            self.seat_rows[k] = tuple(range(start, start + k))
+        self.size = n + sum(len(r) for r in self.seat_rows.values())
+        self.rows = []
+        for o in outcomes:
+            at = self.seat_rows.get(len(o.versions)) if o.matches == 1 else None
+            params = tuple((index[v],) if at is None else (index[v], at[seat]) for seat, v in enumerate(o.versions))
+            self.rows.append((params, o.payoffs, float(o.matches)))
+        self.prior_sd = prior_sd
         self.matches = [0] * n
+        self.counts = [0] * n
         for o in outcomes:
             for v in o.versions:
                 self.matches[index[v]] += o.matches
+                self.counts[index[v]] += 1
+
+    @staticmethod
+    def strengths(theta: Sequence[float], params: Sequence[tuple[int, ...]]) -> list[float]:
+        return [sum(theta[p] for p in seat) for seat in params]
 
     def objective(self, theta: Sequence[float]) -> float:
         total = 0.0
-        for seats, payoffs, w in self.rows:
-            k = len(seats)
-            part = sum(p * theta[a] for a, p in zip(seats, payoffs))
+        for params, payoffs, w in self.rows:
+            k = len(params)
+            e = self.strengths(theta, params)
+            part = sum(p * x for x, p in zip(e, payoffs))
             pairs = 0.0
             for x in range(k):
                 for y in range(x + 1, k):
-                    ta, tb = theta[seats[x]], theta[seats[y]]
-                    pairs += max(ta, tb) + _log1pexp(-abs(ta - tb))
+                    pairs += max(e[x], e[y]) + _log1pexp(-abs(e[x] - e[y]))
             total += w * (part - pairs / (k - 1))
         total -= sum(t * t for t in theta) / (2 * self.prior_sd**2)
         return total
 
-    def residuals(self, theta: Sequence[float], seats: Sequence[int], payoffs: Sequence[float]) -> list[float]:
-        k = len(seats)
-        return [
-            p - sum(_sigmoid(theta[a] - theta[b]) for b in seats if b != a) / (k - 1) for a, p in zip(seats, payoffs)
-        ]
+    @staticmethod
+    def residuals(e: Sequence[float], payoffs: Sequence[float]) -> list[float]:
+        """Each seat's points less its expected points, from the seats' strengths."""
+        k = len(e)
+        return [p - sum(_sigmoid(e[x] - e[y]) for y in range(k) if y != x) / (k - 1) for x, p in enumerate(payoffs)]
+
+    def scores(self, theta: Sequence[float]) -> list[list[tuple[int, float]]]:
+        """Each outcome's contribution to the gradient: (parameter, w * residual) pairs."""
+        out = []
+        for params, payoffs, w in self.rows:
+            r = self.residuals(self.strengths(theta, params), payoffs)
+            out.append([(p, w * r[x]) for x, seat in enumerate(params) for p in seat])
+        return out
 
     def gradient_and_information(self, theta: Sequence[float]) -> tuple[list[float], list[list[float]]]:
-        n = len(theta)
+        size = len(theta)
         grad = [-t / self.prior_sd**2 for t in theta]
-        info = [[0.0] * n for _ in range(n)]
-        for i in range(n):
+        info = [[0.0] * size for _ in range(size)]
+        for i in range(size):
             info[i][i] += 1 / self.prior_sd**2
-        for seats, payoffs, w in self.rows:
-            k = len(seats)
-            for a, r in zip(seats, self.residuals(theta, seats, payoffs)):
-                grad[a] += w * r
+        for score in self.scores(theta):
+            for p, g in score:
+                grad[p] += g
+        for params, _payoffs, w in self.rows:
+            k = len(params)
+            e = self.strengths(theta, params)
             for x in range(k):
                 for y in range(x + 1, k):
-                    a, b = seats[x], seats[y]
-                    s = _sigmoid(theta[a] - theta[b])
+                    s = _sigmoid(e[x] - e[y])
                     h = w * s * (1 - s) / (k - 1)
-                    info[a][a] += h
-                    info[b][b] += h
-                    info[a][b] -= h
-                    info[b][a] -= h
+                    # the pair's log-odds move with +1 for x's parameters, -1 for y's
+                    signed = [(p, 1.0) for p in params[x]] + [(p, -1.0) for p in params[y]]
+                    for a, sa in signed:
+                        row = info[a]
+                        for b, sb in signed:
+                            row[b] += h * sa * sb
         return grad, info
 
 
-def fit(outcomes: Iterable[Outcome], *, prior_sd: float = PRIOR_SD) -> Fit:
-    """The model fitted to ``outcomes`` (see the module docstring)."""
+def fit(outcomes: Iterable[Outcome], *, prior_sd: float = PRIOR_SD, seats: bool = SEAT_ADVANTAGE) -> Fit:
+    """The model fitted to ``outcomes`` (see the module docstring); with
+    ``seats``, beside each table size's seat advantages (decision 292, not
+    of record)."""
     if not (prior_sd > 0 and math.isfinite(prior_sd)):
         raise ValueError("prior_sd must be positive and finite (it keeps every rating finite)")
     outcomes = _checked(outcomes)
-    problem = _Problem(outcomes, prior_sd)
-    n = len(problem.versions)
+    problem = _Problem(outcomes, prior_sd, seats)
+    n, size = len(problem.versions), problem.size
     if n == 0:
         return Fit((), (), (), (), (), 0)
-    theta = [0.0] * n
+    theta = [0.0] * size
     value = problem.objective(theta)
     for _ in range(100):
         grad, info = problem.gradient_and_information(theta)
@@ -254,17 +306,17 @@ def fit(outcomes: Iterable[Outcome], *, prior_sd: float = PRIOR_SD) -> Fit:
     # small-sample factor), plus the prior's information (one observation's worth).
     g = len(problem.rows)
     factor = g / (g - 1) if g > 1 else 1.0
-    meat = [[0.0] * n for _ in range(n)]
-    for seats, payoffs, w in problem.rows:
-        score = [(a, w * r) for a, r in zip(seats, problem.residuals(theta, seats, payoffs))]
+    meat = [[0.0] * size for _ in range(size)]
+    for score in problem.scores(theta):
         for a, ra in score:
             for b, rb in score:
                 meat[a][b] += factor * ra * rb
-    for i in range(n):
+    for i in range(size):
         meat[i][i] += 1 / prior_sd**2
-    identity = [[1.0 if r == c else 0.0 for r in range(n)] for c in range(n)]
+    identity = [[1.0 if r == c else 0.0 for r in range(size)] for c in range(size)]
     inverse = _cholesky_solve(info, identity)  # columns of J^-1 (symmetric)
     half = _cholesky_solve(info, [list(col) for col in zip(*_matmul(meat, inverse))])
+    # the strengths' block (the seat advantages are nuisance parameters)
     full = [[(half[c][r] + half[r][c]) / 2 for c in range(n)] for r in range(n)]
     # Strengths are told apart only relative to each other: report them
     # relative to the field's mean (theta - mean theta, and its covariance
@@ -272,15 +324,20 @@ def fit(outcomes: Iterable[Outcome], *, prior_sd: float = PRIOR_SD) -> Fit:
     # the field, not how well the prior pins the whole field. (With payoffs
     # that add up to what a table's seats share, rank points or adjusted
     # ones, the fitted mean is 0 already.)
-    mean = sum(theta) / n
+    mean = sum(theta[:n]) / n
     row_mean = [sum(row) / n for row in full]
     grand = sum(row_mean) / n
     covariance = tuple(tuple(full[r][c] - row_mean[r] - row_mean[c] + grand for c in range(n)) for r in range(n))
-    counts = [0] * n
-    for seats, _payoffs, _w in problem.rows:
-        for a in seats:
-            counts[a] += 1
-    return Fit(problem.versions, tuple(t - mean for t in theta), covariance, tuple(problem.matches), tuple(counts), g)
+    advantages = tuple((k, tuple(theta[p] for p in rows)) for k, rows in problem.seat_rows.items())
+    return Fit(
+        problem.versions,
+        tuple(t - mean for t in theta[:n]),
+        covariance,
+        tuple(problem.matches),
+        tuple(problem.counts),
+        g,
+        advantages,
+    )
 
 
 def _matmul(a: list[list[float]], b: list[list[float]]) -> list[list[float]]:
@@ -429,10 +486,12 @@ def more_matches(model: Fit, i: int, apart: list[tuple[int, float, float]], leve
     return MORE_MATCHES_CAP if not math.isfinite(wait) else min(max(math.ceil(wait), 1), MORE_MATCHES_CAP)
 
 
-def rank(outcomes: Iterable[Outcome], *, prior_sd: float = PRIOR_SD, level: float = LEVEL) -> list[Rank]:
+def rank(
+    outcomes: Iterable[Outcome], *, prior_sd: float = PRIOR_SD, level: float = LEVEL, seats: bool = SEAT_ADVANTAGE
+) -> list[Rank]:
     """Every version that played, best first (ties in rating by version id);
     deterministic."""
-    model = fit(outcomes, prior_sd=prior_sd)
+    model = fit(outcomes, prior_sd=prior_sd, seats=seats)
     n = len(model.versions)
     order = sorted(range(n), key=lambda i: (-model.theta[i], model.versions[i]))
     out = []
