@@ -430,6 +430,12 @@ CARDROOM_QUEUE_TARGET = env.int("CARDROOM_QUEUE_TARGET", default=4)  # queued ma
 CARDROOM_PAIRING = env("CARDROOM_PAIRING", default="elo")
 if CARDROOM_PAIRING not in ("elo", "informative"):
     raise ImproperlyConfigured(f"CARDROOM_PAIRING is 'elo' or 'informative', not {CARDROOM_PAIRING!r}")
+# How matchmaking seats a single match's bots (docs/ladder.md "Seating",
+# decision 293): "balanced", each pair taking turns at the better seat;
+# "shuffled", at random.
+CARDROOM_SEATING = env("CARDROOM_SEATING", default="shuffled")
+if CARDROOM_SEATING not in ("balanced", "shuffled"):
+    raise ImproperlyConfigured(f"CARDROOM_SEATING is 'balanced' or 'shuffled', not {CARDROOM_SEATING!r}")
 # Whether matchmaking keeps one owner's bots to one seat a table
 # (ladder.services.matchmaking, decision 278): off only for a private
 # ladder where one person ranks their own bots.

@@ -5,7 +5,11 @@ new seat (ladder.services.fairshare): an owner whose bots took more than the
 equal split of recent worker time waits until the others catch up.
 
 First the bot that most needs games (fewest games queued or played recently,
-then the widest OpenSkill uncertainty), then its opponents, seats shuffled.
+then the widest OpenSkill uncertainty), then its opponents, then their seats
+(``CARDROOM_SEATING``; decision 293): ``balanced``, the order in which each
+pair of them has sat least often, then each bot's least used seats (in
+Allegory the seat decides a great deal, and a run of good seats would read
+as strength); ``shuffled``, at random.
 The opponents (``CARDROOM_PAIRING``; docs/ladder.md, "Pairing"; decision 274):
 ``elo``, drawn at random among the nearest few in Elo; ``informative``, among
 those whose order relative to it the stored adjusted ranking is least sure
@@ -30,7 +34,9 @@ task at once (a slow run overlapping the next) never overfill a queue.
 
 from __future__ import annotations
 
+import itertools
 import random
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
@@ -54,6 +60,57 @@ Z95 = NormalDist().inv_cdf(0.975)
 # Informative pairing draws among the opponents at least this share as
 # likely to be misordered as the likeliest one: near-ties, so pairings vary.
 NEAR_TIE = 0.5
+# Balanced seating reads the seats of the ladder's last this many single
+# matches: enough for every pair of a busy ladder's field to have met, few
+# enough to read in one small query per top-up.
+SEATING_MATCHES = 1000
+
+
+@dataclass
+class SeatHistory:
+    """Who sat where in a ladder's recent single matches (a duplicate set
+    plays every rotation, so its seats are balanced already): how often
+    each bot sat in each seat, and each ordered pair (a, b) how often a sat
+    before b."""
+
+    seat: Counter = field(default_factory=Counter)  # (bot id, seat)
+    before: Counter = field(default_factory=Counter)  # (bot id, bot id)
+
+    @classmethod
+    def load(cls, ladder: Ladder) -> SeatHistory:
+        history = cls()
+        recent = (
+            Match.objects.filter(ladder=ladder, duplicate_set__isnull=True).order_by("-pk").values_list("pk", flat=True)
+        )
+        oldest = recent[SEATING_MATCHES - 1 : SEATING_MATCHES].first()
+        rows = Participant.objects.filter(match__ladder=ladder, match__duplicate_set__isnull=True)
+        if oldest is not None:
+            rows = rows.filter(match_id__gte=oldest)
+        tables: dict[int, list[tuple[int, int]]] = {}
+        for match_id, seat, bot_id in rows.values_list("match_id", "seat", "bot_id"):
+            tables.setdefault(match_id, []).append((seat, bot_id))
+        for table in tables.values():
+            history.add([bot_id for _seat, bot_id in sorted(table)])
+        return history
+
+    def add(self, seated: list[int]) -> None:
+        """One more match, its bot ids in seat order."""
+        for seat, bot in enumerate(seated):
+            self.seat[bot, seat] += 1
+        for a, b in itertools.combinations(seated, 2):
+            self.before[a, b] += 1
+
+    def balanced(self, bots: list[Bot], rng: random.Random) -> list[Bot]:
+        """``bots`` in the seat order that the pairs among them have sat in
+        least often (so two bots that keep meeting take turns at the better
+        seat), then that uses each one's seats least, ties at random."""
+
+        def cost(order: tuple[Bot, ...]) -> tuple[int, int, float]:
+            pairs = sum(self.before[a.pk, b.pk] for a, b in itertools.combinations(order, 2))
+            seats = sum(self.seat[bot.pk, seat] for seat, bot in enumerate(order))
+            return pairs, seats, rng.random()
+
+        return list(min(itertools.permutations(bots), key=cost))
 
 
 def misorder_chance(a: tuple[float, float], b: tuple[float, float]) -> float:
@@ -105,6 +162,7 @@ class _Candidates:
     # {bot id: (adjusted rating, half-width)}: only for informative pairing
     strength: dict[int, tuple[float, float]] = field(default_factory=dict)
     informative: bool = False
+    seating: SeatHistory | None = None  # balanced seating's history; None: seats shuffled
 
     @classmethod
     def load(cls, ladder: Ladder, fair: FairShare | None = None) -> _Candidates:
@@ -123,7 +181,8 @@ class _Candidates:
         )
         informative = settings.CARDROOM_PAIRING == "informative"
         strength = adjusted.strengths(ladder.pk, [b.pk for b in bots]) if informative else {}
-        return cls(bots, elo, sigma, busy, fair or FairShare.load(), strength, informative)
+        seating = SeatHistory.load(ladder) if settings.CARDROOM_SEATING == "balanced" else None
+        return cls(bots, elo, sigma, busy, fair or FairShare.load(), strength, informative, seating)
 
     def pick(self, n: int, rng: random.Random) -> list[Bot] | None:
         """One match's lineup in seat order, counted."""
@@ -151,8 +210,10 @@ class _Candidates:
         else:  # Elo's nearest fill in for the owners the informative pool holds twice
             pool = one_bot_an_owner(informative + nearest)[: max(n - 1, len(one_bot_an_owner(informative)))]
         lineup = [first, *rng.sample(pool, n - 1)]
-        rng.shuffle(lineup)
-        return lineup
+        if self.seating is None:
+            rng.shuffle(lineup)
+            return lineup
+        return self.seating.balanced(lineup, rng)
 
     def _elo_nearest(self, first: Bot, others: list[Bot], rng: random.Random) -> list[Bot]:
         """``others`` nearest ``first`` in Elo first, equal distances in random order."""
@@ -179,6 +240,8 @@ class _Candidates:
 
     def count(self, lineup: list[Bot], matches: int) -> None:
         """``matches`` matches of ``lineup`` were queued (a set: k)."""
+        if self.seating is not None and matches == 1:  # a set's rotations balance themselves
+            self.seating.add([bot.pk for bot in lineup])
         for bot in lineup:
             self.busy[bot.pk] = self.busy.get(bot.pk, 0) + matches
         for _ in range(matches):

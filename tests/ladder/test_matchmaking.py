@@ -326,3 +326,55 @@ def test_a_ladder_of_too_few_owners_waits_unless_separation_is_off(only_my_ladde
     created = top_up_queues(random.Random(3))
     assert len(created) == 6
     assert all(set(owners) == {owner.pk} for owners in owners_at_each_table(ladder))
+
+
+@pytest.mark.django_db
+def test_balanced_seating_makes_a_pair_take_turns_at_each_seat(only_my_ladders, settings):
+    """In Allegory the seat decides a great deal (decision 292): with
+    CARDROOM_SEATING=balanced two bots that keep meeting take the first
+    seat in turn, each top-up reading who sat where from the database."""
+    settings.CARDROOM_SEATING = "balanced"
+    settings.CARDROOM_QUEUE_TARGET = 1
+    make_ladder("allegory", 2)
+    Bot.objects.filter(game="allegory", builtin=True).update(current_version=None)
+    a, b = make_bot("allegory"), make_bot("allegory")
+    firsts = []
+    for seed in range(10):
+        (match_id,) = top_up_queues(random.Random(seed))
+        assert claim_match(match_id)  # running: the next top-up makes another
+        firsts.append(Match.objects.get(pk=match_id).participants.get(seat=0).bot_id)
+    assert all(x != y for x, y in zip(firsts, firsts[1:])), firsts  # strictly in turn
+    assert Counter(firsts) == {a.pk: 5, b.pk: 5}
+
+
+@pytest.mark.django_db
+def test_balanced_seating_gives_every_bot_every_seat_at_four_players(only_my_ladders, settings):
+    settings.CARDROOM_SEATING = "balanced"
+    settings.CARDROOM_QUEUE_TARGET = 8
+    ladder = make_ladder("allegory", 4)
+    Bot.objects.filter(game="allegory", builtin=True).update(current_version=None)
+    bots = [make_bot("allegory") for _ in range(4)]
+    assert len(top_up_queues(random.Random(3))) == 8  # one top-up: its own matches count too
+    seats = Counter(queued(ladder).values_list("participants__bot", "participants__seat"))
+    assert seats == {(bot.pk, seat): 2 for bot in bots for seat in range(4)}
+    orders = [list(m.participants.order_by("seat").values_list("bot_id", flat=True)) for m in queued(ladder)]
+    before = Counter((x, y) for order in orders for x, y in itertools.combinations(order, 2))
+    assert all(before[x.pk, y.pk] == 4 for x, y in itertools.permutations(bots, 2))
+
+
+@pytest.mark.django_db
+def test_shuffled_seating_is_the_default_and_draws_seats_at_random(only_my_ladders, settings):
+    from django.conf import settings as live
+
+    assert live.CARDROOM_SEATING == "shuffled"
+    settings.CARDROOM_QUEUE_TARGET = 1
+    ladder = make_ladder("allegory", 2)
+    Bot.objects.filter(game="allegory", builtin=True).update(current_version=None)
+    make_bot("allegory"), make_bot("allegory")
+    firsts = []
+    for seed in range(12):
+        (match_id,) = top_up_queues(random.Random(seed))
+        assert claim_match(match_id)
+        firsts.append(Match.objects.get(pk=match_id).participants.get(seat=0).bot_id)
+    assert any(x == y for x, y in zip(firsts, firsts[1:]))  # not in turn
+    assert ladder.matches.count() == 12
