@@ -42,10 +42,14 @@ Every match is played once and kept in ``var/ladder_convergence/matches.jsonl``
 a line-up in a run is deal ``j`` of that line-up, so the repetitions share
 their deals and differ in the scheduler's choices (its random draws) and the
 order results come in (a set takes one deal index for all its rotations).
-A single match is the deal's rotation ``j mod k``, a set's match the
-rotation ``set_rotation`` (seats a rotation of the line-up in name order:
-the scheduler's shuffle of the seats has the same distribution for each
-bot).
+A single match is played in the seats the scheduler gave it, as on the
+ladder; a set's match in the rotation ``set_rotation`` of the line-up in
+name order. (Until decision 292 a single match was the deal's rotation ``j
+mod k``, on the reasoning that the scheduler's shuffle gives each bot each
+seat as often. It does, but not in turn: the rotation made every pair that
+met twice take each seat once, which the ladder's shuffle does not, and in
+Allegory the seat decides a great deal. ``--rotate-seats`` measures that way
+still.) ``--balanced`` adds runs with ``CARDROOM_SEATING=balanced``.
 
 Reported per ranking (Elo; the model on plain results; on adjusted results;
 with sets): matches per bot until Kendall's tau with the true order is at
@@ -254,12 +258,19 @@ class MatchStore:
                 f.write(json.dumps(row, separators=(",", ":")) + "\n")
         return row
 
-    def ladder_deal(self, game: str, lineup: tuple[str, ...], deal: int, rotation: int) -> dict[str, Any]:
-        """Rotation ``rotation`` of deal ``deal`` of a line-up (its names in
-        sorted order); by bot name: rank, points, adjusted points, and the
-        points adjusted by the store's other value function (if any)."""
+    def ladder_deal(
+        self, game: str, lineup: tuple[str, ...], deal: int, rotation: int = 0, seats: list[str] | None = None
+    ) -> dict[str, Any]:
+        """Deal ``deal`` of a line-up (its names in sorted order), played
+        with the bots in ``seats`` (by seat), or else in rotation
+        ``rotation`` of the line-up; by bot name: rank, points, adjusted
+        points, and the points adjusted by the store's other value function
+        (if any)."""
         k = len(lineup)
-        seats = [lineup[(s + rotation) % k] for s in range(k)]
+        if seats is None:
+            seats = [lineup[(s + rotation) % k] for s in range(k)]
+        elif sorted(seats) != list(lineup):
+            raise ValueError(f"seats {seats} are not the line-up {lineup}")
         seed = derive(SEED_BASE, "ladder", game, ",".join(lineup), deal)
         row = self.play(game, seats, seed, keyed=True, luck=True)
         alt = row.get("adjusted_alt")
@@ -479,6 +490,7 @@ def ladder_run(
     horizon: float,
     seed: int,
     step: float = 1.0,
+    rotate_seats: bool = False,
 ) -> Run:
     """Today's scheduler and Elo from nothing, inside a transaction rolled
     back at the end (every run starts from the same empty ladder); each
@@ -487,7 +499,12 @@ def ladder_run(
     ``informative``: single matches, the scheduler pairing by the stored
     adjusted ranking (CARDROOM_PAIRING=informative), refreshed by the real
     service before each top-up as the periodic task would (here its
-    snapshot has no luck rows: the plain model)."""
+    snapshot has no luck rows: the plain model). A single match is played
+    with the seats the scheduler shuffled (``rotate_seats``: as until
+    decision 292, deal j of a line-up in its rotation j mod k). Beside the
+    model's rankings, ``…-seatfit``: the same outcomes ranked with each
+    seat's advantage fitted (``ladder.ranking.fit(seats=True)``, decision
+    292)."""
     from django.db import transaction
     from django.test import override_settings
     from django.utils import timezone
@@ -504,10 +521,13 @@ def ladder_run(
     run = Run(mode)
     # the model's rankings, and the column of ladder_deal's results each ranks
     kinds = {"plain": 2, "adjusted": 3} | ({"adjusted-alt": 4} if game in store.alt else {})
-    suffix = {"single": "", "sets": "-sets", "informative": "-informative"}[mode]
+    suffix = {"single": "", "sets": "-sets", "informative": "-informative", "balanced": "-balanced"}[mode]
     rankings = [f"{r}{suffix}" for r in ("elo", *kinds)]
+    # (label, outcomes' kind, seat advantages fitted): the model's rankings
+    rankers = [(label, kind, False) for kind, label in zip(kinds, rankings[1:])]
+    rankers += [(f"{kind}-seatfit{suffix}", kind, True) for kind in ("plain", "adjusted")]
     informative = mode == "informative"
-    for r in rankings:
+    for r in rankings + [label for label, _kind, _seats in rankers]:
         run.orders[r] = []
         if not r.startswith("elo"):
             run.settled[r] = []
@@ -545,8 +565,8 @@ def ladder_run(
         )
         run.orders[rankings[0]].append([name_of[b] for b in elo_ids])
         by_version = {v.pk: n for n, v in version_of.items()}
-        for kind, label in zip(kinds, rankings[1:]):
-            ranks = rank(outcomes[kind])
+        for label, kind, seat_fit in rankers:
+            ranks = rank(outcomes[kind], seats=seat_fit)
             shown = [by_version[r.version] for r in ranks]
             missing = [n for n in names if n not in shown]  # not played yet: last, by name
             run.orders[label].append(shown + sorted(missing))
@@ -563,7 +583,11 @@ def ladder_run(
     sets = [f"{game}:{k}"] if mode == "sets" else []
     with (
         transaction.atomic(),
-        override_settings(CARDROOM_PAIRING="informative" if informative else "elo", CARDROOM_DUPLICATE_SETS=sets),
+        override_settings(
+            CARDROOM_PAIRING="informative" if informative else "elo",
+            CARDROOM_DUPLICATE_SETS=sets,
+            CARDROOM_SEATING="balanced" if mode == "balanced" else "shuffled",
+        ),
     ):
         ladder = Ladder.objects.filter(game=game, players_per_match=k).order_by("pk").first()
         Ladder.objects.exclude(pk=ladder.pk).update(active=False)
@@ -588,13 +612,20 @@ def ladder_run(
                         set_deal[match.duplicate_set_id] = deals_used.get(lineup, 0)
                         deals_used[lineup] = set_deal[match.duplicate_set_id] + 1
                     deal, rotation = set_deal[match.duplicate_set_id], match.set_rotation
-                result = store.ladder_deal(game, lineup, deal, rotation)
+                if match.duplicate_set_id is None and not rotate_seats:
+                    # the seats the scheduler shuffled, as on the ladder
+                    result = store.ladder_deal(game, lineup, deal, seats=seat_names)
+                else:
+                    result = store.ladder_deal(game, lineup, deal, rotation)
                 record(match, result)  # Elo rates each rotation on its own
                 seats_played += k
                 if match.duplicate_set_id is None:
+                    # in seat order, as ladder.selectors.outcomes gives them
+                    # (the model fits each seat's advantage)
+                    played = seat_names if not rotate_seats else [lineup[(s + rotation) % k] for s in range(k)]
                     for kind, column in kinds.items():
                         outcomes[kind].append(
-                            Outcome(tuple(version_of[n].pk for n in lineup), tuple(result[n][column] for n in lineup))
+                            Outcome(tuple(version_of[n].pk for n in played), tuple(result[n][column] for n in played))
                         )
                 else:
                     # a complete set is one outcome standing for k matches
@@ -709,6 +740,7 @@ def summarise(runs: list[Run], true_order: list[str]) -> dict[str, Any]:
     for new in (
         "plain", "adjusted", "adjusted-alt", "elo-sets", "plain-sets", "adjusted-sets", "adjusted-alt-sets",
         "elo-informative", "plain-informative", "adjusted-informative", "adjusted-alt-informative",
+        "elo-balanced", "plain-balanced", "adjusted-balanced",
     ):  # fmt: skip
         if new in per and "elo" in per:
             ratios[f"elo/{new}"] = {name: ratio_interval(per["elo"][name], per[new][name]) for name in MEASURES}
@@ -718,6 +750,13 @@ def summarise(runs: list[Run], true_order: list[str]) -> dict[str, Any]:
             ratios[f"{ranking}/{ranking}-informative"] = {
                 name: ratio_interval(per[ranking][name], per[f"{ranking}-informative"][name]) for name in MEASURES
             }
+    # The seating alone: each ranking's matches per bot with seats shuffled
+    # over balanced (different runs of the scheduler: each resampled on its own).
+    for ranking in ("elo", "plain", "adjusted"):
+        if ranking in per and f"{ranking}-balanced" in per:
+            ratios[f"{ranking}/{ranking}-balanced"] = {
+                name: ratio_interval(per[ranking][name], per[f"{ranking}-balanced"][name]) for name in MEASURES
+            }
     # The sets alone: each ranking's matches per bot with sets over without
     # (different runs of the scheduler: each resampled on its own).
     for ranking in ("elo", "plain", "adjusted", "adjusted-alt"):
@@ -725,6 +764,17 @@ def summarise(runs: list[Run], true_order: list[str]) -> dict[str, Any]:
             ratios[f"{ranking}-sets/{ranking}"] = {
                 name: ratio_interval(per[f"{ranking}-sets"][name], per[ranking][name]) for name in MEASURES
             }
+    # The seat advantages alone: the model without them over with them, on
+    # the same runs (paired).
+    for kind in ("plain", "adjusted"):
+        for suffix in ("", "-sets", "-informative", "-balanced"):
+            a, b = f"{kind}{suffix}", f"{kind}-seatfit{suffix}"
+            if a in per and b in per:
+                ratios[f"{a}/{b}"] = {
+                    name: paired_ratio_interval(per[a]["by_run"][name], per[b]["by_run"][name]) for name in MEASURES
+                }
+            if b in per and "elo" in per and not suffix:
+                ratios[f"elo/{b}"] = {name: ratio_interval(per["elo"][name], per[b][name]) for name in MEASURES}
     # The value function alone: the record's adjusted ranking over the
     # other's, on the same runs (paired).
     for suffix in ("", "-sets", "-informative"):
@@ -747,14 +797,16 @@ def measure(
     progress=print,
     modes: tuple[str, ...] = ("single", "sets"),
     step: float = 1.0,
+    rotate_seats: bool = False,
+    first_run: int = 0,
 ) -> dict[str, Any]:
     started = time.monotonic()
     truth_doc = truth(store, game, k, names, truth_deals)
     progress(f"{game} {k}p truth: {truth_doc['order']} ({truth_doc['matches']} matches)")
     runs = []
-    for rep in range(repeats):
+    for rep in range(first_run, first_run + repeats):
         for mode in modes:
-            runs.append(ladder_run(store, game, k, names, truth_doc["order"], mode, horizon, rep, step))
+            runs.append(ladder_run(store, game, k, names, truth_doc["order"], mode, horizon, rep, step, rotate_seats))
             progress(f"{game} {k}p run {rep} {mode}: {runs[-1].checkpoints[-1]:.0f} matches per bot")
     return {
         "game": game,
@@ -762,9 +814,11 @@ def measure(
         "field": names,
         "truth": truth_doc,
         "repeats": repeats,
+        "first_run": first_run,
         "horizon_matches_per_bot": horizon,
         "checkpoint_every_matches_per_bot": step,
         "modes": list(modes),
+        "seats": "rotated" if rotate_seats else "shuffled by the scheduler",
         "value_functions": {"adjusted": ADAPTERS[game]().value.label}
         | ({"adjusted-alt": store.alt[game].label} if game in store.alt else {}),
         "summary": summarise(runs, truth_doc["order"]),
@@ -786,6 +840,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--players", default="2,4")
     parser.add_argument("--truth-deals", default="2:20,4:16", help="deals of the round robin, per player count")
     parser.add_argument("--repeats", type=int, default=8)
+    parser.add_argument("--first-run", type=int, default=0, help="the runs are FIRST_RUN .. FIRST_RUN + REPEATS - 1")
     parser.add_argument("--horizon", default="2:120,4:80", help="matches per bot a run lasts, per player count")
     parser.add_argument("--step", default="2:1,4:2", help="matches per bot between checkpoints, per player count")
     parser.add_argument("--sets-games", default="allegory,allegra", help="games whose runs include duplicate sets")
@@ -793,6 +848,16 @@ def main(argv: list[str] | None = None) -> int:
         "--informative",
         action="store_true",
         help="also runs of single matches paired by the adjusted ranking (CARDROOM_PAIRING=informative)",
+    )
+    parser.add_argument(
+        "--balanced",
+        action="store_true",
+        help="also runs of single matches seated by balanced seating (CARDROOM_SEATING=balanced)",
+    )
+    parser.add_argument(
+        "--rotate-seats",
+        action="store_true",
+        help="single matches in the line-up's rotation deal mod k, not the scheduler's seats (as before decision 292)",
     )
     parser.add_argument("--truth-only", action="store_true", help="the round robins only (to choose a field)")
     parser.add_argument(
@@ -877,8 +942,11 @@ def run_all(args, truth_deals: dict[int, int], horizon: dict[int, float]) -> dic
                     horizon[k],
                     modes=("single",)
                     + (("sets",) if game in getattr(args, "sets_games", "allegory,allegra").split(",") else ())
-                    + (("informative",) if getattr(args, "informative", False) else ()),
+                    + (("informative",) if getattr(args, "informative", False) else ())
+                    + (("balanced",) if getattr(args, "balanced", False) else ()),
                     step=_per_players(getattr(args, "step", "2:1,4:2"), float)[k],
+                    rotate_seats=getattr(args, "rotate_seats", False),
+                    first_run=getattr(args, "first_run", 0),
                     progress=lambda s: print(s, flush=True),
                 )
             )

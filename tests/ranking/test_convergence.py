@@ -98,7 +98,10 @@ def test_quick_form_end_to_end(tmp_path):
     assert result["truth"]["matches"] == 6 * 2 * 2  # 6 pairs, 2 deals, 2 rotations
     assert len(result["truth"]["neighbours"]) == 3
     rankings = result["summary"]["rankings"]
-    assert set(rankings) == {"elo", "plain", "adjusted", "elo-sets", "plain-sets", "adjusted-sets"}
+    assert set(rankings) == {
+        *("elo", "plain", "adjusted", "plain-seatfit", "adjusted-seatfit"),
+        *("elo-sets", "plain-sets", "adjusted-sets", "plain-seatfit-sets", "adjusted-seatfit-sets"),
+    }
     for label, row in rankings.items():
         assert row["runs"] == 2
         assert -1.0 <= row["final_tau"]["estimate"] <= 1.0
@@ -111,6 +114,8 @@ def test_quick_form_end_to_end(tmp_path):
             assert share["shown"] == 0 or 0.0 <= share["estimate"] <= 1.0
     assert "elo/adjusted-sets" in result["summary"]["ratios"]
     assert "adjusted-sets/adjusted" in result["summary"]["ratios"]
+    assert result["summary"]["ratios"]["adjusted/adjusted-seatfit"]["tau_held_or_horizon"]["runs"] == 2
+    assert result["seats"] == "shuffled by the scheduler"
     # every match was kept: a second pass plays none
     again = lc.run_all(args, {2: 2}, {2: 6.0})
     assert again["matches_played_now"] == 0
@@ -133,7 +138,11 @@ def test_quick_form_with_informative_pairing(tmp_path):
     (result,) = report["results"]
     assert result["modes"] == ["single", "informative"]
     rankings = result["summary"]["rankings"]
-    assert set(rankings) == {"elo", "plain", "adjusted", "elo-informative", "plain-informative", "adjusted-informative"}
+    assert set(rankings) == {
+        *("elo", "plain", "adjusted", "plain-seatfit", "adjusted-seatfit"),
+        *("elo-informative", "plain-informative", "adjusted-informative"),
+        *("plain-seatfit-informative", "adjusted-seatfit-informative"),
+    }
     assert rankings["plain-informative"]["runs"] == 2
     ratios = result["summary"]["ratios"]
     assert {"elo/plain-informative", "plain/plain-informative", "adjusted/adjusted-informative"} <= set(ratios)
@@ -164,7 +173,7 @@ def test_quick_form_with_another_value_function(tmp_path):
     assert record["value_functions"] == {"adjusted": "allegra-net@2"}
     assert result["value_functions"] == {"adjusted": "allegra-net@2", "adjusted-alt": "allegra-net@1"}
     rankings, before = result["summary"]["rankings"], record["summary"]["rankings"]
-    assert set(rankings) == {"elo", "plain", "adjusted", "adjusted-alt"}
+    assert set(rankings) == {"elo", "plain", "adjusted", "adjusted-alt", "plain-seatfit", "adjusted-seatfit"}
     for label in ("elo", "plain", "adjusted"):  # the same runs: the record's rows unchanged
         assert rankings[label] == before[label]
     assert {"elo/adjusted-alt", "adjusted/adjusted-alt"} <= set(result["summary"]["ratios"])
@@ -206,8 +215,9 @@ def test_field_choice_plays_seeds_of_its_own(tmp_path):
 @pytest.mark.django_db
 def test_modes_follow_the_scheduler_not_the_settings(tmp_path, settings, monkeypatch):
     """With the ladder listed in CARDROOM_DUPLICATE_SETS, "single" still
-    plays single matches (each on a deal of its own), and "sets" plays the
-    scheduler's sets: k matches a set, the rotations of one deal."""
+    plays single matches (each on a deal of its own, in the seats the
+    scheduler shuffled), and "sets" plays the scheduler's sets: k matches a
+    set, the rotations of one deal."""
     from ladder.services import duplicate_sets
 
     lc = _benchmark()
@@ -224,22 +234,27 @@ def test_modes_follow_the_scheduler_not_the_settings(tmp_path, settings, monkeyp
     calls = []
     real_deal = store.ladder_deal
 
-    def ladder_deal(game, lineup, deal, rotation):
-        calls.append((lineup, deal, rotation))
-        return real_deal(game, lineup, deal, rotation)
+    def ladder_deal(game, lineup, deal, rotation=0, seats=None):
+        calls.append((lineup, deal, rotation, seats))
+        return real_deal(game, lineup, deal, rotation, seats)
 
     store.ladder_deal = ladder_deal
     names = lc.QUICK_FIELD
     lc.ladder_run(store, "allegory", 2, names, names, "single", horizon=6.0, seed=0)
     assert made == []
-    assert len({(lineup, deal) for lineup, deal, _r in calls}) == len(calls)
-    assert all(rotation == deal % 2 for _l, deal, rotation in calls)
+    assert len({(lineup, deal) for lineup, deal, _r, _s in calls}) == len(calls)
+    assert all(sorted(seats) == list(lineup) for lineup, _d, _r, seats in calls)
+    # the scheduler's shuffle, not the line-up's order: both orders occur
+    assert {tuple(seats) == lineup for lineup, _d, _r, seats in calls} == {True, False}
+    calls.clear()
+    lc.ladder_run(store, "allegory", 2, names, names, "single", horizon=6.0, seed=0, rotate_seats=True)
+    assert all(seats is None and rotation == deal % 2 for _l, deal, rotation, seats in calls)
 
     calls.clear()
     lc.ladder_run(store, "allegory", 2, names, names, "sets", horizon=6.0, seed=0)
     assert made and all(k == 2 for k in made)
     by_deal = {}
-    for lineup, deal, rotation in calls:
+    for lineup, deal, rotation, _seats in calls:
         by_deal.setdefault((lineup, deal), []).append(rotation)
     sets = [r for r in by_deal.values() if len(r) > 1]
     singles = [r for r in by_deal.values() if len(r) == 1]
