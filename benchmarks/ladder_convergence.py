@@ -259,19 +259,27 @@ class MatchStore:
         return row
 
     def ladder_deal(
-        self, game: str, lineup: tuple[str, ...], deal: int, rotation: int = 0, seats: list[str] | None = None
+        self,
+        game: str,
+        lineup: tuple[str, ...],
+        deal: int,
+        rotation: int = 0,
+        seats: list[str] | None = None,
+        run: int | None = None,
     ) -> dict[str, Any]:
         """Deal ``deal`` of a line-up (its names in sorted order), played
         with the bots in ``seats`` (by seat), or else in rotation
         ``rotation`` of the line-up; by bot name: rank, points, adjusted
         points, and the points adjusted by the store's other value function
-        (if any)."""
+        (if any). With ``run``, the deal is that run's own (--fresh-deals)."""
         k = len(lineup)
         if seats is None:
             seats = [lineup[(s + rotation) % k] for s in range(k)]
         elif sorted(seats) != list(lineup):
             raise ValueError(f"seats {seats} are not the line-up {lineup}")
         seed = derive(SEED_BASE, "ladder", game, ",".join(lineup), deal)
+        if run is not None:
+            seed = derive(SEED_BASE, "ladder", game, ",".join(lineup), deal, "run", run)
         row = self.play(game, seats, seed, keyed=True, luck=True)
         alt = row.get("adjusted_alt")
         return {
@@ -491,6 +499,7 @@ def ladder_run(
     seed: int,
     step: float = 1.0,
     rotate_seats: bool = False,
+    fresh_deals: bool = False,
 ) -> Run:
     """Today's scheduler and Elo from nothing, inside a transaction rolled
     back at the end (every run starts from the same empty ladder); each
@@ -518,6 +527,7 @@ def ladder_run(
     name_of = {b.pk: n for n, b in bots.items()}
     version_of = {n: BotVersion.objects.get(pk=b.current_version_id) for n, b in bots.items()}
     rng = random.Random(derive(SEED_BASE, "scheduler", game, k, mode, seed))
+    own_deals = seed if fresh_deals else None  # the run's own deals, or those every run shares
     run = Run(mode)
     # the model's rankings, and the column of ladder_deal's results each ranks
     kinds = {"plain": 2, "adjusted": 3} | ({"adjusted-alt": 4} if game in store.alt else {})
@@ -614,9 +624,9 @@ def ladder_run(
                     deal, rotation = set_deal[match.duplicate_set_id], match.set_rotation
                 if match.duplicate_set_id is None and not rotate_seats:
                     # the seats the scheduler shuffled, as on the ladder
-                    result = store.ladder_deal(game, lineup, deal, seats=seat_names)
+                    result = store.ladder_deal(game, lineup, deal, seats=seat_names, run=own_deals)
                 else:
-                    result = store.ladder_deal(game, lineup, deal, rotation)
+                    result = store.ladder_deal(game, lineup, deal, rotation, run=own_deals)
                 record(match, result)  # Elo rates each rotation on its own
                 seats_played += k
                 if match.duplicate_set_id is None:
@@ -799,6 +809,7 @@ def measure(
     step: float = 1.0,
     rotate_seats: bool = False,
     first_run: int = 0,
+    fresh_deals: bool = False,
 ) -> dict[str, Any]:
     started = time.monotonic()
     truth_doc = truth(store, game, k, names, truth_deals)
@@ -806,7 +817,11 @@ def measure(
     runs = []
     for rep in range(first_run, first_run + repeats):
         for mode in modes:
-            runs.append(ladder_run(store, game, k, names, truth_doc["order"], mode, horizon, rep, step, rotate_seats))
+            runs.append(
+                ladder_run(
+                    store, game, k, names, truth_doc["order"], mode, horizon, rep, step, rotate_seats, fresh_deals
+                )
+            )
             progress(f"{game} {k}p run {rep} {mode}: {runs[-1].checkpoints[-1]:.0f} matches per bot")
     return {
         "game": game,
@@ -815,6 +830,7 @@ def measure(
         "truth": truth_doc,
         "repeats": repeats,
         "first_run": first_run,
+        "deals": "each run its own" if fresh_deals else "shared by the runs",
         "horizon_matches_per_bot": horizon,
         "checkpoint_every_matches_per_bot": step,
         "modes": list(modes),
@@ -848,6 +864,11 @@ def main(argv: list[str] | None = None) -> int:
         "--informative",
         action="store_true",
         help="also runs of single matches paired by the adjusted ranking (CARDROOM_PAIRING=informative)",
+    )
+    parser.add_argument(
+        "--fresh-deals",
+        action="store_true",
+        help="each run its own deals (by default the runs share them: the intervals then leave out the deals)",
     )
     parser.add_argument(
         "--balanced",
@@ -947,6 +968,7 @@ def run_all(args, truth_deals: dict[int, int], horizon: dict[int, float]) -> dic
                     step=_per_players(getattr(args, "step", "2:1,4:2"), float)[k],
                     rotate_seats=getattr(args, "rotate_seats", False),
                     first_run=getattr(args, "first_run", 0),
+                    fresh_deals=getattr(args, "fresh_deals", False),
                     progress=lambda s: print(s, flush=True),
                 )
             )

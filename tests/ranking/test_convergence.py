@@ -234,9 +234,9 @@ def test_modes_follow_the_scheduler_not_the_settings(tmp_path, settings, monkeyp
     calls = []
     real_deal = store.ladder_deal
 
-    def ladder_deal(game, lineup, deal, rotation=0, seats=None):
+    def ladder_deal(game, lineup, deal, rotation=0, seats=None, run=None):
         calls.append((lineup, deal, rotation, seats))
-        return real_deal(game, lineup, deal, rotation, seats)
+        return real_deal(game, lineup, deal, rotation, seats, run)
 
     store.ladder_deal = ladder_deal
     names = lc.QUICK_FIELD
@@ -294,3 +294,29 @@ def test_a_run_that_never_holds_counts_at_the_horizon_not_left_out():
     assert elo["tau_held_or_horizon"]["runs_reaching"] == 1
     assert summary["rankings"]["plain"]["tau_held_or_horizon"]["values"] == [20.0, 20.0]
     assert summary["ratios"]["elo/plain"]["tau_held_or_horizon"]["estimate"] == pytest.approx(2.0)
+
+
+@pytest.mark.django_db
+def test_fresh_deals_give_each_run_deals_of_its_own(tmp_path):
+    """By default the runs share their deals (deal j of a line-up is the
+    same in every run), so their spread leaves the deals out; with
+    fresh_deals each run plays deals of its own."""
+    lc = _benchmark()
+    store = lc.MatchStore(tmp_path / "m.jsonl")
+    seeds: dict[int, set[int]] = {}
+    real_play = store.play
+
+    def play(game, seats, seed, keyed, luck):
+        seeds.setdefault(run[0], set()).add(seed)
+        return real_play(game, seats, seed, keyed, luck)
+
+    store.play = play
+    names = lc.QUICK_FIELD
+    run = [0]
+    for fresh in (False, True):
+        seeds.clear()
+        for r in (0, 1):
+            run[0] = r
+            lc.ladder_run(store, "allegory", 2, names, names, "single", horizon=4.0, seed=r, fresh_deals=fresh)
+        shared = seeds[0] & seeds[1]
+        assert bool(shared) is not fresh
