@@ -433,7 +433,7 @@ if CARDROOM_PAIRING not in ("elo", "informative"):
 # How matchmaking seats a single match's bots (docs/ladder.md "Seating",
 # decision 293): "balanced", each pair taking turns at the better seat;
 # "shuffled", at random.
-CARDROOM_SEATING = env("CARDROOM_SEATING", default="shuffled")
+CARDROOM_SEATING = env("CARDROOM_SEATING", default="balanced")
 if CARDROOM_SEATING not in ("balanced", "shuffled"):
     raise ImproperlyConfigured(f"CARDROOM_SEATING is 'balanced' or 'shuffled', not {CARDROOM_SEATING!r}")
 # Whether matchmaking keeps one owner's bots to one seat a table

@@ -6,10 +6,10 @@ equal split of recent worker time waits until the others catch up.
 
 First the bot that most needs games (fewest games queued or played recently,
 then the widest OpenSkill uncertainty), then its opponents, then their seats
-(``CARDROOM_SEATING``; decision 293): ``balanced``, the order in which each
-pair of them has sat least often, then each bot's least used seats (in
-Allegory the seat decides a great deal, and a run of good seats would read
-as strength); ``shuffled``, at random.
+(``CARDROOM_SEATING``; decision 293): ``balanced`` (the default), the order
+in which each pair of them has sat least often, then each bot's least used
+seats (in Allegory the seat decides a great deal, and a run of good seats
+would read as strength); ``shuffled``, at random.
 The opponents (``CARDROOM_PAIRING``; docs/ladder.md, "Pairing"; decision 274):
 ``elo``, drawn at random among the nearest few in Elo; ``informative``, among
 those whose order relative to it the stored adjusted ranking is least sure

@@ -363,10 +363,11 @@ def test_balanced_seating_gives_every_bot_every_seat_at_four_players(only_my_lad
 
 
 @pytest.mark.django_db
-def test_shuffled_seating_is_the_default_and_draws_seats_at_random(only_my_ladders, settings):
+def test_balanced_seating_is_the_default_and_shuffled_draws_seats_at_random(only_my_ladders, settings):
     from django.conf import settings as live
 
-    assert live.CARDROOM_SEATING == "shuffled"
+    assert live.CARDROOM_SEATING == "balanced"  # decision 293
+    settings.CARDROOM_SEATING = "shuffled"
     settings.CARDROOM_QUEUE_TARGET = 1
     ladder = make_ladder("allegory", 2)
     Bot.objects.filter(game="allegory", builtin=True).update(current_version=None)
