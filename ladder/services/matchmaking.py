@@ -62,7 +62,7 @@ Z95 = NormalDist().inv_cdf(0.975)
 NEAR_TIE = 0.5
 # Balanced seating reads the seats of the ladder's last this many single
 # matches: enough for every pair of a busy ladder's field to have met, few
-# enough to read in one small query per top-up.
+# enough to read in two small queries per top-up.
 SEATING_MATCHES = 1000
 
 
