@@ -36,11 +36,12 @@ has no seat term. Balanced seating (decision 293) is what takes the seat
 out instead.
 
 The interval is the cluster-robust ("sandwich") one, clustered by
-outcome: cov = J^-1 B J^-1 with J = -Hessian of L and B the sum over outcomes of the outer product of each outcome's score vector (times
+outcome: cov = J^-1 B J^-1 with J = -Hessian of L and B the sum over
+outcomes of the outer product of each outcome's score vector (times
 G/(G-1), G outcomes), plus the prior's information 1/PRIOR_SD^2, taken
 relative to the field's mean (with ``seats``, the strengths' block: the
-seat advantages are nuisance parameters); its quantile is Student's t with (the
-version's outcomes - 1) degrees of freedom, as the sandwich is too narrow on
+seat advantages are nuisance parameters); its quantile is Student's t with
+(the version's outcomes - 1) degrees of freedom, as the sandwich is too narrow on
 few outcomes. Being built on the residuals, it narrows as the payoffs'
 variance falls, which is what luck-adjusted payoffs and duplicate sets are
 for.
