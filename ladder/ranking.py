@@ -204,11 +204,12 @@ class _Problem:
             start = n + sum(len(r) for r in self.seat_rows.values())
             self.seat_rows[k] = tuple(range(start, start + k))
         self.size = n + sum(len(r) for r in self.seat_rows.values())
-        self.rows = []
+        # each outcome: its versions' rows, its seats' rows (None: no seat
+        # term, the common case, kept on a path of its own for speed)
+        self.rows: list[tuple[tuple[int, ...], tuple[int, ...] | None, tuple[float, ...], float]] = []
         for o in outcomes:
             at = self.seat_rows.get(len(o.versions)) if o.matches == 1 else None
-            params = tuple((index[v],) if at is None else (index[v], at[seat]) for seat, v in enumerate(o.versions))
-            self.rows.append((params, o.payoffs, float(o.matches)))
+            self.rows.append((tuple(index[v] for v in o.versions), at, o.payoffs, float(o.matches)))
         self.prior_sd = prior_sd
         self.matches = [0] * n
         self.counts = [0] * n
@@ -218,14 +219,16 @@ class _Problem:
                 self.counts[index[v]] += 1
 
     @staticmethod
-    def strengths(theta: Sequence[float], params: Sequence[tuple[int, ...]]) -> list[float]:
-        return [sum(theta[p] for p in seat) for seat in params]
+    def strengths(theta: Sequence[float], versions: tuple[int, ...], seats: tuple[int, ...] | None) -> list[float]:
+        if seats is None:
+            return [theta[v] for v in versions]
+        return [theta[v] + theta[s] for v, s in zip(versions, seats)]
 
     def objective(self, theta: Sequence[float]) -> float:
         total = 0.0
-        for params, payoffs, w in self.rows:
-            k = len(params)
-            e = self.strengths(theta, params)
+        for versions, seats, payoffs, w in self.rows:
+            k = len(versions)
+            e = self.strengths(theta, versions, seats)
             part = sum(p * x for x, p in zip(e, payoffs))
             pairs = 0.0
             for x in range(k):
@@ -244,9 +247,12 @@ class _Problem:
     def scores(self, theta: Sequence[float]) -> list[list[tuple[int, float]]]:
         """Each outcome's contribution to the gradient: (parameter, w * residual) pairs."""
         out = []
-        for params, payoffs, w in self.rows:
-            r = self.residuals(self.strengths(theta, params), payoffs)
-            out.append([(p, w * r[x]) for x, seat in enumerate(params) for p in seat])
+        for versions, seats, payoffs, w in self.rows:
+            r = self.residuals(self.strengths(theta, versions, seats), payoffs)
+            score = [(v, w * rx) for v, rx in zip(versions, r)]
+            if seats is not None:
+                score += [(s, w * rx) for s, rx in zip(seats, r)]
+            out.append(score)
         return out
 
     def gradient_and_information(self, theta: Sequence[float]) -> tuple[list[float], list[list[float]]]:
@@ -258,19 +264,25 @@ class _Problem:
         for score in self.scores(theta):
             for p, g in score:
                 grad[p] += g
-        for params, _payoffs, w in self.rows:
-            k = len(params)
-            e = self.strengths(theta, params)
+        for versions, seats, _payoffs, w in self.rows:
+            k = len(versions)
+            e = self.strengths(theta, versions, seats)
             for x in range(k):
                 for y in range(x + 1, k):
                     s = _sigmoid(e[x] - e[y])
                     h = w * s * (1 - s) / (k - 1)
                     # the pair's log-odds move with +1 for x's parameters, -1 for y's
-                    signed = [(p, 1.0) for p in params[x]] + [(p, -1.0) for p in params[y]]
-                    for a, sa in signed:
-                        row = info[a]
-                        for b, sb in signed:
-                            row[b] += h * sa * sb
+                    plus, minus = versions[x], versions[y]
+                    info[plus][plus] += h
+                    info[minus][minus] += h
+                    info[plus][minus] -= h
+                    info[minus][plus] -= h
+                    if seats is not None:
+                        signed = ((plus, 1.0), (seats[x], 1.0), (minus, -1.0), (seats[y], -1.0))
+                        for a, sa in signed:
+                            for b, sb in signed:
+                                if not (a in (plus, minus) and b in (plus, minus)):  # those four are above
+                                    info[a][b] += h * sa * sb
         return grad, info
 
 
