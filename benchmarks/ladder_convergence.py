@@ -67,6 +67,7 @@ runs: the shape of the report in a minute (tests/ranking runs it).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -323,6 +324,28 @@ def truth(store: MatchStore, game: str, k: int, names: list[str], deals: int, se
         ],
         "neighbours": neighbours,
     }
+
+
+def separated_field(standings: list[dict[str, Any]], size: int = 8) -> dict[str, Any]:
+    """Decision 295's field from a choice round robin's standings (best
+    first): of the ``size``-bot subsets holding the first and the last, the
+    one whose gaps between neighbours (points a match), smallest first, are
+    largest in lexicographic order. Returns the field and its gaps."""
+    points = [(row["bot"], row["points_per_match"]) for row in standings]
+    if len(points) < size:
+        raise ValueError(f"{len(points)} candidates for a field of {size}")
+    first, *middle, last = points
+    best: tuple[list[float], list[str]] | None = None
+    for inner in itertools.combinations(middle, size - 2):
+        chosen = [first, *inner, last]  # combinations keep the standings' order
+        gaps = [a[1] - b[1] for a, b in zip(chosen, chosen[1:])]
+        key = sorted(gaps)
+        if best is None or key > best[0]:
+            best = (key, [name for name, _ in chosen])
+    assert best is not None
+    names = best[1]
+    where = dict(points)
+    return {"field": names, "gaps": [round(where[a] - where[b], 4) for a, b in zip(names, names[1:])]}
 
 
 # -- measures --------------------------------------------------------------------
@@ -951,6 +974,8 @@ def run_all(args, truth_deals: dict[int, int], horizon: dict[int, float]) -> dic
                 seeds = "field-choice" if getattr(args, "choose", False) else "truth"
                 doc = truth(store, game, k, names, truth_deals[k], seeds)
                 results.append({"game": game, "players": k, "field": names, "truth": doc})
+                if getattr(args, "choose", False) and len(names) > 8:
+                    results[-1]["separated_field"] = separated_field(doc["standings"])
                 continue
             results.append(
                 measure(
@@ -997,6 +1022,9 @@ def print_report(report: dict[str, Any]) -> None:
             print(f"  {n['a']} - {n['b']}: {_fmt(n['ci95'], 3)}{'' if n['significant'] else ' (not separated)'}")
         for row in res["truth"]["standings"]:
             print(f"  {row['place']}. {row['bot']}: {_fmt(row['ci95'], 3)}")
+        if "separated_field" in res:
+            chosen = res["separated_field"]
+            print(f"  the separated field (decision 295): {','.join(chosen['field'])}, gaps {chosen['gaps']}")
         if "summary" not in res:
             continue
         if "adjusted-alt" in res["value_functions"]:

@@ -320,3 +320,18 @@ def test_fresh_deals_give_each_run_deals_of_its_own(tmp_path):
             lc.ladder_run(store, "allegory", 2, names, names, "single", horizon=4.0, seed=r, fresh_deals=fresh)
         shared = seeds[0] & seeds[1]
         assert bool(shared) is not fresh
+
+
+def test_the_separated_field_keeps_the_ends_and_maximises_the_smallest_gap():
+    """Decision 295: of the subsets holding the first and the last, the one
+    whose smallest neighbour gap is largest (then the next smallest)."""
+    lc = _benchmark()
+    points = {"a": 1.0, "b": 0.95, "c": 0.8, "d": 0.78, "e": 0.6, "f": 0.45, "g": 0.44, "h": 0.3, "i": 0.1, "j": 0.0}
+    standings = [{"bot": bot, "points_per_match": p} for bot, p in points.items()]
+    chosen = lc.separated_field(standings, size=5)
+    # every 5-subset with a and j has a gap of at most 0.2; a, c, e, h, j has
+    # 0.2, 0.2, 0.3, 0.3: no other reaches 0.2 twice with a larger next gap
+    assert chosen == {"field": ["a", "c", "e", "h", "j"], "gaps": [0.2, 0.2, 0.3, 0.3]}
+    assert lc.separated_field(standings, size=10)["field"] == list(points)
+    with pytest.raises(ValueError, match="3 candidates for a field of 8"):
+        lc.separated_field(standings[:3])
