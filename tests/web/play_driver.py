@@ -10,7 +10,10 @@ by luck of the deal:
   card and typing into another.
 - Allegra: draw on every turn and knock at every draw of another, and give
   the drawn card whenever a bot knocked; otherwise discard it and turn a
-  face-down card up (the rounds end soon).
+  face-down card up (the rounds end soon). The tests seat the greedy bot,
+  which draws most turns, beside the random one, which knocks at half the
+  person's draws: a random bot draws about one turn in sixteen, and a
+  match of two once gave the person nothing to knock at.
 """
 
 from __future__ import annotations
