@@ -107,15 +107,20 @@ TOP = 3
 # more: in Allegory the search grades with its budget; in Allegra search at
 # 1, 2 and 5 iterations and greedy finished within 0.05 points, so search
 # stands for them, and the rates of random moves grade the rest.
+# Allegory at 2 players since decision 295: chosen by that rule (the
+# choice round robin of 13 candidates, 10 deals; separated_field), its truth
+# separating every neighbour at 80 deals (--truth-deals 2:80). Until then:
+# greedy, greedy-e0.1, greedy-e0.25, ismcts-10, greedy-e0.55, greedy-e0.6,
+# ismcts-5, random, whose truth left four neighbours unseparated.
 FIELDS = {
     ("allegory", 2): [
         "greedy",
-        "greedy-e0.1",
-        "greedy-e0.25",
-        "ismcts-10",
-        "greedy-e0.55",
+        "greedy-e0.2",
+        "greedy-e0.4",
+        "greedy-e0.5",
         "greedy-e0.6",
         "ismcts-5",
+        "greedy-e0.8",
         "random",
     ],
     ("allegra", 2): [
