@@ -2,7 +2,7 @@
 docs/ladder.md, "How fast the ranking settles"; decision 246).
 
     nice -n 10 .venv/bin/python benchmarks/ladder_convergence.py \
-        [--games allegory,allegra] [--players 2,4] [--truth-deals 2:20,4:16] \
+        [--games allegory,allegra] [--players 2,4] [--truth-deals 2:20,4:16,allegory:2:80] \
         [--repeats 8] [--horizon 2:120,4:80] [--quick] [--out var/ladder_convergence/report.json] \
         [--allegory-value allegory-tales@1] [--allegra-value allegra-net@1]
 
@@ -109,7 +109,7 @@ TOP = 3
 # stands for them, and the rates of random moves grade the rest.
 # Allegory at 2 players since decision 295: chosen by that rule (the
 # choice round robin of 13 candidates, 10 deals; separated_field), its truth
-# separating every neighbour at 80 deals (--truth-deals 2:80). Until then:
+# separating every neighbour at 80 deals (the default's allegory:2:80). Until then:
 # greedy, greedy-e0.1, greedy-e0.25, ismcts-10, greedy-e0.55, greedy-e0.6,
 # ismcts-5, random, whose truth left four neighbours unseparated.
 FIELDS = {
@@ -878,11 +878,29 @@ def _per_players(text: str, cast=int) -> dict[int, Any]:
     return out
 
 
+def _truth_deals(text: str) -> dict[Any, int]:
+    """K:DEALS per player count, and GAME:K:DEALS for one game's (which
+    wins): "2:20,4:16,allegory:2:80"."""
+    out: dict[Any, int] = {}
+    for part in text.split(","):
+        *game, k, deals = part.split(":")
+        out[(game[0], int(k)) if game else int(k)] = int(deals)
+    return out
+
+
+def _deals_for(truth_deals: dict[Any, int], game: str, k: int) -> int:
+    return truth_deals.get((game, k), truth_deals[k])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", default="allegory,allegra")
     parser.add_argument("--players", default="2,4")
-    parser.add_argument("--truth-deals", default="2:20,4:16", help="deals of the round robin, per player count")
+    parser.add_argument(
+        "--truth-deals",
+        default="2:20,4:16,allegory:2:80",
+        help="deals of the round robin, per player count (K:DEALS) or game (GAME:K:DEALS)",
+    )
     parser.add_argument("--repeats", type=int, default=8)
     parser.add_argument("--first-run", type=int, default=0, help="the runs are FIRST_RUN .. FIRST_RUN + REPEATS - 1")
     parser.add_argument("--horizon", default="2:120,4:80", help="matches per bot a run lasts, per player count")
@@ -931,7 +949,7 @@ def main(argv: list[str] | None = None) -> int:
         default=os.environ.get("CONVERGENCE_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/cardroom_convergence"),
     )
     args = parser.parse_args(argv)
-    truth_deals, horizon = _per_players(args.truth_deals), _per_players(args.horizon, float)
+    truth_deals, horizon = _truth_deals(args.truth_deals), _per_players(args.horizon, float)
     if args.quick:
         truth_deals, horizon, args.repeats = {2: 4, 4: 1}, {2: 12.0, 4: 8.0}, 2
 
@@ -963,7 +981,7 @@ def alt_values(args) -> dict[str, ValueFunction]:
     return out
 
 
-def run_all(args, truth_deals: dict[int, int], horizon: dict[int, float]) -> dict[str, Any]:
+def run_all(args, truth_deals: dict[Any, int], horizon: dict[int, float]) -> dict[str, Any]:
     store = MatchStore(Path(args.cache) if args.cache else None, alt_values(args))
     fields = dict(FIELDS)
     for part in filter(None, getattr(args, "field", "").split(";")):
@@ -977,7 +995,7 @@ def run_all(args, truth_deals: dict[int, int], horizon: dict[int, float]) -> dic
             names = QUICK_FIELD if args.quick else fields[game, k]
             if getattr(args, "truth_only", False):
                 seeds = "field-choice" if getattr(args, "choose", False) else "truth"
-                doc = truth(store, game, k, names, truth_deals[k], seeds)
+                doc = truth(store, game, k, names, _deals_for(truth_deals, game, k), seeds)
                 results.append({"game": game, "players": k, "field": names, "truth": doc})
                 if getattr(args, "choose", False) and len(names) > 8:
                     results[-1]["separated_field"] = separated_field(doc["standings"])
@@ -988,7 +1006,7 @@ def run_all(args, truth_deals: dict[int, int], horizon: dict[int, float]) -> dic
                     game,
                     k,
                     names,
-                    truth_deals[k],
+                    _deals_for(truth_deals, game, k),
                     args.repeats,
                     horizon[k],
                     modes=("single",)

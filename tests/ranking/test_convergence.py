@@ -335,3 +335,11 @@ def test_the_separated_field_keeps_the_ends_and_maximises_the_smallest_gap():
     assert lc.separated_field(standings, size=10)["field"] == list(points)
     with pytest.raises(ValueError, match="3 candidates for a field of 8"):
         lc.separated_field(standings[:3])
+
+
+def test_truth_deals_per_player_count_and_per_game():
+    """A game's own entry wins over its player count's (decision 295's
+    Allegory truth is 80 deals a table, the others' as before)."""
+    lc = _benchmark()
+    deals = lc._truth_deals("2:20,4:16,allegory:2:80")
+    assert [lc._deals_for(deals, g, k) for g, k in (("allegory", 2), ("allegra", 2), ("allegory", 4))] == [80, 20, 16]
