@@ -453,18 +453,19 @@ def test_cpu_used_while_frozen_counts_against_the_clock(recording: RecordingLaun
     stayed half-frozen (a freeze lands when a task returns to user space)
     and used 3-4 s of CPU a match on the others' time, which no clock
     counted. freeze_dodge keeps a thread in system calls of 150 ms of CPU
-    each, its answers instant; while the opponents think (asleep, 25 ms
+    each, its answers instant; while the opponents think (asleep, 60 ms
     each), its cgroup's CPU runs on. Counted against its clock, that spends
     its 100 ms bank within a few moves: it forfeits on time, saying why.
     (Before: no forfeit, or at most a plain timeout.) The calls are longer
     than the bot's 40 ms default so that what leaks in a frozen window stays
     well above what a move may use: each move is allowed its wall time on
     the bot's cores, and on a loaded host a move's wall time grows (a run
-    with 40 ms calls once ended without a forfeit beside the whole suite)."""
+    with 40 ms calls once ended without a forfeit beside the whole suite;
+    so did one with 25 ms of thinking: the frozen windows are 60 ms now)."""
     if missing("cpuacct", "freezer"):
         pytest.skip(f"not in force here (weak mode): {missing('cpuacct', 'freezer')}")
     control = TimeControl(startup_ms=20_000, per_move_ms=300, overage_ms=100, total_ms=60_000, end_grace_ms=300)
-    opponents = [pondering_player("ponder-1", 25, 40), pondering_player("ponder-2", 25, 40)]
+    opponents = [pondering_player("ponder-1", 60, 40), pondering_player("ponder-2", 60, 40)]
     bot = folder_bot(tmp_path, "freeze_dodge.py", {"work_ms": 150})
     record = run_match("allegra", [str(bot), *opponents], seed=7, time=control, launcher=recording)
     assert "freeze dodge:" in record.logs[0], record.logs[0][-2000:]
