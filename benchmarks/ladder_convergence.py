@@ -94,6 +94,7 @@ from ladder.ranking import MODEL, Outcome, rank  # noqa: E402
 
 SEED_BASE = 38_000
 TAU_TARGET = 0.9
+FIELD_SIZE = 8  # bots in a field (issue 37: at least 8)
 TOP = 3
 # The fields, by game and player count (a bot's strength depends on how
 # many it plays against). 2 players: chosen by a round robin of their own
@@ -331,26 +332,24 @@ def truth(store: MatchStore, game: str, k: int, names: list[str], deals: int, se
     }
 
 
-def separated_field(standings: list[dict[str, Any]], size: int = 8) -> dict[str, Any]:
+def separated_field(standings: list[dict[str, Any]], size: int = FIELD_SIZE) -> dict[str, Any]:
     """Decision 295's field from a choice round robin's standings (best
     first): of the ``size``-bot subsets holding the first and the last, the
     one whose gaps between neighbours (points a match), smallest first, are
-    largest in lexicographic order. Returns the field and its gaps."""
+    largest in lexicographic order (the first such, in the standings' order).
+    Returns the field and its gaps."""
     points = [(row["bot"], row["points_per_match"]) for row in standings]
     if len(points) < size:
         raise ValueError(f"{len(points)} candidates for a field of {size}")
     first, *middle, last = points
-    best: tuple[list[float], list[str]] | None = None
-    for inner in itertools.combinations(middle, size - 2):
-        chosen = [first, *inner, last]  # combinations keep the standings' order
-        gaps = [a[1] - b[1] for a, b in zip(chosen, chosen[1:])]
-        key = sorted(gaps)
-        if best is None or key > best[0]:
-            best = (key, [name for name, _ in chosen])
-    assert best is not None
-    names = best[1]
-    where = dict(points)
-    return {"field": names, "gaps": [round(where[a] - where[b], 4) for a, b in zip(names, names[1:])]}
+
+    def gaps(chosen: list[tuple[str, float]]) -> list[float]:
+        return [a[1] - b[1] for a, b in zip(chosen, chosen[1:])]
+
+    # combinations keep the standings' order, so each field is best first
+    fields = ([first, *inner, last] for inner in itertools.combinations(middle, size - 2))
+    best = max(fields, key=lambda chosen: sorted(gaps(chosen)))
+    return {"field": [name for name, _ in best], "gaps": [round(g, 4) for g in gaps(best)]}
 
 
 # -- measures --------------------------------------------------------------------
@@ -997,7 +996,7 @@ def run_all(args, truth_deals: dict[Any, int], horizon: dict[int, float]) -> dic
                 seeds = "field-choice" if getattr(args, "choose", False) else "truth"
                 doc = truth(store, game, k, names, _deals_for(truth_deals, game, k), seeds)
                 results.append({"game": game, "players": k, "field": names, "truth": doc})
-                if getattr(args, "choose", False) and len(names) > 8:
+                if getattr(args, "choose", False) and len(names) > FIELD_SIZE:
                     results[-1]["separated_field"] = separated_field(doc["standings"])
                 continue
             results.append(
