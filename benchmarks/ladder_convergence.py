@@ -2,7 +2,7 @@
 docs/ladder.md, "How fast the ranking settles"; decision 246).
 
     nice -n 10 .venv/bin/python benchmarks/ladder_convergence.py \
-        [--games allegory,allegra] [--players 2,4] [--truth-deals 2:20,4:16,allegory:2:80] \
+        [--games allegory,allegra] [--players 2,4] [--truth-deals 2:20,4:16,allegory:2:80,allegra:2:40] \
         [--repeats 8] [--horizon 2:120,4:80] [--quick] [--out var/ladder_convergence/report.json] \
         [--allegory-value allegory-tales@1] [--allegra-value allegra-net@1]
 
@@ -113,6 +113,10 @@ TOP = 3
 # separating every neighbour at 80 deals (the default's allegory:2:80). Until then:
 # greedy, greedy-e0.1, greedy-e0.25, ismcts-10, greedy-e0.55, greedy-e0.6,
 # ismcts-5, random, whose truth left four neighbours unseparated.
+# Allegra at 2 players since decision 296, by the same rule (candidates
+# ismcts-2/5/10, greedy, greedy-e0.1 ... e0.8, random), its truth separating
+# every neighbour at 40 deals (allegra:2:40). Until then: ismcts-2, greedy,
+# greedy-e0.1, greedy-e0.2, greedy-e0.5, greedy-e0.65, greedy-e0.8, random.
 FIELDS = {
     ("allegory", 2): [
         "greedy",
@@ -125,12 +129,12 @@ FIELDS = {
         "random",
     ],
     ("allegra", 2): [
-        "ismcts-2",
+        "ismcts-5",
         "greedy",
         "greedy-e0.1",
         "greedy-e0.2",
-        "greedy-e0.5",
-        "greedy-e0.65",
+        "greedy-e0.3",
+        "greedy-e0.6",
         "greedy-e0.8",
         "random",
     ],
@@ -879,7 +883,7 @@ def _per_players(text: str, cast=int) -> dict[int, Any]:
 
 def _truth_deals(text: str) -> dict[Any, int]:
     """K:DEALS per player count, and GAME:K:DEALS for one game's (which
-    wins): "2:20,4:16,allegory:2:80"."""
+    wins): "2:20,4:16,allegory:2:80,allegra:2:40"."""
     out: dict[Any, int] = {}
     for part in text.split(","):
         *game, k, deals = part.split(":")
@@ -897,7 +901,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--players", default="2,4")
     parser.add_argument(
         "--truth-deals",
-        default="2:20,4:16,allegory:2:80",
+        default="2:20,4:16,allegory:2:80,allegra:2:40",
         help="deals of the round robin, per player count (K:DEALS) or game (GAME:K:DEALS)",
     )
     parser.add_argument("--repeats", type=int, default=8)
