@@ -3,7 +3,7 @@ docs/ladder.md, "How fast the ranking settles"; decision 246).
 
     nice -n 10 .venv/bin/python benchmarks/ladder_convergence.py \
         [--games allegory,allegra] [--players 2,4] [--truth-deals 2:20,4:16,allegory:2:80,allegra:2:40] \
-        [--repeats 8] [--horizon 2:120,4:80] [--quick] [--out var/ladder_convergence/report.json] \
+        [--repeats 8] [--horizon 2:120,4:80,allegory:2:240] [--quick] [--out var/ladder_convergence/report.json] \
         [--allegory-value allegory-tales@1] [--allegra-value allegra-net@1]
 
     # to choose a field: its round robin alone, on seeds the measurement never plays
@@ -873,26 +873,18 @@ def measure(
     }
 
 
-def _per_players(text: str, cast=int) -> dict[int, Any]:
-    out = {}
+def _per_players(text: str, cast=int) -> dict[Any, Any]:
+    """K:VALUE per player count, and GAME:K:VALUE for one game's (which
+    wins, ``_for``): "2:20,4:16,allegory:2:80"."""
+    out: dict[Any, Any] = {}
     for part in text.split(","):
-        k, value = part.split(":")
-        out[int(k)] = cast(value)
+        *game, k, value = part.split(":")
+        out[(game[0], int(k)) if game else int(k)] = cast(value)
     return out
 
 
-def _truth_deals(text: str) -> dict[Any, int]:
-    """K:DEALS per player count, and GAME:K:DEALS for one game's (which
-    wins): "2:20,4:16,allegory:2:80,allegra:2:40"."""
-    out: dict[Any, int] = {}
-    for part in text.split(","):
-        *game, k, deals = part.split(":")
-        out[(game[0], int(k)) if game else int(k)] = int(deals)
-    return out
-
-
-def _deals_for(truth_deals: dict[Any, int], game: str, k: int) -> int:
-    return truth_deals.get((game, k), truth_deals[k])
+def _for(table: dict[Any, Any], game: str, k: int) -> Any:
+    return table.get((game, k), table[k])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -906,8 +898,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--repeats", type=int, default=8)
     parser.add_argument("--first-run", type=int, default=0, help="the runs are FIRST_RUN .. FIRST_RUN + REPEATS - 1")
-    parser.add_argument("--horizon", default="2:120,4:80", help="matches per bot a run lasts, per player count")
-    parser.add_argument("--step", default="2:1,4:2", help="matches per bot between checkpoints, per player count")
+    parser.add_argument(
+        "--horizon",
+        default="2:120,4:80,allegory:2:240",  # Allegory's 2-player figure of record (decision 296)
+        help="matches per bot a run lasts, per player count (K:N) or game (GAME:K:N)",
+    )
+    parser.add_argument(
+        "--step", default="2:1,4:2", help="matches per bot between checkpoints, per player count or game"
+    )
     parser.add_argument("--sets-games", default="allegory,allegra", help="games whose runs include duplicate sets")
     parser.add_argument(
         "--informative",
@@ -952,7 +950,7 @@ def main(argv: list[str] | None = None) -> int:
         default=os.environ.get("CONVERGENCE_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/cardroom_convergence"),
     )
     args = parser.parse_args(argv)
-    truth_deals, horizon = _truth_deals(args.truth_deals), _per_players(args.horizon, float)
+    truth_deals, horizon = _per_players(args.truth_deals), _per_players(args.horizon, float)
     if args.quick:
         truth_deals, horizon, args.repeats = {2: 4, 4: 1}, {2: 12.0, 4: 8.0}, 2
 
@@ -984,8 +982,9 @@ def alt_values(args) -> dict[str, ValueFunction]:
     return out
 
 
-def run_all(args, truth_deals: dict[Any, int], horizon: dict[int, float]) -> dict[str, Any]:
+def run_all(args, truth_deals: dict[Any, int], horizon: dict[Any, float]) -> dict[str, Any]:
     store = MatchStore(Path(args.cache) if args.cache else None, alt_values(args))
+    step = _per_players(getattr(args, "step", "2:1,4:2"), float)
     fields = dict(FIELDS)
     for part in filter(None, getattr(args, "field", "").split(";")):
         where, bots = part.split("=")
@@ -998,7 +997,7 @@ def run_all(args, truth_deals: dict[Any, int], horizon: dict[int, float]) -> dic
             names = QUICK_FIELD if args.quick else fields[game, k]
             if getattr(args, "truth_only", False):
                 seeds = "field-choice" if getattr(args, "choose", False) else "truth"
-                doc = truth(store, game, k, names, _deals_for(truth_deals, game, k), seeds)
+                doc = truth(store, game, k, names, _for(truth_deals, game, k), seeds)
                 results.append({"game": game, "players": k, "field": names, "truth": doc})
                 if getattr(args, "choose", False) and len(names) > FIELD_SIZE:
                     results[-1]["separated_field"] = separated_field(doc["standings"])
@@ -1009,14 +1008,14 @@ def run_all(args, truth_deals: dict[Any, int], horizon: dict[int, float]) -> dic
                     game,
                     k,
                     names,
-                    _deals_for(truth_deals, game, k),
+                    _for(truth_deals, game, k),
                     args.repeats,
-                    horizon[k],
+                    _for(horizon, game, k),
                     modes=("single",)
                     + (("sets",) if game in getattr(args, "sets_games", "allegory,allegra").split(",") else ())
                     + (("informative",) if getattr(args, "informative", False) else ())
                     + (("balanced",) if getattr(args, "balanced", False) else ()),
-                    step=_per_players(getattr(args, "step", "2:1,4:2"), float)[k],
+                    step=_for(step, game, k),
                     rotate_seats=getattr(args, "rotate_seats", False),
                     first_run=getattr(args, "first_run", 0),
                     fresh_deals=getattr(args, "fresh_deals", False),

@@ -337,9 +337,13 @@ def test_the_separated_field_keeps_the_ends_and_maximises_the_smallest_gap():
         lc.separated_field(standings[:3])
 
 
-def test_truth_deals_per_player_count_and_per_game():
+def test_truth_deals_and_horizons_per_player_count_and_per_game():
     """A game's own entry wins over its player count's (decision 295's
-    Allegory truth is 80 deals a table, the others' as before)."""
+    Allegory truth is 80 deals a table, the others' as before; decision
+    296's Allegory horizon at 2 players is 240 matches per bot)."""
     lc = _benchmark()
-    deals = lc._truth_deals("2:20,4:16,allegory:2:80")
-    assert [lc._deals_for(deals, g, k) for g, k in (("allegory", 2), ("allegra", 2), ("allegory", 4))] == [80, 20, 16]
+    deals = lc._per_players("2:20,4:16,allegory:2:80")
+    assert [lc._for(deals, g, k) for g, k in (("allegory", 2), ("allegra", 2), ("allegory", 4))] == [80, 20, 16]
+    horizon = lc._per_players("2:120,4:80,allegory:2:240", float)
+    cells = (("allegory", 2), ("allegra", 2), ("allegra", 4))
+    assert [lc._for(horizon, g, k) for g, k in cells] == [240.0, 120.0, 80.0]
