@@ -4,7 +4,7 @@ docs/ladder.md, "How fast the ranking settles"; decision 246).
     nice -n 10 .venv/bin/python benchmarks/ladder_convergence.py \
         [--games allegory,allegra] [--players 2,4] [--truth-deals 2:20,4:16,allegory:2:80,allegra:2:40] \
         [--repeats 8] [--horizon 2:120,4:80,allegory:2:240] [--quick] [--out var/ladder_convergence/report.json] \
-        [--allegory-value allegory-tales@1] [--allegra-value allegra-net@1]
+        [--allegory-value allegory-tales@1] [--allegra-value allegra-net@1] [--jobs 2]
 
     # to choose a field: its round robin alone, on seeds the measurement never plays
     nice -n 10 .venv/bin/python benchmarks/ladder_convergence.py --truth-only --choose \
@@ -42,6 +42,9 @@ Every match is played once and kept in ``var/ladder_convergence/matches.jsonl``
 a line-up in a run is deal ``j`` of that line-up, so the repetitions share
 their deals and differ in the scheduler's choices (its random draws) and the
 order results come in (a set takes one deal index for all its rotations).
+``--jobs N`` plays the round robins' matches N at a time, each process its
+own matches (a match's result depends on its seats and seed alone); the runs
+stay one process, since each match they play follows from the ones before.
 A single match is played in the seats the scheduler gave it, as on the
 ladder; a set's match in the rotation ``set_rotation`` of the line-up in
 name order. (Until decision 292 a single match was the deal's rotation ``j
@@ -239,7 +242,7 @@ class MatchStore:
         """The result of ``seats`` (bot names by seat) on ``seed``: the
         replay's result, and each seat's rank points and adjusted points."""
         alt = self.alt.get(game) if luck else None
-        base = key = f"{game}|{','.join(seats)}|{seed}|{int(keyed)}|{int(luck)}"
+        base = key = _key(game, seats, seed, keyed, luck)
         if alt is not None:  # its rows apart from the record's alone (a key of its own)
             key += f"|{alt.label}"
         row = self.known.get(key) or (self._composed(game, base, key, alt) if luck else None)
@@ -249,8 +252,7 @@ class MatchStore:
         record = run_match(
             game, [make_player(n, game) for n in seats], seed=seed, chance=KeyedChance(seed) if keyed else None
         )
-        result = record.replay["result"]
-        row = {"key": key, "result": {"ranks": result["ranks"], "scores": result["scores"]}}
+        row = {"key": key, "result": _result_of(record)}
         if luck:
             report = luck_of(record.replay)
             row["payoffs"] = [s.payoff for s in report.seats]
@@ -260,14 +262,38 @@ class MatchStore:
             other = luck_with(record.replay, lambda g: ADAPTERS[g](alt))
             row["adjusted_alt"] = [s.adjusted for s in other.seats]
             row["alt_value_function"] = other.value_function
-        self.cpu += time.process_time() - t0
+        self._add(row, time.process_time() - t0)
+        return row
+
+    def _add(self, row: dict[str, Any], cpu: float) -> None:
+        """A match just played: counted, kept, and appended to the file."""
+        self.cpu += cpu
         self.played += 1
         self._keep(row)
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a", encoding="utf-8") as f:
                 f.write(json.dumps(row, separators=(",", ":")) + "\n")
-        return row
+
+    def play_unadjusted(self, game: str, matches: list[tuple[list[str], int, bool]], jobs: int = 1) -> None:
+        """Plays those of ``matches`` (seats, seed, keyed) not kept yet, as
+        ``play`` would without luck, in ``jobs`` processes at once (each
+        match is independent of the others, so its row does not depend on
+        which process played it); kept in the order given."""
+        todo = [m for m in matches if _key(game, *m, luck=False) not in self.known]
+        if jobs <= 1 or len(todo) < 2:
+            for seats, seed, keyed in todo:
+                self.play(game, seats, seed, keyed, luck=False)
+            return
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # fork: the children start with this process's imports (and no work of
+        # their own on the database, which they never touch)
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+            rows = pool.map(_unadjusted_row, [(game, *m) for m in todo], chunksize=4)
+            for row, cpu in rows:
+                self._add(row, cpu)
 
     def ladder_deal(
         self,
@@ -302,17 +328,42 @@ class MatchStore:
         }  # fmt: skip
 
 
+def _key(game: str, seats: list[str], seed: int, keyed: bool, luck: bool) -> str:
+    return f"{game}|{','.join(seats)}|{seed}|{int(keyed)}|{int(luck)}"
+
+
+def _result_of(record) -> dict[str, Any]:
+    result = record.replay["result"]
+    return {"ranks": result["ranks"], "scores": result["scores"]}
+
+
+def _unadjusted_row(match: tuple[str, list[str], int, bool]) -> tuple[dict[str, Any], float]:
+    """A match played in a worker process (MatchStore.play_unadjusted): its
+    row, as MatchStore.play keeps it without luck, and its CPU seconds."""
+    game, seats, seed, keyed = match
+    t0 = time.process_time()
+    record = run_match(
+        game, [make_player(n, game) for n in seats], seed=seed, chance=KeyedChance(seed) if keyed else None
+    )
+    row = {"key": _key(game, seats, seed, keyed, luck=False), "result": _result_of(record)}
+    return row, time.process_time() - t0
+
+
 # -- the truth -------------------------------------------------------------------
 
 
-def truth(store: MatchStore, game: str, k: int, names: list[str], deals: int, seeds: str = "truth") -> dict[str, Any]:
+def truth(
+    store: MatchStore, game: str, k: int, names: list[str], deals: int, seeds: str = "truth", jobs: int = 1
+) -> dict[str, Any]:
     """The duplicate round robin's standings (the tournament's own code), on
     the seeds derive(SEED_BASE, ``seeds``, game, k): "truth" for the
     measurement's, "field-choice" for the round robins that choose a field
-    (never played by the measurement)."""
+    (never played by the measurement); its matches played ``jobs`` at once."""
     spec = EventSpec(game, "duplicate", len(names), k, deals=deals, seed=derive(SEED_BASE, seeds, game, k))
+    plans = list(event.batch_plans(spec, 0, []))
+    store.play_unadjusted(game, [([names[e] for e in p.seats], p.seed, p.keyed_chance) for p in plans], jobs)
     outcomes = []
-    for plan in event.batch_plans(spec, 0, []):
+    for plan in plans:
         row = store.play(game, [names[e] for e in plan.seats], plan.seed, keyed=plan.keyed_chance, luck=False)
         outcomes.append(event.outcome_of(plan, row["result"]))
     doc = event.standings_of(spec, names, outcomes)
@@ -841,9 +892,10 @@ def measure(
     rotate_seats: bool = False,
     first_run: int = 0,
     fresh_deals: bool = False,
+    jobs: int = 1,
 ) -> dict[str, Any]:
     started = time.monotonic()
-    truth_doc = truth(store, game, k, names, truth_deals)
+    truth_doc = truth(store, game, k, names, truth_deals, jobs=jobs)
     progress(f"{game} {k}p truth: {truth_doc['order']} ({truth_doc['matches']} matches)")
     runs = []
     for rep in range(first_run, first_run + repeats):
@@ -929,6 +981,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--truth-only", action="store_true", help="the round robins only (to choose a field)")
     parser.add_argument(
+        "--jobs", type=int, default=1, help="processes playing the round robins' matches at once (the runs: one)"
+    )
+    parser.add_argument(
         "--choose",
         action="store_true",
         help="with --truth-only: on seeds of their own (derive(38000, 'field-choice', ...)), not the truth's",
@@ -997,7 +1052,7 @@ def run_all(args, truth_deals: dict[Any, int], horizon: dict[Any, float]) -> dic
             names = QUICK_FIELD if args.quick else fields[game, k]
             if getattr(args, "truth_only", False):
                 seeds = "field-choice" if getattr(args, "choose", False) else "truth"
-                doc = truth(store, game, k, names, _for(truth_deals, game, k), seeds)
+                doc = truth(store, game, k, names, _for(truth_deals, game, k), seeds, getattr(args, "jobs", 1))
                 results.append({"game": game, "players": k, "field": names, "truth": doc})
                 if getattr(args, "choose", False) and len(names) > FIELD_SIZE:
                     results[-1]["separated_field"] = separated_field(doc["standings"])
@@ -1019,6 +1074,7 @@ def run_all(args, truth_deals: dict[Any, int], horizon: dict[Any, float]) -> dic
                     rotate_seats=getattr(args, "rotate_seats", False),
                     first_run=getattr(args, "first_run", 0),
                     fresh_deals=getattr(args, "fresh_deals", False),
+                    jobs=getattr(args, "jobs", 1),
                     progress=lambda s: print(s, flush=True),
                 )
             )

@@ -212,6 +212,26 @@ def test_field_choice_plays_seeds_of_its_own(tmp_path):
     assert len(cache.read_text().splitlines()) == 8
 
 
+def test_truth_played_in_two_processes_is_the_truth_played_in_one(tmp_path):
+    """--jobs: the round robin's matches played two at a time, in processes
+    of their own, give the same rows and standings as one process, and a
+    rerun plays none of them again."""
+    lc = _benchmark()
+    four = ["greedy", "greedy-e0.5", "greedy-e0.9", "random"]
+    docs, rows = [], []
+    for jobs, name in ((1, "one.jsonl"), (2, "two.jsonl")):
+        args = argparse.Namespace(
+            games="allegra", players="4", quick=False, truth_only=True, choose=False, jobs=jobs,
+            field="allegra:4=" + ",".join(four), cache=str(tmp_path / name),
+        )  # fmt: skip
+        report = lc.run_all(args, {4: 2}, {})
+        assert report["matches_played_now"] == 8  # one table, 2 deals in 4 rotations
+        docs.append(report["results"][0]["truth"])
+        rows.append(sorted((tmp_path / name).read_text().splitlines()))
+        assert lc.run_all(args, {4: 2}, {})["matches_played_now"] == 0
+    assert docs[0] == docs[1] and rows[0] == rows[1]
+
+
 @pytest.mark.django_db
 def test_modes_follow_the_scheduler_not_the_settings(tmp_path, settings, monkeypatch):
     """With the ladder listed in CARDROOM_DUPLICATE_SETS, "single" still
