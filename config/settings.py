@@ -441,11 +441,11 @@ if CARDROOM_SEATING not in ("balanced", "shuffled"):
 # ladder where one person ranks their own bots.
 CARDROOM_SEPARATE_OWNERS = env.bool("CARDROOM_SEPARATE_OWNERS", default=True)
 # The ladders ("GAME:PLAYERS") whose pairings are played as duplicate sets,
-# one deal in every seat rotation (ladder.services.duplicate_sets): Allegra's
-# at 4 players, whose field's ranking settles much sooner with them (decision
-# 283); not Allegory's, nor Allegra's at 2 players, whose ranking settled
-# later with them on runs held out (decisions 291 and 296).
-CARDROOM_DUPLICATE_SETS = env.list("CARDROOM_DUPLICATE_SETS", default=["allegra:4"])
+# one deal in every seat rotation (ladder.services.duplicate_sets): none by
+# default, since on runs held out every ladder measured settled its ranking
+# later with them (Allegory: decision 291; Allegra, on runs each with deals
+# of its own: decisions 296 and 297); an operator may still list one.
+CARDROOM_DUPLICATE_SETS = env.list("CARDROOM_DUPLICATE_SETS", default=[])
 # Queued matches whose task message may be lost are re-sent after this long.
 CARDROOM_RESEND_STALE_SECONDS = env.int("CARDROOM_RESEND_STALE_SECONDS", default=120)
 # Event matches: their own Celery queue, and how many of one event's matches
