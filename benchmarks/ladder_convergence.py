@@ -249,9 +249,7 @@ class MatchStore:
         if row is not None:
             return row
         t0 = time.process_time()
-        record = run_match(
-            game, [make_player(n, game) for n in seats], seed=seed, chance=KeyedChance(seed) if keyed else None
-        )
+        record = _played(game, seats, seed, keyed)
         row = {"key": key, "result": _result_of(record)}
         if luck:
             report = luck_of(record.replay)
@@ -332,6 +330,13 @@ def _key(game: str, seats: list[str], seed: int, keyed: bool, luck: bool) -> str
     return f"{game}|{','.join(seats)}|{seed}|{int(keyed)}|{int(luck)}"
 
 
+def _played(game: str, seats: list[str], seed: int, keyed: bool):
+    """The match's record, the field's bots by name in their seats."""
+    return run_match(
+        game, [make_player(n, game) for n in seats], seed=seed, chance=KeyedChance(seed) if keyed else None
+    )
+
+
 def _result_of(record) -> dict[str, Any]:
     result = record.replay["result"]
     return {"ranks": result["ranks"], "scores": result["scores"]}
@@ -342,9 +347,7 @@ def _unadjusted_row(match: tuple[str, list[str], int, bool]) -> tuple[dict[str, 
     row, as MatchStore.play keeps it without luck, and its CPU seconds."""
     game, seats, seed, keyed = match
     t0 = time.process_time()
-    record = run_match(
-        game, [make_player(n, game) for n in seats], seed=seed, chance=KeyedChance(seed) if keyed else None
-    )
+    record = _played(game, seats, seed, keyed)
     row = {"key": _key(game, seats, seed, keyed, luck=False), "result": _result_of(record)}
     return row, time.process_time() - t0
 
@@ -361,10 +364,11 @@ def truth(
     (never played by the measurement); its matches played ``jobs`` at once."""
     spec = EventSpec(game, "duplicate", len(names), k, deals=deals, seed=derive(SEED_BASE, seeds, game, k))
     plans = list(event.batch_plans(spec, 0, []))
-    store.play_unadjusted(game, [([names[e] for e in p.seats], p.seed, p.keyed_chance) for p in plans], jobs)
+    matches = [([names[e] for e in p.seats], p.seed, p.keyed_chance) for p in plans]
+    store.play_unadjusted(game, matches, jobs)
     outcomes = []
-    for plan in plans:
-        row = store.play(game, [names[e] for e in plan.seats], plan.seed, keyed=plan.keyed_chance, luck=False)
+    for plan, (seats, seed, keyed) in zip(plans, matches):
+        row = store.play(game, seats, seed, keyed, luck=False)  # kept by play_unadjusted
         outcomes.append(event.outcome_of(plan, row["result"]))
     doc = event.standings_of(spec, names, outcomes)
     order = [names[r["entry"]] for r in doc["standings"]]
