@@ -11,6 +11,7 @@
         [--also-allegra-value V ...]
     .venv/bin/python benchmarks/luck_variance.py decompose [--matches K] [--seed-base B] [--allegra-value V]
     .venv/bin/python benchmarks/luck_variance.py net-speed [--game G] [--matches K] [--players 2,3,4]
+    .venv/bin/python benchmarks/luck_variance.py deal-share [--game G] [--pairs P] [--sets S]
 
 * ``unbiased``: N matches of random bots (2 players) and M of greedy
   against search (builtin ismcts with a small fixed iteration budget, seats
@@ -24,7 +25,9 @@
   between the two bots, plain and adjusted, single games and sets, and the
   games needed for the same interval, plain single games against each
   (with a bootstrap 95% interval of the ratio); for the weak greedy's
-  pair, also with its action luck taken out.
+  pair, also with its action luck taken out. ``--pairs chips`` (Allegory):
+  greedy against ``greedy-chips``, weakened without random moves
+  (decision 298).
 * ``beside-record`` (with ``--allegory-value`` or ``--allegra-value``):
   ``fewer``'s sets again, the chosen value function against the one of
   record on the same matches: the games needed adjusted by the record's
@@ -47,6 +50,18 @@
   weights' lists (the form before decision 280), timed alternately in
   the same run, 10 rounds: each one's best µs a state, and the ratio's
   mean with its 95% interval over the rounds; the two checked equal.
+* ``deal-share``: how much of a close pair's result its deal decides. S
+  deals (the pair's seats alternating from deal to deal), each played
+  twice in the same seats with the bots' own random draws independent
+  (their generators salted apart); the covariance of the two results
+  over the deals, within each seating, is the variance of the result's
+  expectation given the deal, and its share of the result's variance
+  bounds what a duplicate set can save: a set of one deal in both
+  seatings needs at most ``1 / (1 - share)`` times fewer games than
+  single games seated the same way (decision 298 gives the argument).
+  Pairs: ``greedy`` (greedy v weak greedy), ``search`` (ismcts-40 v
+  ismcts-20), ``deterministic`` (greedy v greedy: the deal decides
+  everything, the check that the method finds a share of 1).
 * ``decompose`` (Allegra, greedy against greedy): where the adjusted
   payoff's variance comes from. Seat 0's adjusted payoff is exactly
   ``V(start) + Σ drift + Σ move``: at each chance step the *drift*
@@ -66,6 +81,7 @@ never fitted on them. Each row prints as it is done.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import random
@@ -94,7 +110,7 @@ from cardroom.luck.allegra import (  # noqa: E402
     NetAllegraValue,
     OutcomeAllegraValue,
 )
-from cardroom.luck.estimator import expectation, iter_steps, luck_with  # noqa: E402
+from cardroom.luck.estimator import expectation, iter_steps, luck_with, rank_points  # noqa: E402
 from cardroom.players import InProcessPlayer, Player  # noqa: E402
 from cardroom.runner import run_match  # noqa: E402
 from cardroom.tournament.seeds import KeyedChance, derive  # noqa: E402
@@ -103,6 +119,12 @@ SEED_BASE = 37_000  # evaluation seeds; nothing is fitted on them
 Z = 1.96
 SEARCH_ITERATIONS = {"strong": 40, "weak": 20, "vs-greedy": 20}
 WEAK_GREEDY_EPSILON = 0.1
+DEAL_SHARE_PAIRS = {
+    "greedy": ("greedy", "weak-greedy"),
+    "search": (f"ismcts-{SEARCH_ITERATIONS['strong']}", f"ismcts-{SEARCH_ITERATIONS['weak']}"),
+    "deterministic": ("greedy", "greedy"),
+    "chips": ("greedy", "greedy-chips"),
+}
 ALLEGRA_VALUES = {
     "allegra-area@2": FittedAllegraValue, "allegra-area@3": OutcomeAllegraValue, "allegra-ender@1": EnderAllegraValue,
     "allegra-net@1": NetAllegraValue, "allegra-net@2": DrawnNetAllegraValue, "allegra-look@1": LookaheadAllegraValue,
@@ -196,7 +218,28 @@ def allegory_distributions(template: dict, chosen: dict, epsilon: float) -> list
     return out
 
 
+# "greedy-chips": Allegory's greedy bot valuing a Lore chip at 0.2 instead of
+# 0.12 (decision 298): weakened without any random move, so it plays a deal
+# the same way every time; chosen on seeds 36600 among three such weakenings
+# as the one nearest the greedy bot.
+CHIPS_WEAKENED = 0.2
+
+
+def chips_greedy() -> Player:
+    """Allegory's greedy bot with its Lore chip valued at ``CHIPS_WEAKENED``
+    (a copy of its module, so the greedy bot itself is unchanged)."""
+    spec = importlib.util.spec_from_file_location("allegory_greedy_chips", ROOT / "bots" / "allegory_greedy.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.CHIP = CHIPS_WEAKENED
+    return InProcessPlayer("greedy-chips", module.choose)
+
+
 def make(name: str, game: str) -> Player:
+    if name == "greedy-chips":
+        if game != "allegory":
+            raise ValueError("greedy-chips is Allegory's greedy bot weakened")
+        return chips_greedy()
     if name == "random":
         return InProcessPlayer("random", None)
     if name == "greedy":
@@ -209,6 +252,24 @@ def make(name: str, game: str) -> Player:
         iterations = int(name.split("-", 1)[1])
         return InProcessPlayer(name, make_choose(time_ms=None, iterations=iterations))
     raise ValueError(name)
+
+
+class Salted(Player):
+    """A built-in bot whose own generator is seeded apart by ``salt``: the
+    same deal and seats played again with the bot's own random draws
+    independent of the first time (``deal-share``)."""
+
+    def __init__(self, inner: Player, salt: str):
+        self.name, self.spec = inner.name, inner.spec
+        self._inner = inner
+        self._salt = salt
+
+    def start(self, info) -> None:
+        self._inner.start(info)
+        self._inner._rng.seed(f"{info.seed}:{info.seat}:{self.name}:{self._salt}")
+
+    def act(self, state, seat):
+        return self._inner.act(state, seat)
 
 
 def known_policies(game: str, names: list[str]) -> dict:
@@ -572,6 +633,68 @@ def net_speed(game: str, matches: int, players: list[int], rounds: int = 10) -> 
         )
 
 
+def deal_share_of(first: list[float], second: list[float], seating: list[int]) -> float:
+    """The share of a result's variance its deal decides: ``first[i]`` and
+    ``second[i]`` are deal i's results played twice in the same seats
+    (``seating[i]``), the bots' own draws independent. Within each seating
+    the two plays are independent given the deal, so their covariance over
+    the deals is the variance of the result's expectation given the deal;
+    the seating's own mean is taken out (it is not the deal's)."""
+    cov = var = 0.0
+    dof = 0
+    for group in sorted(set(seating)):
+        a = [x for x, g in zip(first, seating) if g == group]
+        b = [x for x, g in zip(second, seating) if g == group]
+        if len(a) < 2:
+            continue
+        ma, mb = statistics.mean(a), statistics.mean(b)
+        cov += sum((x - ma) * (y - mb) for x, y in zip(a, b))
+        var += sum((x - ma) ** 2 for x in a) + sum((y - mb) ** 2 for y in b)
+        dof += len(a) - 1
+    if not dof or not var:
+        raise ValueError("deal_share_of needs at least two deals in a seating, and some variance")
+    return cov / dof / (var / (2 * dof))
+
+
+def deal_share(game: str, pair: tuple[str, str], deals: int, rounds: int = 1000) -> None:
+    a_name, b_name = pair
+    first, second, seating = [], [], []
+    for i in range(deals):
+        seed = derive(SEED_BASE, game, "deal-share", a_name, b_name, i)
+        names = [a_name, b_name] if i % 2 == 0 else [b_name, a_name]
+        a = names.index(a_name)
+        results = []
+        for salt in ("first", "second"):
+            players = [Salted(make(n, game), salt) for n in names]
+            ranks = run_match(game, players, seed=seed, chance=KeyedChance(seed)).result.ranks
+            pay = rank_points(ranks)
+            results.append(pay[a] - pay[1 - a])
+        first.append(results[0])
+        second.append(results[1])
+        seating.append(i % 2)
+    share = deal_share_of(first, second, seating)
+    rng = random.Random(11)
+    boots = []
+    for _ in range(rounds):
+        idx = [int(rng.random() * deals) for _ in range(deals)]
+        try:
+            boots.append(deal_share_of([first[j] for j in idx], [second[j] for j in idx], [seating[j] for j in idx]))
+        except ValueError:
+            continue
+    boots.sort()
+    lo, hi = boots[int(0.025 * len(boots))], boots[int(0.975 * len(boots)) - 1]
+
+    def most(x: float) -> str:  # a share estimated below 0 (noise: it is a variance's) bounds the saving at 1
+        return f"{1 / (1 - max(x, 0.0)):.2f}" if x < 1 else "unbounded"
+
+    print(
+        f"{game} {a_name} vs {b_name}, {deals} deals each played twice: the deal decides {share:.3f} "
+        f"(95% {lo:.3f} to {hi:.3f}) of the result's variance; a duplicate set saves at most {most(share)}× "
+        f"(95% up to {most(hi)}×) the games of single matches seated the same way",
+        flush=True,
+    )
+
+
 def decompose(matches: int) -> None:
     from collections import defaultdict
 
@@ -621,13 +744,17 @@ def main() -> int:
     global AGAINST, ALLEGORY_VALUE, ALLEGRA_VALUE, SEED_BASE
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "what", choices=["unbiased", "fewer", "beside-record", "cost", "cost-sandboxed", "decompose", "net-speed"]
+        "what",
+        choices=["unbiased", "fewer", "beside-record", "cost", "cost-sandboxed", "decompose", "net-speed", "deal-share"],
     )
     parser.add_argument("--game", action="append", help="allegory and/or allegra (default both)")
     parser.add_argument("--random", type=int, default=2000)
     parser.add_argument("--search", type=int, default=500)
     parser.add_argument("--sets", type=int, default=300)
-    parser.add_argument("--pairs", default="greedy,search", help="greedy and/or search")
+    parser.add_argument(
+        "--pairs", default="greedy,search",
+        help="greedy, search, chips (Allegory: greedy v greedy-chips); deal-share: also deterministic",
+    )
     parser.add_argument("--matches", type=int, default=20)
     parser.add_argument("--allegra-value", choices=sorted(ALLEGRA_VALUES), help="default: the one of record")
     parser.add_argument("--allegory-value", choices=sorted(ALLEGORY_VALUES), help="default: the one of record")
@@ -676,7 +803,10 @@ def main() -> int:
         elif args.what in ("fewer", "beside-record"):
             measure = fewer if args.what == "fewer" else versus_record
             for pair in args.pairs.split(","):
-                if pair == "greedy":
+                if pair == "chips":
+                    if game == "allegory":  # Allegory's alone: Allegra's greedy bot draws its opening reveals
+                        measure(game, DEAL_SHARE_PAIRS["chips"], args.sets)
+                elif pair == "greedy":
                     measure(game, ("greedy", "weak-greedy"), args.sets)
                 else:
                     measure(
@@ -684,6 +814,10 @@ def main() -> int:
                         (f"ismcts-{SEARCH_ITERATIONS['strong']}", f"ismcts-{SEARCH_ITERATIONS['weak']}"),
                         args.sets,
                     )
+        elif args.what == "deal-share":
+            for pair in args.pairs.split(","):
+                if pair != "chips" or game == "allegory":
+                    deal_share(game, DEAL_SHARE_PAIRS[pair], args.sets)
         elif args.what == "cost-sandboxed":
             cost_sandboxed(game, args.matches, [int(n) for n in args.players.split(",")])
         elif args.what == "net-speed":
