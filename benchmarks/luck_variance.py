@@ -12,6 +12,7 @@
     .venv/bin/python benchmarks/luck_variance.py decompose [--matches K] [--seed-base B] [--allegra-value V]
     .venv/bin/python benchmarks/luck_variance.py net-speed [--game G] [--matches K] [--players 2,3,4]
     .venv/bin/python benchmarks/luck_variance.py deal-share [--game G] [--pairs P] [--sets S]
+    .venv/bin/python benchmarks/luck_variance.py search-actions [--game G] [--sets S] [--samples K]
 
 * ``unbiased``: N matches of random bots (2 players) and M of greedy
   against search (builtin ismcts with a small fixed iteration budget, seats
@@ -62,6 +63,13 @@
   Pairs: ``greedy`` (greedy v weak greedy), ``search`` (ismcts-40 v
   ismcts-20), ``deterministic`` (greedy v greedy: the deal decides
   everything, the check that the method finds a share of 1).
+* ``search-actions``: ``fewer``'s search pair (S sets) with AIVAT's action
+  term for both search seats: the search's policy is not written down,
+  but it can be drawn from, so at each of its decisions the search runs K
+  more times from the same observation and memory with generators of its
+  own, and ``E_π[V(after a)]`` is the mean of ``V`` after those K
+  actions (still unbiased: they and the played action come from one
+  distribution, independently; decision 299).
 * ``decompose`` (Allegra, greedy against greedy): where the adjusted
   payoff's variance comes from. Seat 0's adjusted payoff is exactly
   ``V(start) + Σ drift + Σ move``: at each chance step the *drift*
@@ -408,6 +416,112 @@ def fewer(game: str, pair: tuple[str, str], sets: int) -> None:
         print(f"  games needed, plain / {label}: {ratio:.2f} (95% {lo:.2f}-{hi:.2f})", flush=True)
 
 
+class SampledSearch(Player):
+    """The built-in search bot at a fixed iteration budget, which at each of
+    its decisions also runs its search ``samples`` more times from the same
+    observation and memory with generators of their own: draws from the
+    very distribution its played action came from, independent of it
+    (decision 299). The played action is the plain bot's (its generator is
+    seeded as ``InProcessPlayer`` seeds it)."""
+
+    def __init__(self, name: str, samples: int):
+        from bots.ismcts_bot import decide
+
+        self.name, self.spec = name, f"builtin:{name}"
+        self._decide = decide
+        self._iterations = int(name.split("-", 1)[1])
+        self._samples = samples
+        self._rng = random.Random()
+        self.drawn: list[list[dict]] = []  # per decision, in order: the actions drawn beside the played one
+
+    def start(self, info) -> None:
+        self._rng.seed(f"{info.seed}:{info.seat}:{self.name}")
+        self._key = f"{info.seed}:{info.seat}:{self.name}:sampled"
+        self._history: list[dict] = []
+        self.drawn = []
+
+    def act(self, state, seat):
+        observation, legal = state.observation(seat), state.legal_actions(seat)
+        action, _ = self._decide(observation, legal, self._rng, list(self._history), None, self._iterations)
+        t = len(self.drawn)
+        self.drawn.append([
+            self._decide(
+                observation, legal, random.Random(f"{self._key}:{t}:{k}"), list(self._history), None, self._iterations
+            )[0]
+            for k in range(self._samples)
+        ])  # fmt: skip
+        self._history.append(observation)
+        return action
+
+
+def sampled_policy(drawn: list[list[dict]]):
+    """The action term's ``E_π[V(after a)]`` at a sampled seat's decisions,
+    in order: the mean over the actions drawn beside the played one."""
+    queue = iter(drawn)
+
+    def pi(state, seat):
+        actions = next(queue)
+        return [(1 / len(actions), a) for a in actions]
+
+    return pi
+
+
+def search_actions(game: str, pair: tuple[str, str], sets: int, samples: int) -> None:
+    """``fewer``'s search pair with AIVAT's action term for both search
+    seats, the expectation over each decision taken from ``samples``
+    further runs of the search (decision 299)."""
+    from cardroom.luck.estimator import action_luck
+    from cardroom.luck.games import adapter_for
+    from engine.replay import Verification
+
+    a_name, b_name = pair
+    single_plain, single_adj, single_act, set_plain, set_adj, set_act, luck_act = [], [], [], [], [], [], []
+    started = time.process_time()
+    for i in range(sets):
+        seed = derive(SEED_BASE, game, "close", a_name, b_name, i)
+        dp, da, dx = [], [], []
+        for names in ([a_name, b_name], [b_name, a_name]):
+            players = [SampledSearch(n, samples) for n in names]
+            doc = run_match(game, players, seed=seed, chance=KeyedChance(seed)).replay
+            report = luck_report(doc)
+            value = ALLEGRA_VALUE if game == "allegra" and ALLEGRA_VALUE else None
+            value = value or (ALLEGORY_VALUE if game == "allegory" and ALLEGORY_VALUE else None)
+            value = value or adapter_for(game).value
+            policies = {s: sampled_policy(p.drawn) for s, p in enumerate(players)}
+            acted = action_luck(doc, value, policies, dict(Verification(doc).recorded))
+            a = names.index(a_name)
+            pay = [x.payoff for x in report.seats]
+            adj = [x.adjusted for x in report.seats]
+            dp.append(pay[a] - pay[1 - a])
+            da.append(adj[a] - adj[1 - a])
+            dx.append(da[-1] - (acted[a] - acted[1 - a]))
+            luck_act.append(acted[0])
+        single_plain.append(dp[i % 2])
+        single_adj.append(da[i % 2])
+        single_act.append(dx[i % 2])
+        set_plain.append(sum(dp) / 2)
+        set_adj.append(sum(da) / 2)
+        set_act.append(sum(dx) / 2)
+    print(
+        f"{game} {a_name} vs {b_name}, {sets} sets, the action term from {samples} searches more a decision "
+        f"({time.process_time() - started:.0f} s CPU): difference plain {fmt(single_plain)}, adjusted "
+        f"{fmt(single_adj)}, with actions {fmt(single_act)}; sets with actions {fmt(set_act)}; "
+        f"seat 0's action luck {fmt(luck_act)}",
+        flush=True,
+    )
+    for label, other, per in (
+        ("adjusted", single_adj, 1),
+        ("adjusted with sampled actions", single_act, 1),
+        ("duplicate plain", set_plain, 2),
+        ("duplicate adjusted", set_adj, 2),
+        ("duplicate adjusted with sampled actions", set_act, 2),
+    ):
+        ratio, lo, hi = ratio_interval(single_plain, other, 1, per)
+        print(f"  games needed, plain / {label}: {ratio:.2f} (95% {lo:.2f}-{hi:.2f})", flush=True)
+    ratio, lo, hi = ratio_interval(single_adj, single_act, 1, 1)
+    print(f"  games needed, adjusted / adjusted with sampled actions: {ratio:.2f} (95% {lo:.2f}-{hi:.2f})", flush=True)
+
+
 def versus_record(game: str, pair: tuple[str, str], sets: int) -> None:
     """The chosen value function against the one of record on the same
     duplicate sets (``fewer``'s seeds): the per-game variance of the
@@ -745,7 +859,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "what",
-        choices=["unbiased", "fewer", "beside-record", "cost", "cost-sandboxed", "decompose", "net-speed", "deal-share"],
+        choices=[
+            "unbiased", "fewer", "beside-record", "cost", "cost-sandboxed", "decompose", "net-speed", "deal-share",
+            "search-actions",
+        ],  # fmt: skip
     )
     parser.add_argument("--game", action="append", help="allegory and/or allegra (default both)")
     parser.add_argument("--random", type=int, default=2000)
@@ -756,6 +873,9 @@ def main() -> int:
         help="greedy, search, chips (Allegory: greedy v greedy-chips); deal-share: also deterministic",
     )
     parser.add_argument("--matches", type=int, default=20)
+    parser.add_argument(
+        "--samples", type=int, default=4, help="search-actions: the searches run beside each played decision"
+    )
     parser.add_argument("--allegra-value", choices=sorted(ALLEGRA_VALUES), help="default: the one of record")
     parser.add_argument("--allegory-value", choices=sorted(ALLEGORY_VALUES), help="default: the one of record")
     parser.add_argument(
@@ -814,6 +934,8 @@ def main() -> int:
                         (f"ismcts-{SEARCH_ITERATIONS['strong']}", f"ismcts-{SEARCH_ITERATIONS['weak']}"),
                         args.sets,
                     )
+        elif args.what == "search-actions":
+            search_actions(game, DEAL_SHARE_PAIRS["search"], args.sets, args.samples)
         elif args.what == "deal-share":
             for pair in args.pairs.split(","):
                 if pair != "chips" or game == "allegory":

@@ -70,7 +70,8 @@ def test_salted_bots_replay_the_deal_with_draws_of_their_own():
 
     def events(names, salt, seed):
         players = [lv.Salted(lv.make(n, "allegory"), salt) for n in names]
-        return run_match("allegory", players, seed=seed, chance=KeyedChance(seed)).replay["events"]
+        played = run_match("allegory", players, seed=seed, chance=KeyedChance(seed)).replay["events"]
+        return [{k: v for k, v in e.items() if k != "ms"} for e in played]  # the moves, not their timings
 
     seed = 98765
     assert events(["greedy", "greedy"], "first", seed) == events(["greedy", "greedy"], "second", seed)
@@ -80,3 +81,32 @@ def test_salted_bots_replay_the_deal_with_draws_of_their_own():
         for s in range(seed, seed + 5)
     ]
     assert any(differ)
+
+
+def test_the_sampled_search_plays_as_the_search_bot_and_draws_beside_it():
+    """decision 299: the search seat that draws more actions plays the
+    plain search bot's moves exactly, and draws K legal actions at each
+    of its decisions; the drawn policy is fed to the action term in order."""
+    lv = _benchmark()
+    from cardroom.luck.estimator import action_luck
+    from cardroom.luck.games import adapter_for
+    from cardroom.runner import run_match
+    from engine.replay import Verification
+
+    seed = 4242
+    plain = run_match("allegory", [lv.make("ismcts-3", "allegory"), lv.make("ismcts-2", "allegory")], seed=seed)
+    sampled = [lv.SampledSearch("ismcts-3", 2), lv.SampledSearch("ismcts-2", 2)]
+    doc = run_match("allegory", sampled, seed=seed).replay
+
+    def moves(events):  # the events without their timings
+        return [{k: v for k, v in e.items() if k != "ms"} for e in events]
+
+    assert moves(doc["events"]) == moves(plain.replay["events"])
+    for seat, player in enumerate(sampled):
+        decisions = [e for e in doc["events"] if e["by"] == seat]
+        assert len(player.drawn) == len(decisions) > 0
+        assert all(len(drawn) == 2 for drawn in player.drawn)
+    policies = {s: lv.sampled_policy(p.drawn) for s, p in enumerate(sampled)}
+    luck = action_luck(doc, adapter_for("allegory").value, policies, dict(Verification(doc).recorded))
+    assert sum(luck) == pytest.approx(0.0, abs=1e-9)  # what one seat gains by a draw the other loses
+    assert any(abs(x) > 0 for x in luck)  # the searches drew other actions somewhere
