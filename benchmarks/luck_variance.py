@@ -300,6 +300,11 @@ def play(
     return [s.payoff for s in report.seats], [s.adjusted for s in report.seats], t1 - t0, t2 - t1
 
 
+def chosen_value(game: str):
+    """The value function chosen on the command line for ``game``, or None (the one of record)."""
+    return {"allegra": ALLEGRA_VALUE, "allegory": ALLEGORY_VALUE}.get(game)
+
+
 def luck_report(doc: dict, policies: dict | None = None):
     """The luck report of a replay with the value function chosen on the command line, or the one of record."""
     if doc["game"] == "allegra" and ALLEGRA_VALUE is not None:
@@ -484,9 +489,7 @@ def search_actions(game: str, pair: tuple[str, str], sets: int, samples: int) ->
             players = [SampledSearch(n, samples) for n in names]
             doc = run_match(game, players, seed=seed, chance=KeyedChance(seed)).replay
             report = luck_report(doc)
-            value = ALLEGRA_VALUE if game == "allegra" and ALLEGRA_VALUE else None
-            value = value or (ALLEGORY_VALUE if game == "allegory" and ALLEGORY_VALUE else None)
-            value = value or adapter_for(game).value
+            value = chosen_value(game) or adapter_for(game).value
             policies = {s: sampled_policy(p.drawn) for s, p in enumerate(players)}
             acted = action_luck(doc, value, policies, dict(Verification(doc).recorded))
             a = names.index(a_name)
