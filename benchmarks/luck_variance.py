@@ -89,6 +89,7 @@ never fitted on them. Each row prints as it is done.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import json
 import math
@@ -127,12 +128,22 @@ SEED_BASE = 37_000  # evaluation seeds; nothing is fitted on them
 Z = 1.96
 SEARCH_ITERATIONS = {"strong": 40, "weak": 20, "vs-greedy": 20}
 WEAK_GREEDY_EPSILON = 0.1
-DEAL_SHARE_PAIRS = {
+# The close pairs by their --pairs name; "deterministic" is deal-share's
+# check, "chips" Allegory's alone (Allegra's greedy bot draws its opening
+# reveals, so it has no pair without random draws; decision 298).
+PAIRS = {
     "greedy": ("greedy", "weak-greedy"),
     "search": (f"ismcts-{SEARCH_ITERATIONS['strong']}", f"ismcts-{SEARCH_ITERATIONS['weak']}"),
     "deterministic": ("greedy", "greedy"),
     "chips": ("greedy", "greedy-chips"),
 }
+
+
+def pairs_for(game: str, names: str) -> list[tuple[str, str]]:
+    """The close pairs ``--pairs`` names that ``game`` has."""
+    return [PAIRS[n] for n in names.split(",") if n != "chips" or game == "allegory"]
+
+
 ALLEGRA_VALUES = {
     "allegra-area@2": FittedAllegraValue, "allegra-area@3": OutcomeAllegraValue, "allegra-ender@1": EnderAllegraValue,
     "allegra-net@1": NetAllegraValue, "allegra-net@2": DrawnNetAllegraValue, "allegra-look@1": LookaheadAllegraValue,
@@ -233,21 +244,23 @@ def allegory_distributions(template: dict, chosen: dict, epsilon: float) -> list
 CHIPS_WEAKENED = 0.2
 
 
-def chips_greedy() -> Player:
-    """Allegory's greedy bot with its Lore chip valued at ``CHIPS_WEAKENED``
-    (a copy of its module, so the greedy bot itself is unchanged)."""
+@functools.cache
+def _chips_choose():
+    """Allegory's greedy bot's ``choose`` with its Lore chip valued at
+    ``CHIPS_WEAKENED``: a copy of its module (so the greedy bot itself is
+    unchanged), loaded once a process."""
     spec = importlib.util.spec_from_file_location("allegory_greedy_chips", ROOT / "bots" / "allegory_greedy.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     module.CHIP = CHIPS_WEAKENED
-    return InProcessPlayer("greedy-chips", module.choose)
+    return module.choose
 
 
 def make(name: str, game: str) -> Player:
     if name == "greedy-chips":
         if game != "allegory":
             raise ValueError("greedy-chips is Allegory's greedy bot weakened")
-        return chips_greedy()
+        return InProcessPlayer("greedy-chips", _chips_choose())
     if name == "random":
         return InProcessPlayer("random", None)
     if name == "greedy":
@@ -265,7 +278,9 @@ def make(name: str, game: str) -> Player:
 class Salted(Player):
     """A built-in bot whose own generator is seeded apart by ``salt``: the
     same deal and seats played again with the bot's own random draws
-    independent of the first time (``deal-share``)."""
+    independent of the first time (``deal-share``). It reseeds the bot's
+    generator after the bot's own ``start`` (rather than telling the bot
+    another seed) so that docs/luck.md's shares come out as measured."""
 
     def __init__(self, inner: Player, salt: str):
         self.name, self.spec = inner.name, inner.spec
@@ -307,11 +322,11 @@ def chosen_value(game: str):
 
 def luck_report(doc: dict, policies: dict | None = None):
     """The luck report of a replay with the value function chosen on the command line, or the one of record."""
-    if doc["game"] == "allegra" and ALLEGRA_VALUE is not None:
-        return luck_with(doc, lambda _g: AllegraAdapter(ALLEGRA_VALUE), policies)
-    if doc["game"] == "allegory" and ALLEGORY_VALUE is not None:
-        return luck_with(doc, lambda _g: AllegoryAdapter(ALLEGORY_VALUE), policies)
-    return luck_of(doc, policies)
+    value = chosen_value(doc["game"])
+    if value is None:
+        return luck_of(doc, policies)
+    adapter = AllegraAdapter if doc["game"] == "allegra" else AllegoryAdapter
+    return luck_with(doc, lambda _g: adapter(value), policies)
 
 
 def interval(xs: list[float]) -> tuple[float, float]:
@@ -363,7 +378,10 @@ def ratio_interval(
     adjusted (``b``): per-game variances' ratio, with a paired bootstrap."""
 
     def r(xa, xb):
-        return (per_a * statistics.variance(xa)) / (per_b * statistics.variance(xb))
+        # a resample without variance in ``b`` (few sets of close bots that
+        # draw nothing: every set level) needs no games at all: an infinite ratio
+        vb = statistics.variance(xb)
+        return (per_a * statistics.variance(xa)) / (per_b * vb) if vb else math.inf
 
     rng = random.Random(7)
     n = len(a)
@@ -480,6 +498,7 @@ def search_actions(game: str, pair: tuple[str, str], sets: int, samples: int) ->
     from engine.replay import Verification
 
     a_name, b_name = pair
+    value = chosen_value(game) or adapter_for(game).value
     single_plain, single_adj, single_act, set_plain, set_adj, set_act, luck_act = [], [], [], [], [], [], []
     started = time.process_time()
     for i in range(sets):
@@ -489,7 +508,6 @@ def search_actions(game: str, pair: tuple[str, str], sets: int, samples: int) ->
             players = [SampledSearch(n, samples) for n in names]
             doc = run_match(game, players, seed=seed, chance=KeyedChance(seed)).replay
             report = luck_report(doc)
-            value = chosen_value(game) or adapter_for(game).value
             policies = {s: sampled_policy(p.drawn) for s, p in enumerate(players)}
             acted = action_luck(doc, value, policies, dict(Verification(doc).recorded))
             a = names.index(a_name)
@@ -863,7 +881,14 @@ def main() -> int:
     parser.add_argument(
         "what",
         choices=[
-            "unbiased", "fewer", "beside-record", "cost", "cost-sandboxed", "decompose", "net-speed", "deal-share",
+            "unbiased",
+            "fewer",
+            "beside-record",
+            "cost",
+            "cost-sandboxed",
+            "decompose",
+            "net-speed",
+            "deal-share",
             "search-actions",
         ],  # fmt: skip
     )
@@ -872,7 +897,8 @@ def main() -> int:
     parser.add_argument("--search", type=int, default=500)
     parser.add_argument("--sets", type=int, default=300)
     parser.add_argument(
-        "--pairs", default="greedy,search",
+        "--pairs",
+        default="greedy,search",
         help="greedy, search, chips (Allegory: greedy v greedy-chips); deal-share: also deterministic",
     )
     parser.add_argument("--matches", type=int, default=20)
@@ -925,24 +951,13 @@ def main() -> int:
                 versus(game, "weak-greedy", args.search, "actions", actions=True)
         elif args.what in ("fewer", "beside-record"):
             measure = fewer if args.what == "fewer" else versus_record
-            for pair in args.pairs.split(","):
-                if pair == "chips":
-                    if game == "allegory":  # Allegory's alone: Allegra's greedy bot draws its opening reveals
-                        measure(game, DEAL_SHARE_PAIRS["chips"], args.sets)
-                elif pair == "greedy":
-                    measure(game, ("greedy", "weak-greedy"), args.sets)
-                else:
-                    measure(
-                        game,
-                        (f"ismcts-{SEARCH_ITERATIONS['strong']}", f"ismcts-{SEARCH_ITERATIONS['weak']}"),
-                        args.sets,
-                    )
+            for pair in pairs_for(game, args.pairs):
+                measure(game, pair, args.sets)
         elif args.what == "search-actions":
-            search_actions(game, DEAL_SHARE_PAIRS["search"], args.sets, args.samples)
+            search_actions(game, PAIRS["search"], args.sets, args.samples)
         elif args.what == "deal-share":
-            for pair in args.pairs.split(","):
-                if pair != "chips" or game == "allegory":
-                    deal_share(game, DEAL_SHARE_PAIRS[pair], args.sets)
+            for pair in pairs_for(game, args.pairs):
+                deal_share(game, pair, args.sets)
         elif args.what == "cost-sandboxed":
             cost_sandboxed(game, args.matches, [int(n) for n in args.players.split(",")])
         elif args.what == "net-speed":

@@ -4,25 +4,15 @@ matches of the built-in bots."""
 
 from __future__ import annotations
 
-import importlib.util
 import random
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.benchmarks import benchmark
 
 
 def _benchmark():
-    name = "luck_variance_under_test"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "luck_variance.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return benchmark("luck_variance")
 
 
 def test_a_result_the_deal_fixes_is_all_the_deal_s():
@@ -110,3 +100,13 @@ def test_the_sampled_search_plays_as_the_search_bot_and_draws_beside_it():
     luck = action_luck(doc, adapter_for("allegory").value, policies, dict(Verification(doc).recorded))
     assert sum(luck) == pytest.approx(0.0, abs=1e-9)  # what one seat gains by a draw the other loses
     assert any(abs(x) > 0 for x in luck)  # the searches drew other actions somewhere
+
+
+def test_a_ratio_whose_resample_has_no_variance_is_unbounded_not_an_error():
+    """A handful of duplicate sets of bots that draw nothing: most sets
+    level, so some resamples of them have no variance at all."""
+    lv = _benchmark()
+    plain = [1.0, -1.0, 1.0, -1.0, 1.0, -1.0]
+    sets = [0.0, 0.0, 0.0, 0.0, 0.0, 0.5]
+    ratio, low, high = lv.ratio_interval(plain, sets, 1, 2)
+    assert 0 < low <= ratio < high == float("inf")

@@ -5,25 +5,15 @@ Elo, real matches of the built-in bots)."""
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.benchmarks import benchmark
 
 
 def _benchmark():
-    name = "ladder_convergence_under_test"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "ladder_convergence.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return benchmark("ladder_convergence")
 
 
 TRUE = ["a", "b", "c", "d", "e", "f", "g", "h"]
