@@ -17,7 +17,7 @@ from cardroom.fdwait import fd_ready
 from .cgroups import _Controller
 from .config import runs_dir, uid_range
 from .tmpfs import tmpfs_dir, unmount_bot_tmpfs, unmount_tmpfs
-from .uids import _try_lease
+from .uids import try_lease_uid
 
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -280,7 +280,7 @@ def sweep_stale(controllers: list[_Controller]) -> list[str]:
             if m and int(m.group(1)) in pool:
                 stale.setdefault(int(m.group(1)), []).append(entry)
     for uid, paths in sorted(stale.items()):
-        lease = _try_lease(uid)
+        lease = try_lease_uid(uid)
         if lease is None:
             continue  # in use
         try:

@@ -26,7 +26,8 @@ class UidLease:
             self._fd = None
 
 
-def _try_lease(uid: int) -> UidLease | None:
+def try_lease_uid(uid: int) -> UidLease | None:
+    """Lease this one uid, or None if another holder has it."""
     fd = try_flock(state_dir() / "locks" / f"{uid}.lock", os.O_RDWR | os.O_CREAT)
     return None if fd is None else UidLease(uid, fd)
 
@@ -36,7 +37,7 @@ def lease_uid() -> UidLease:
     uids = uid_range()
     start = random.randrange(len(uids))
     for i in range(len(uids)):
-        lease = _try_lease(uids[(start + i) % len(uids)])
+        lease = try_lease_uid(uids[(start + i) % len(uids)])
         if lease is not None:
             return lease
     raise SandboxError(f"all {len(uids)} sandbox uids ({uids.start}-{uids.stop - 1}) are in use")

@@ -18,6 +18,7 @@ import pytest
 from cardroom.launch import BotLimits, BotProcess, Launcher
 from cardroom.sandbox import SandboxUnavailable, get_launcher, processes_of_uid, state_dir, uid_range
 from cardroom.sandbox import probe as sandbox_probe
+from cardroom.sandbox.uids import try_lease_uid
 
 HOSTILE = Path(__file__).resolve().parent / "hostile"
 REPO = Path(__file__).resolve().parents[2]
@@ -140,6 +141,19 @@ def uid_is_free(uid: int) -> bool:
         os.close(fd)
 
 
+def leased_by_this_process(uid: int) -> bool:
+    """Is ``uid``'s lease held by this process (a launcher of this test's),
+    rather than by another process's bot? (/proc/locks names each flock's
+    holder and the lock file's inode.)"""
+    inode = os.stat(state_dir() / "locks" / f"{uid}.lock").st_ino
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[4] == str(os.getpid()):
+            if int(fields[5].rsplit(":", 1)[1]) == inode:
+                return True
+    return False
+
+
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 _test_started = [0]  # clock ticks since boot when the running test began
 
@@ -203,8 +217,24 @@ def assert_host_clean(procs: list[BotProcess]) -> None:
             assert not cgroup.exists(), f"cgroup {cgroup} is left"
         for mount in getattr(proc, "mounts", []):
             assert not os.path.ismount(mount) and not mount.exists(), f"tmpfs mount {mount} is left"
-        assert uid_is_free(uid), f"uid {uid} is still leased"
-    left = files_owned_by(uids, [Path("/tmp"), Path("/dev/shm"), Path("/var/tmp"), state_dir(), Path("/run/user")])
+    # Each uid's files are looked for while this test holds its lease: the
+    # ladder tests run beside this suite, and a uid freed here may be leased
+    # at once to one of their bots, whose fresh tmpfs is not ours (a CI run
+    # once failed on exactly that). A uid another process holds now was
+    # released by ours (the check below), so its files are that bot's.
+    held = {}
+    try:
+        for uid in uids:
+            lease = try_lease_uid(uid)
+            if lease is None:
+                assert not leased_by_this_process(uid), f"uid {uid} is still leased"
+            else:
+                held[uid] = lease
+        roots = [Path("/tmp"), Path("/dev/shm"), Path("/var/tmp"), state_dir(), Path("/run/user")]
+        left = files_owned_by(set(held), roots)
+    finally:
+        for lease in held.values():
+            lease.release()
     assert left == [], f"files owned by bot uids left: {left[:10]}"
     assert zombie_children(uids, since) == [], "zombie children left"
 

@@ -473,6 +473,8 @@ def test_cpu_used_while_frozen_counts_against_the_clock(recording: RecordingLaun
     forfeit = record.forfeits[0]
     assert forfeit.reason == "timeout" and "of CPU between its moves" in forfeit.detail, forfeit.detail
     charged = int(forfeit.detail.split("used ")[1].split(" ms")[0])
-    # More than its bank, all of it CPU while frozen (the detail rounds: 100.4 ms shows as 100).
-    assert charged >= 100, forfeit.detail
+    # Most of its 100 ms bank was CPU while frozen. Not all of it need be:
+    # a slow move spends the bank too (the first run after a boot, on cold
+    # caches, once forfeited here with less than 100 ms charged between moves).
+    assert charged >= 50, forfeit.detail
     assert_host_clean(recording.procs)

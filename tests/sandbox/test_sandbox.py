@@ -39,7 +39,7 @@ from cardroom.sandbox import (
 from cardroom.sandbox.config import SDK_DIR
 from cardroom.sandbox.reaping import _pidfd_open, _status_fields, _wait_pidfd
 
-from .conftest import REPO, assert_host_clean, uid_is_free, zombie_children
+from .conftest import REPO, assert_host_clean, leased_by_this_process, uid_is_free, zombie_children
 from .native import HERE, compile_c, native_package, node_package
 
 MiB = 1024 * 1024
@@ -345,6 +345,8 @@ def test_each_bot_has_its_own_uid(bwrap_launcher, tmp_path):
         for p in procs:
             assert processes_of_uid(p.uid), "the bot runs as its uid"
             assert not uid_is_free(p.uid)
+            # The host check tells this process's leases from another's.
+            assert leased_by_this_process(p.uid)
     finally:
         for p in procs:
             p.kill()
