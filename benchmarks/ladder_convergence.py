@@ -43,8 +43,11 @@ a line-up in a run is deal ``j`` of that line-up, so the repetitions share
 their deals and differ in the scheduler's choices (its random draws) and the
 order results come in (a set takes one deal index for all its rotations).
 ``--jobs N`` plays the round robins' matches N at a time, each process its
-own matches (a match's result depends on its seats and seed alone); the runs
-stay one process, since each match they play follows from the ones before.
+own matches (a match's result depends on its seats and seed alone), and then
+shares the runs among N processes, each on a PostgreSQL database of its own
+(``NAME_job0``, ...; dropped at the end): within a run each match follows
+from the ones before, but a run depends only on its number and mode, so the
+report is the one a single process gives.
 A single match is played in the seats the scheduler gave it, as on the
 ladder; a set's match in the rotation ``set_rotation`` of the line-up in
 name order. (Until decision 292 a single match was the deal's rotation ``j
@@ -882,6 +885,122 @@ def summarise(runs: list[Run], true_order: list[str]) -> dict[str, Any]:
     return {"rankings": out, "ratios": ratios}
 
 
+# -- the runs in processes of their own (--jobs) -------------------------------------
+
+
+def play_run(store: MatchStore, cell: dict[str, Any], rep: int, mode: str) -> Run:
+    """Run ``rep`` of ``mode`` in the cell (a game and player count: the
+    fields ``measure`` gives) on this process's database."""
+    return ladder_run(
+        store, cell["game"], cell["players"], cell["names"], cell["order"], mode, cell["horizon"], rep,
+        cell["step"], cell["rotate_seats"], cell["fresh_deals"],
+    )  # fmt: skip
+
+
+def run_to_json(run: Run) -> dict[str, Any]:
+    return {"mode": run.mode, "checkpoints": run.checkpoints, "orders": run.orders, "settled": run.settled,
+            "waiting": run.waiting}  # fmt: skip
+
+
+def run_from_json(doc: dict[str, Any]) -> Run:
+    """``run_to_json``'s inverse (JSON's lists back to the tuples a Run holds)."""
+    return Run(
+        doc["mode"],
+        doc["checkpoints"],
+        doc["orders"],
+        {label: [tuple(x) for x in xs] for label, xs in doc["settled"].items()},
+        {
+            label: [{name: (m, more) for name, (m, more) in seen.items()} for seen in per]
+            for label, per in doc["waiting"].items()
+        },
+    )
+
+
+def _job_database_urls(jobs: int) -> list[str]:
+    """A database for each process of the runs, named after this process's
+    (its own PostgreSQL server): NAME_job0, NAME_job1, ..."""
+    from urllib.parse import quote
+
+    from django.db import connection
+
+    db = connection.settings_dict
+    if db["ENGINE"] != "django.db.backends.postgresql":
+        raise SystemExit("--jobs plays the runs on PostgreSQL databases of their own: this one is not PostgreSQL")
+    auth = quote(db["USER"] or "postgres", safe="")
+    if db.get("PASSWORD"):
+        auth += ":" + quote(db["PASSWORD"], safe="")
+    where = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+    return [f"postgres://{auth}@{where}/{db['NAME']}_job{i}" for i in range(jobs)]
+
+
+def runs_in_processes(
+    store: MatchStore, cell: dict[str, Any], plan: list[tuple[int, str]], jobs: int, progress=print
+) -> list[Run]:
+    """The runs of ``plan`` (run, mode) shared among ``jobs`` processes, each
+    on a database of its own, in the order of ``plan``. A run depends on
+    nothing but its number, its mode and the matches it plays (its
+    scheduler's generator is seeded by them, and it starts from the same
+    empty ladder, its writes rolled back), so where it is played does not
+    change it (tests/ranking/test_convergence.py compares). The processes
+    read the matches kept so far and append those they play to the same
+    file (a row is one short write to a file opened for appending)."""
+    import subprocess
+    import tempfile
+
+    import psycopg
+
+    urls = _job_database_urls(min(jobs, len(plan)))
+    shares = [plan[i :: len(urls)] for i in range(len(urls))]
+    alt = {game: value.label for game, value in store.alt.items()}
+    with tempfile.TemporaryDirectory(prefix="convergence-jobs-") as tmp:
+        children = []
+        for i, (url, share) in enumerate(zip(urls, shares)):
+            spec = Path(tmp) / f"job{i}.json"
+            spec.write_text(json.dumps({
+                "database_url": url, "var": f"ladder_convergence/job{i}", "cache": str(store.path or ""),
+                "alt": alt, "cell": cell, "plan": share, "out": str(Path(tmp) / f"runs{i}.json"),
+            }))  # fmt: skip
+            children.append(subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--runs-of", str(spec)]))
+        codes = [child.wait() for child in children]
+        try:
+            if any(codes):
+                raise RuntimeError(f"a process of the runs failed (exit statuses {codes}); its error is printed above")
+            by_plan = {}
+            for i, share in enumerate(shares):
+                done = json.loads((Path(tmp) / f"runs{i}.json").read_text())
+                store.played += done["played"]
+                store.cpu += done["cpu"]
+                by_plan.update({(rep, mode): run_from_json(r) for (rep, mode), r in zip(share, done["runs"])})
+        finally:
+            base = urls[0].rsplit("/", 1)[0]
+            with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
+                for url in urls:
+                    conn.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}"')
+    return [by_plan[rep, mode] for rep, mode in plan]
+
+
+def runs_of(spec_path: str) -> int:
+    """A process of ``runs_in_processes``: its share of the runs on its own
+    database, their Runs and the matches it played written where the spec says."""
+    from ladder_backlog import bench_env, fresh_django
+
+    spec = json.loads(Path(spec_path).read_text())
+    env = bench_env(spec["database_url"], "memory://", spec["var"], CARDROOM_QUOTA_BOTS="100")
+    fresh_django(spec["database_url"], env)
+    store = MatchStore(Path(spec["cache"]) if spec["cache"] else None, alt_values_named(spec["alt"]))
+    cell, runs = spec["cell"], []
+    for rep, mode in spec["plan"]:
+        runs.append(play_run(store, cell, rep, mode))
+        print(f"{cell['game']} {cell['players']}p run {rep} {mode}: {runs[-1].checkpoints[-1]:.0f} matches per bot",
+              flush=True)  # fmt: skip
+    from django.db import connections
+
+    connections.close_all()  # before the database is dropped
+    doc = {"runs": [run_to_json(r) for r in runs], "played": store.played, "cpu": store.cpu}
+    Path(spec["out"]).write_text(json.dumps(doc))
+    return 0
+
+
 def measure(
     store: MatchStore,
     game: str,
@@ -901,14 +1020,17 @@ def measure(
     started = time.monotonic()
     truth_doc = truth(store, game, k, names, truth_deals, jobs=jobs)
     progress(f"{game} {k}p truth: {truth_doc['order']} ({truth_doc['matches']} matches)")
-    runs = []
-    for rep in range(first_run, first_run + repeats):
-        for mode in modes:
-            runs.append(
-                ladder_run(
-                    store, game, k, names, truth_doc["order"], mode, horizon, rep, step, rotate_seats, fresh_deals
-                )
-            )
+    plan = [(rep, mode) for rep in range(first_run, first_run + repeats) for mode in modes]
+    cell = {
+        "game": game, "players": k, "names": names, "order": truth_doc["order"], "horizon": horizon, "step": step,
+        "rotate_seats": rotate_seats, "fresh_deals": fresh_deals,
+    }  # fmt: skip
+    if jobs > 1 and len(plan) > 1:
+        runs = runs_in_processes(store, cell, plan, jobs, progress)
+    else:
+        runs = []
+        for rep, mode in plan:
+            runs.append(play_run(store, cell, rep, mode))
             progress(f"{game} {k}p run {rep} {mode}: {runs[-1].checkpoints[-1]:.0f} matches per bot")
     return {
         "game": game,
@@ -985,8 +1107,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--truth-only", action="store_true", help="the round robins only (to choose a field)")
     parser.add_argument(
-        "--jobs", type=int, default=1, help="processes playing the round robins' matches at once (the runs: one)"
+        "--jobs",
+        type=int,
+        default=1,
+        help="processes playing at once: the round robins' matches, then the runs (each on a database of its own)",
     )
+    parser.add_argument("--runs-of", help=argparse.SUPPRESS)  # a process of --jobs: its spec file
     parser.add_argument(
         "--choose",
         action="store_true",
@@ -1009,6 +1135,8 @@ def main(argv: list[str] | None = None) -> int:
         default=os.environ.get("CONVERGENCE_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/cardroom_convergence"),
     )
     args = parser.parse_args(argv)
+    if args.runs_of:
+        return runs_of(args.runs_of)
     truth_deals, horizon = _per_players(args.truth_deals), _per_players(args.horizon, float)
     if args.quick:
         truth_deals, horizon, args.repeats = {2: 4, 4: 1}, {2: 12.0, 4: 8.0}, 2
@@ -1028,11 +1156,16 @@ def main(argv: list[str] | None = None) -> int:
 
 def alt_values(args) -> dict[str, ValueFunction]:
     """By game, the value function named by --allegory-value / --allegra-value."""
+    return alt_values_named({g: getattr(args, f"{g}_value", None) for g in ("allegory", "allegra")})
+
+
+def alt_values_named(names: dict[str, str | None]) -> dict[str, ValueFunction]:
+    """By game, the value function of that name (luck_variance's names)."""
     from luck_variance import ALLEGORY_VALUES, ALLEGRA_VALUES
 
     out = {}
     for game, known in (("allegory", ALLEGORY_VALUES), ("allegra", ALLEGRA_VALUES)):
-        name = getattr(args, f"{game}_value", None)
+        name = names.get(game)
         if name:
             if name not in known:
                 raise SystemExit(f"--{game}-value: one of {', '.join(sorted(known))}")

@@ -113,6 +113,35 @@ def test_quick_form_end_to_end(tmp_path):
 
 
 @pytest.mark.django_db
+def test_runs_shared_among_processes_give_the_report_one_process_gives(tmp_path, capfd):
+    """--jobs 2: the runs played by two processes, each on a database of its
+    own, give the very report one process gives, keep the same matches, and
+    leave no database behind."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("--jobs plays the runs on PostgreSQL databases of their own")
+    lc = _benchmark()
+    summaries, rows = [], []
+    for jobs, name in ((1, "one.jsonl"), (2, "two.jsonl")):
+        args = argparse.Namespace(
+            games="allegory", players="2", quick=True, repeats=2, cache=str(tmp_path / name), jobs=jobs
+        )
+        report = lc.run_all(args, {2: 2}, {2: 6.0})
+        summaries.append(report["results"][0]["summary"])
+        rows.append(set((tmp_path / name).read_text().splitlines()))
+        assert report["matches_played_now"] >= len(rows[-1]) > 0
+    assert summaries[0] == summaries[1]
+    assert rows[0] == rows[1]
+    # the runs were played by the processes (their progress lines), and their databases are gone
+    out = capfd.readouterr().out
+    assert out.count("allegory 2p run ") >= 8, out
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", [connection.settings_dict["NAME"] + "_job%"])
+        assert cursor.fetchall() == []
+
+
+@pytest.mark.django_db
 def test_quick_form_with_informative_pairing(tmp_path):
     lc = _benchmark()
     args = argparse.Namespace(
