@@ -198,30 +198,19 @@ def describe_processes(pids: list[int]) -> list[str]:
 
 def assert_host_clean(procs: list[BotProcess]) -> None:
     """After the bots are gone: none of their processes, files, cgroups,
-    zombies or uid leases is left on the host."""
+    zombies or uid leases is left on the host.
+
+    Each uid is looked at while this test holds its lease. The ladder tests
+    run beside this suite, and a uid freed here may be leased at once to one
+    of their bots, whose processes, run folder, cgroups and tmpfs (all named
+    by uid) are not ours: a CI run once failed on such a tmpfs. A uid that
+    another process holds by then was released by ours (the lease check),
+    and what it has now is that process's bot's."""
     assert procs, "no sandboxed bot was started"
     uids = {p.uid for p in procs}  # type: ignore[attr-defined]
     # Only processes started since the test began: an earlier test's stray
     # of a uid the pool has handed out again is not these bots'.
     since = _test_started[0]
-    for proc in procs:
-        uid = proc.uid  # type: ignore[attr-defined]
-        # (the kernel finishes SIGKILLed processes asynchronously: a moment's grace on a loaded machine)
-        deadline = time.monotonic() + 10
-        while _leftovers(uid, since) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        left = _leftovers(uid, since)
-        assert left == [], f"processes of bot uid {uid} are left: {describe_processes(left)}"
-        assert not proc.run_dir.exists(), f"run folder {proc.run_dir} is left"  # type: ignore[attr-defined]
-        for cgroup in proc.cgroups:  # type: ignore[attr-defined]
-            assert not cgroup.exists(), f"cgroup {cgroup} is left"
-        for mount in getattr(proc, "mounts", []):
-            assert not os.path.ismount(mount) and not mount.exists(), f"tmpfs mount {mount} is left"
-    # Each uid's files are looked for while this test holds its lease: the
-    # ladder tests run beside this suite, and a uid freed here may be leased
-    # at once to one of their bots, whose fresh tmpfs is not ours (a CI run
-    # once failed on exactly that). A uid another process holds now was
-    # released by ours (the check below), so its files are that bot's.
     held = {}
     try:
         for uid in uids:
@@ -230,12 +219,27 @@ def assert_host_clean(procs: list[BotProcess]) -> None:
                 assert not leased_by_this_process(uid), f"uid {uid} is still leased"
             else:
                 held[uid] = lease
+        for proc in procs:
+            uid = proc.uid  # type: ignore[attr-defined]
+            if uid not in held:
+                continue
+            # (the kernel finishes SIGKILLed processes asynchronously: a moment's grace on a loaded machine)
+            deadline = time.monotonic() + 10
+            while _leftovers(uid, since) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            left = _leftovers(uid, since)
+            assert left == [], f"processes of bot uid {uid} are left: {describe_processes(left)}"
+            assert not proc.run_dir.exists(), f"run folder {proc.run_dir} is left"  # type: ignore[attr-defined]
+            for cgroup in proc.cgroups:  # type: ignore[attr-defined]
+                assert not cgroup.exists(), f"cgroup {cgroup} is left"
+            for mount in getattr(proc, "mounts", []):
+                assert not os.path.ismount(mount) and not mount.exists(), f"tmpfs mount {mount} is left"
         roots = [Path("/tmp"), Path("/dev/shm"), Path("/var/tmp"), state_dir(), Path("/run/user")]
-        left = files_owned_by(set(held), roots)
+        files = files_owned_by(set(held), roots)
+        assert files == [], f"files owned by bot uids left: {files[:10]}"
     finally:
         for lease in held.values():
             lease.release()
-    assert left == [], f"files owned by bot uids left: {left[:10]}"
     assert zombie_children(uids, since) == [], "zombie children left"
 
 
