@@ -55,7 +55,8 @@ mod k``, on the reasoning that the scheduler's shuffle gives each bot each
 seat as often. It does, but not in turn: the rotation made every pair that
 met twice take each seat once, which the ladder's shuffle does not, and in
 Allegory the seat decides a great deal. ``--rotate-seats`` measures that way
-still.) ``--balanced`` adds runs with ``CARDROOM_SEATING=balanced``.
+still.) ``--balanced`` adds runs with ``CARDROOM_SEATING=balanced``, and
+``--informative-balanced`` runs both informative and balanced.
 
 Reported per ranking (Elo; the model on plain results; on adjusted results;
 with sets): matches per bot until Kendall's tau with the true order is at
@@ -543,7 +544,9 @@ class Run:
     order, and (the model's) how many were shown settled, how many of them
     within one place of the truth."""
 
-    mode: str  # "single", "sets" or "informative" (single matches, informative pairing)
+    # "single", "sets", "informative" (single matches, informative pairing),
+    # "balanced" (single, balanced seating) or "informative-balanced" (both)
+    mode: str
     checkpoints: list[float] = field(default_factory=list)
     orders: dict[str, list[list[str]]] = field(default_factory=dict)
     settled: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
@@ -620,12 +623,15 @@ def ladder_run(
     run = Run(mode)
     # the model's rankings, and the column of ladder_deal's results each ranks
     kinds = {"plain": 2, "adjusted": 3} | ({"adjusted-alt": 4} if game in store.alt else {})
-    suffix = {"single": "", "sets": "-sets", "informative": "-informative", "balanced": "-balanced"}[mode]
+    suffix = {
+        "single": "", "sets": "-sets", "informative": "-informative", "balanced": "-balanced",
+        "informative-balanced": "-informative-balanced",
+    }[mode]  # fmt: skip
     rankings = [f"{r}{suffix}" for r in ("elo", *kinds)]
     # (label, outcomes' kind, seat advantages fitted): the model's rankings
     rankers = [(label, kind, False) for kind, label in zip(kinds, rankings[1:])]
     rankers += [(f"{kind}-seatfit{suffix}", kind, True) for kind in ("plain", "adjusted")]
-    informative = mode == "informative"
+    informative = mode.startswith("informative")
     for r in rankings + [label for label, _kind, _seats in rankers]:
         run.orders[r] = []
         if not r.startswith("elo"):
@@ -685,7 +691,7 @@ def ladder_run(
         override_settings(
             CARDROOM_PAIRING="informative" if informative else "elo",
             CARDROOM_DUPLICATE_SETS=sets,
-            CARDROOM_SEATING="balanced" if mode == "balanced" else "shuffled",
+            CARDROOM_SEATING="balanced" if mode.endswith("balanced") else "shuffled",
         ),
     ):
         ladder = Ladder.objects.filter(game=game, players_per_match=k).order_by("pk").first()
@@ -840,6 +846,7 @@ def summarise(runs: list[Run], true_order: list[str]) -> dict[str, Any]:
         "plain", "adjusted", "adjusted-alt", "elo-sets", "plain-sets", "adjusted-sets", "adjusted-alt-sets",
         "elo-informative", "plain-informative", "adjusted-informative", "adjusted-alt-informative",
         "elo-balanced", "plain-balanced", "adjusted-balanced",
+        "elo-informative-balanced", "plain-informative-balanced", "adjusted-informative-balanced",
     ):  # fmt: skip
         if new in per and "elo" in per:
             ratios[f"elo/{new}"] = {name: ratio_interval(per["elo"][name], per[new][name]) for name in MEASURES}
@@ -848,6 +855,14 @@ def summarise(runs: list[Run], true_order: list[str]) -> dict[str, Any]:
         if ranking in per and f"{ranking}-informative" in per:
             ratios[f"{ranking}/{ranking}-informative"] = {
                 name: ratio_interval(per[ranking][name], per[f"{ranking}-informative"][name]) for name in MEASURES
+            }
+    # The pairing alone, both seated as configured (balanced): the same model,
+    # Elo's pairing over the informative one.
+    for ranking in ("elo", "plain", "adjusted"):
+        if f"{ranking}-balanced" in per and f"{ranking}-informative-balanced" in per:
+            ratios[f"{ranking}-balanced/{ranking}-informative-balanced"] = {
+                name: ratio_interval(per[f"{ranking}-balanced"][name], per[f"{ranking}-informative-balanced"][name])
+                for name in MEASURES
             }
     # The seating alone: each ranking's matches per bot with seats shuffled
     # over balanced (different runs of the scheduler: each resampled on its own).
@@ -866,7 +881,7 @@ def summarise(runs: list[Run], true_order: list[str]) -> dict[str, Any]:
     # The seat advantages alone: the model without them over with them, on
     # the same runs (paired).
     for kind in ("plain", "adjusted"):
-        for suffix in ("", "-sets", "-informative", "-balanced"):
+        for suffix in ("", "-sets", "-informative", "-balanced", "-informative-balanced"):
             a, b = f"{kind}{suffix}", f"{kind}-seatfit{suffix}"
             if a in per and b in per:
                 ratios[f"{a}/{b}"] = {
@@ -1096,6 +1111,11 @@ def main(argv: list[str] | None = None) -> int:
         help="each run its own deals (by default the runs share them: the intervals then leave out the deals)",
     )
     parser.add_argument(
+        "--informative-balanced",
+        action="store_true",
+        help="also runs of single matches paired informatively and seated balanced (decision 301)",
+    )
+    parser.add_argument(
         "--balanced",
         action="store_true",
         help="also runs of single matches seated by balanced seating (CARDROOM_SEATING=balanced)",
@@ -1206,7 +1226,8 @@ def run_all(args, truth_deals: dict[Any, int], horizon: dict[Any, float]) -> dic
                     modes=("single",)
                     + (("sets",) if game in getattr(args, "sets_games", "allegory,allegra").split(",") else ())
                     + (("informative",) if getattr(args, "informative", False) else ())
-                    + (("balanced",) if getattr(args, "balanced", False) else ()),
+                    + (("balanced",) if getattr(args, "balanced", False) else ())
+                    + (("informative-balanced",) if getattr(args, "informative_balanced", False) else ()),
                     step=_for(step, game, k),
                     rotate_seats=getattr(args, "rotate_seats", False),
                     first_run=getattr(args, "first_run", 0),

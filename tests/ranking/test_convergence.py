@@ -303,6 +303,43 @@ def test_modes_follow_the_scheduler_not_the_settings(tmp_path, settings, monkeyp
     assert len(calls) == 2 * len(sets) + len(singles)
 
 
+@pytest.mark.django_db
+def test_each_mode_pairs_and_seats_as_it_says(tmp_path, monkeypatch):
+    """The settings the scheduler reads at every top-up, by mode: the
+    informative and balanced modes, and both at once (decision 301), and the
+    rankings' labels each mode reports."""
+    from django.conf import settings as live
+
+    from ladder.services import matchmaking
+
+    lc = _benchmark()
+    seen = []
+    real_top_up = matchmaking.top_up_ladder
+
+    def top_up_ladder(ladder, rng, fair=None):
+        seen.append((live.CARDROOM_PAIRING, live.CARDROOM_SEATING))
+        return real_top_up(ladder, rng, fair)
+
+    monkeypatch.setattr(matchmaking, "top_up_ladder", top_up_ladder)
+    store = lc.MatchStore(tmp_path / "m.jsonl")
+    names = lc.QUICK_FIELD
+    expected = {
+        "single": ("elo", "shuffled"),
+        "informative": ("informative", "shuffled"),
+        "balanced": ("elo", "balanced"),
+        "informative-balanced": ("informative", "balanced"),
+    }
+    for mode, settings_seen in expected.items():
+        seen.clear()
+        run = lc.ladder_run(store, "allegory", 2, names, names, mode, horizon=4.0, seed=0)
+        assert seen and set(seen) == {settings_seen}, (mode, seen)
+        suffix = "" if mode == "single" else f"-{mode}"
+        assert {"elo" + suffix, "adjusted" + suffix} <= set(run.orders)
+    summary = lc.summarise([lc.ladder_run(store, "allegory", 2, names, names, m, 4.0, 0) for m in expected], names)
+    assert "adjusted-balanced/adjusted-informative-balanced" in summary["ratios"]
+    assert "elo/adjusted-informative-balanced" in summary["ratios"]
+
+
 def test_sets_over_single_ratio():
     lc = _benchmark()
     one_swap = ["a", "b", "c", "e", "d", "f", "g", "h"]
