@@ -4,6 +4,7 @@ research_training.py SECTION...``; exits non-zero at the first failure."""
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -106,6 +107,26 @@ def _bot_processes() -> list[int]:
     return found
 
 
+def _started_here(pids: set[int]) -> set[int]:
+    """Those of ``pids`` that descend from this process (the bot processes of
+    other tests running beside are not)."""
+    me = os.getpid()
+    out = set()
+    for pid in pids:
+        at = pid
+        for _ in range(64):
+            try:
+                at = int(next(x for x in Path(f"/proc/{at}/status").read_text().splitlines() if x.startswith("PPid:"))[5:])
+            except (OSError, StopIteration, ValueError):
+                break
+            if at == me:
+                out.add(pid)
+                break
+            if at <= 1:
+                break
+    return out
+
+
 def program_opponents() -> None:
     """Bot programs as opponents, run through the runner: the node starter
     and a Python sample play whole episodes; a program that answers an
@@ -113,11 +134,12 @@ def program_opponents() -> None:
     the last step's info; nothing of theirs is left once an episode ends."""
 
     def episode(env, seed):
-        """Plays one episode; returns its replay, the last info, and the bot
-        processes that started with it (others' bots may run beside)."""
+        """Plays one episode; returns its replay and the last info. Its bot
+        processes are those that started with it under this process (other
+        tests' bots may run beside)."""
         before = set(_bot_processes())
         obs, _ = env.reset(seed=seed)
-        ours = set(_bot_processes()) - before
+        ours = _started_here(set(_bot_processes()) - before)
         assert ours, "the program does not run in the sandbox"
         done, info = False, {}
         while not done:
@@ -129,7 +151,7 @@ def program_opponents() -> None:
     for game, program in [("allegra", "bots/starters/node"), ("allegory", "bots/samples/allegory_miser.py")]:
         before = set(_bot_processes())
         env = SingleSeatEnv(game, num_players=2, seat=0, opponents=BotProgram(CHECKOUT / program))
-        assert set(_bot_processes()) <= before, "a program started before reset"
+        assert not _started_here(set(_bot_processes()) - before), "a program started before reset"
         for seed in (1, 2):
             replay, info = episode(env, seed)
             moves = [e for e in replay["events"] if e["by"] == 1]
