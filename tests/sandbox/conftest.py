@@ -214,7 +214,12 @@ def assert_host_clean(procs: list[BotProcess]) -> None:
     held = {}
     try:
         for uid in uids:
+            # (a moment's grace: a launcher's cleanup may still be letting it go)
+            deadline = time.monotonic() + 10
             lease = try_lease_uid(uid)
+            while lease is None and leased_by_this_process(uid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+                lease = try_lease_uid(uid)
             if lease is None:
                 assert not leased_by_this_process(uid), f"uid {uid} is still leased"
             else:
