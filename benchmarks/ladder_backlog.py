@@ -34,16 +34,23 @@ def bench_env(database_url: str, broker_url: str, var: str, **extra: str) -> dic
     return env
 
 
-def fresh_django(database_url: str, env: dict[str, str]) -> None:
-    """Drop and create the database ``database_url`` names, set the
-    environment, set Django up on it and migrate (the default ladders and
-    built-in bots come with the migration)."""
+def drop_database(database_url: str, create: bool = False) -> None:
+    """Drop the PostgreSQL database ``database_url`` names, if it is there
+    (and with ``create``, make it anew, empty)."""
     import psycopg
 
     base, name = database_url.rsplit("/", 1)
     with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        conn.execute(f'CREATE DATABASE "{name}"')
+        if create:
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def fresh_django(database_url: str, env: dict[str, str]) -> None:
+    """Drop and create the database ``database_url`` names, set the
+    environment, set Django up on it and migrate (the default ladders and
+    built-in bots come with the migration)."""
+    drop_database(database_url, create=True)
     os.environ.update(env)
     sys.path.insert(0, str(ROOT))
     import django

@@ -74,6 +74,7 @@ runs: the shape of the report in a minute (tests/ranking runs it).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import json
 import os
@@ -903,22 +904,19 @@ def summarise(runs: list[Run], true_order: list[str]) -> dict[str, Any]:
 # -- the runs in processes of their own (--jobs) -------------------------------------
 
 
-def play_run(store: MatchStore, cell: dict[str, Any], rep: int, mode: str) -> Run:
+def play_run(store: MatchStore, cell: dict[str, Any], rep: int, mode: str, progress=print) -> Run:
     """Run ``rep`` of ``mode`` in the cell (a game and player count: the
-    fields ``measure`` gives) on this process's database."""
-    return ladder_run(
+    fields ``measure`` gives) on this process's database, said when done."""
+    run = ladder_run(
         store, cell["game"], cell["players"], cell["names"], cell["order"], mode, cell["horizon"], rep,
         cell["step"], cell["rotate_seats"], cell["fresh_deals"],
     )  # fmt: skip
-
-
-def run_to_json(run: Run) -> dict[str, Any]:
-    return {"mode": run.mode, "checkpoints": run.checkpoints, "orders": run.orders, "settled": run.settled,
-            "waiting": run.waiting}  # fmt: skip
+    progress(f"{cell['game']} {cell['players']}p run {rep} {mode}: {run.checkpoints[-1]:.0f} matches per bot")
+    return run
 
 
 def run_from_json(doc: dict[str, Any]) -> Run:
-    """``run_to_json``'s inverse (JSON's lists back to the tuples a Run holds)."""
+    """A Run from its ``dataclasses.asdict`` in JSON (the lists back to the tuples a Run holds)."""
     return Run(
         doc["mode"],
         doc["checkpoints"],
@@ -948,9 +946,7 @@ def _job_database_urls(jobs: int) -> list[str]:
     return [f"postgres://{auth}@{where}/{db['NAME']}_job{i}" for i in range(jobs)]
 
 
-def runs_in_processes(
-    store: MatchStore, cell: dict[str, Any], plan: list[tuple[int, str]], jobs: int, progress=print
-) -> list[Run]:
+def runs_in_processes(store: MatchStore, cell: dict[str, Any], plan: list[tuple[int, str]], jobs: int) -> list[Run]:
     """The runs of ``plan`` (run, mode) shared among ``jobs`` processes, each
     on a database of its own, in the order of ``plan``. A run depends on
     nothing but its number, its mode and the matches it plays (its
@@ -962,7 +958,7 @@ def runs_in_processes(
     import subprocess
     import tempfile
 
-    import psycopg
+    from ladder_backlog import drop_database
 
     urls = _job_database_urls(min(jobs, len(plan)))
     shares = [plan[i :: len(urls)] for i in range(len(urls))]
@@ -987,10 +983,8 @@ def runs_in_processes(
                 store.cpu += done["cpu"]
                 by_plan.update({(rep, mode): run_from_json(r) for (rep, mode), r in zip(share, done["runs"])})
         finally:
-            base = urls[0].rsplit("/", 1)[0]
-            with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
-                for url in urls:
-                    conn.execute(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}"')
+            for url in urls:
+                drop_database(url)
     return [by_plan[rep, mode] for rep, mode in plan]
 
 
@@ -1005,13 +999,11 @@ def runs_of(spec_path: str) -> int:
     store = MatchStore(Path(spec["cache"]) if spec["cache"] else None, alt_values_named(spec["alt"]))
     cell, runs = spec["cell"], []
     for rep, mode in spec["plan"]:
-        runs.append(play_run(store, cell, rep, mode))
-        print(f"{cell['game']} {cell['players']}p run {rep} {mode}: {runs[-1].checkpoints[-1]:.0f} matches per bot",
-              flush=True)  # fmt: skip
+        runs.append(play_run(store, cell, rep, mode, lambda line: print(line, flush=True)))
     from django.db import connections
 
     connections.close_all()  # before the database is dropped
-    doc = {"runs": [run_to_json(r) for r in runs], "played": store.played, "cpu": store.cpu}
+    doc = {"runs": [dataclasses.asdict(r) for r in runs], "played": store.played, "cpu": store.cpu}
     Path(spec["out"]).write_text(json.dumps(doc))
     return 0
 
@@ -1041,12 +1033,9 @@ def measure(
         "rotate_seats": rotate_seats, "fresh_deals": fresh_deals,
     }  # fmt: skip
     if jobs > 1 and len(plan) > 1:
-        runs = runs_in_processes(store, cell, plan, jobs, progress)
+        runs = runs_in_processes(store, cell, plan, jobs)
     else:
-        runs = []
-        for rep, mode in plan:
-            runs.append(play_run(store, cell, rep, mode))
-            progress(f"{game} {k}p run {rep} {mode}: {runs[-1].checkpoints[-1]:.0f} matches per bot")
+        runs = [play_run(store, cell, rep, mode, progress) for rep, mode in plan]
     return {
         "game": game,
         "players": k,

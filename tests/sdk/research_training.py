@@ -107,23 +107,27 @@ def _bot_processes() -> list[int]:
     return found
 
 
+def _parent(pid: int) -> int:
+    """``pid``'s parent (0 once it is gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("PPid:")))
+
+
 def _started_here(pids: set[int]) -> set[int]:
     """Those of ``pids`` that descend from this process (the bot processes of
-    other tests running beside are not)."""
-    me = os.getpid()
-    out = set()
+    other tests running beside are not). The tests' own helper for this
+    (tests/ladder/test_casual_worker.py) is not importable here: this script
+    runs against the installed wheel, not the checkout."""
+    me, out = os.getpid(), set()
     for pid in pids:
-        at = pid
-        for _ in range(64):
-            try:
-                at = int(next(x for x in Path(f"/proc/{at}/status").read_text().splitlines() if x.startswith("PPid:"))[5:])
-            except (OSError, StopIteration, ValueError):
-                break
-            if at == me:
-                out.add(pid)
-                break
-            if at <= 1:
-                break
+        at = _parent(pid)
+        while at > 1 and at != me:
+            at = _parent(at)
+        if at == me:
+            out.add(pid)
     return out
 
 
