@@ -67,6 +67,13 @@ bootstrap interval over repetitions; the share of the versions shown
 settled (at every checkpoint of every run) within one place of their true
 place, with a bootstrap interval over runs.
 
+``--oracle [S,S,...]`` (decision 302): beside the model's rankings,
+``oracle-S``, the same runs ranked on results keeping a share ``S`` of
+each match's squared deviation from its line-up's mean in the truth
+(``m + √S (p − m)``: what a luck estimator that took out the rest would
+give, a yardstick that reads the truth), and the share the record's luck
+keeps on the runs' single matches (``variance_kept``).
+
 ``--quick``: a field of four cheap bots, a small round robin, two short
 runs: the shape of the report in a minute (tests/ranking runs it).
 """
@@ -91,7 +98,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from cardroom.luck import luck_of  # noqa: E402
-from cardroom.luck.estimator import ValueFunction, luck_with  # noqa: E402
+from cardroom.luck.estimator import ValueFunction, luck_with, rank_points  # noqa: E402
 from cardroom.luck.games import ADAPTERS  # noqa: E402
 from cardroom.players import InProcessPlayer, Player  # noqa: E402
 from cardroom.runner import run_match  # noqa: E402
@@ -331,6 +338,37 @@ class MatchStore:
         }  # fmt: skip
 
 
+def lineup_key(lineup: tuple[str, ...], name: str) -> str:
+    """``lineup_means``'s key: the line-up's names in sorted order, and one of them."""
+    return "|".join(sorted(lineup)) + "|" + name
+
+
+def lineup_means(store: MatchStore, game: str, k: int, names: list[str], deals: int) -> dict[str, float]:
+    """Each bot's mean rank points in each line-up of the truth's round robin
+    (played already by ``truth``), by ``lineup_key``: decision 302's ``m``."""
+    spec = EventSpec(game, "duplicate", len(names), k, deals=deals, seed=derive(SEED_BASE, "truth", game, k))
+    points: dict[str, list[float]] = {}
+    for plan in event.batch_plans(spec, 0, []):
+        seats = [names[e] for e in plan.seats]
+        row = store.play(game, seats, plan.seed, plan.keyed_chance, luck=False)
+        for name, p in zip(seats, rank_points(row["result"]["ranks"])):
+            points.setdefault(lineup_key(tuple(seats), name), []).append(p)
+    return {key: statistics.fmean(ps) for key, ps in points.items()}
+
+
+def with_oracle(
+    result: dict[str, tuple], lineup: tuple[str, ...], centres: dict[str, float], shares: tuple[float, ...]
+) -> dict[str, tuple]:
+    """``ladder_deal``'s result with a column per share ``s``: the payoff
+    keeping that share of its squared deviation from the line-up's mean,
+    ``m + √s (p − m)`` (decision 302: a yardstick that reads the truth)."""
+    out = {}
+    for name, row in result.items():
+        m = centres[lineup_key(lineup, name)]
+        out[name] = (*row, *(m + share**0.5 * (row[2] - m) for share in shares))
+    return out
+
+
 def _key(game: str, seats: list[str], seed: int, keyed: bool, luck: bool) -> str:
     return f"{game}|{','.join(seats)}|{seed}|{int(keyed)}|{int(luck)}"
 
@@ -553,6 +591,9 @@ class Run:
     settled: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     # per checkpoint, each version's (matches, more_matches shown; None once settled)
     waiting: dict[str, list[dict[str, tuple[int, int | None]]]] = field(default_factory=dict)
+    # with --oracle: over the run's single matches, each seat's payoff less
+    # its line-up's mean in the truth, squared and summed, by kind
+    deviations: dict[str, float] = field(default_factory=dict)
 
 
 def field_bots(game: str, names: list[str]):
@@ -593,6 +634,8 @@ def ladder_run(
     step: float = 1.0,
     rotate_seats: bool = False,
     fresh_deals: bool = False,
+    centres: dict[str, float] | None = None,
+    oracle: tuple[float, ...] = (),
 ) -> Run:
     """Today's scheduler and Elo from nothing, inside a transaction rolled
     back at the end (every run starts from the same empty ladder); each
@@ -606,7 +649,9 @@ def ladder_run(
     decision 292, deal j of a line-up in its rotation j mod k). Beside the
     model's rankings, ``…-seatfit``: the same outcomes ranked with each
     seat's advantage fitted (``ladder.ranking.fit(seats=True)``, decision
-    292)."""
+    292). With ``centres`` (``lineup_means``) and ``oracle`` shares
+    ``s``, rankings ``oracle-s`` of the results ``m + √s (p − m)`` beside
+    them (decision 302), and the run's ``deviations``."""
     from django.db import transaction
     from django.test import override_settings
     from django.utils import timezone
@@ -624,6 +669,8 @@ def ladder_run(
     run = Run(mode)
     # the model's rankings, and the column of ladder_deal's results each ranks
     kinds = {"plain": 2, "adjusted": 3} | ({"adjusted-alt": 4} if game in store.alt else {})
+    # the oracle's results: columns after ladder_deal's five
+    kinds |= {f"oracle-{share:g}": 5 + i for i, share in enumerate(oracle)}
     suffix = {
         "single": "", "sets": "-sets", "informative": "-informative", "balanced": "-balanced",
         "informative-balanced": "-informative-balanced",
@@ -723,6 +770,13 @@ def ladder_run(
                     result = store.ladder_deal(game, lineup, deal, seats=seat_names, run=own_deals)
                 else:
                     result = store.ladder_deal(game, lineup, deal, rotation, run=own_deals)
+                if oracle:
+                    result = with_oracle(result, lineup, centres, oracle)
+                    if match.duplicate_set_id is None:
+                        for kind, column in (("plain", 2), ("adjusted", 3)):
+                            run.deviations[kind] = run.deviations.get(kind, 0.0) + sum(
+                                (result[n][column] - centres[lineup_key(lineup, n)]) ** 2 for n in lineup
+                            )
                 record(match, result)  # Elo rates each rotation on its own
                 seats_played += k
                 if match.duplicate_set_id is None:
@@ -898,7 +952,29 @@ def summarise(runs: list[Run], true_order: list[str]) -> dict[str, Any]:
             ratios[f"{a}/{b}"] = {
                 name: paired_ratio_interval(per[a]["by_run"][name], per[b]["by_run"][name]) for name in MEASURES
             }
-    return {"rankings": out, "ratios": ratios}
+    # The oracle (decision 302): today's over it, and the model on plain
+    # results over it on the same runs (paired).
+    for label in per:
+        if label.startswith("oracle-"):
+            suffix = label[len("oracle-") :].partition("-")[2]
+            plain = f"plain-{suffix}" if suffix else "plain"
+            if "elo" in per:
+                ratios[f"elo/{label}"] = {name: ratio_interval(per["elo"][name], per[label][name]) for name in MEASURES}
+            if plain in per:
+                ratios[f"{plain}/{label}"] = {
+                    name: paired_ratio_interval(per[plain]["by_run"][name], per[label]["by_run"][name])
+                    for name in MEASURES
+                }
+    kept = {}
+    for mode in dict.fromkeys(run.mode for run in runs if run.deviations):
+        of_mode = [run for run in runs if run.mode == mode and run.deviations]
+        kept[mode] = share_interval(
+            [run.deviations["adjusted"] for run in of_mode], [run.deviations["plain"] for run in of_mode]
+        )
+    summary = {"rankings": out, "ratios": ratios}
+    if kept:  # the share of a single match's squared deviation the record keeps, by mode
+        summary["variance_kept"] = kept
+    return summary
 
 
 # -- the runs in processes of their own (--jobs) -------------------------------------
@@ -909,7 +985,7 @@ def play_run(store: MatchStore, cell: dict[str, Any], rep: int, mode: str, progr
     fields ``measure`` gives) on this process's database, said when done."""
     run = ladder_run(
         store, cell["game"], cell["players"], cell["names"], cell["order"], mode, cell["horizon"], rep,
-        cell["step"], cell["rotate_seats"], cell["fresh_deals"],
+        cell["step"], cell["rotate_seats"], cell["fresh_deals"], cell.get("centres"), tuple(cell.get("oracle", ())),
     )  # fmt: skip
     progress(f"{cell['game']} {cell['players']}p run {rep} {mode}: {run.checkpoints[-1]:.0f} matches per bot")
     return run
@@ -926,6 +1002,7 @@ def run_from_json(doc: dict[str, Any]) -> Run:
             label: [{name: (m, more) for name, (m, more) in seen.items()} for seen in per]
             for label, per in doc["waiting"].items()
         },
+        doc.get("deviations", {}),
     )
 
 
@@ -1023,6 +1100,7 @@ def measure(
     first_run: int = 0,
     fresh_deals: bool = False,
     jobs: int = 1,
+    oracle: tuple[float, ...] = (),
 ) -> dict[str, Any]:
     started = time.monotonic()
     truth_doc = truth(store, game, k, names, truth_deals, jobs=jobs)
@@ -1032,6 +1110,8 @@ def measure(
         "game": game, "players": k, "names": names, "order": truth_doc["order"], "horizon": horizon, "step": step,
         "rotate_seats": rotate_seats, "fresh_deals": fresh_deals,
     }  # fmt: skip
+    if oracle:
+        cell |= {"oracle": list(oracle), "centres": lineup_means(store, game, k, names, truth_deals)}
     if jobs > 1 and len(plan) > 1:
         runs = runs_in_processes(store, cell, plan, jobs)
     else:
@@ -1108,6 +1188,14 @@ def main(argv: list[str] | None = None) -> int:
         "--balanced",
         action="store_true",
         help="also runs of single matches seated by balanced seating (CARDROOM_SEATING=balanced)",
+    )
+    parser.add_argument(
+        "--oracle",
+        nargs="?",
+        const="0.5,0.333,0.25",
+        default="",
+        help="beside the model's rankings, rankings of results keeping these shares of their deviation "
+        "from the truth's line-up means, and the share the luck keeps (a yardstick: decision 302)",
     )
     parser.add_argument(
         "--rotate-seats",
@@ -1222,6 +1310,7 @@ def run_all(args, truth_deals: dict[Any, int], horizon: dict[Any, float]) -> dic
                     first_run=getattr(args, "first_run", 0),
                     fresh_deals=getattr(args, "fresh_deals", False),
                     jobs=getattr(args, "jobs", 1),
+                    oracle=tuple(float(x) for x in filter(None, getattr(args, "oracle", "").split(","))),
                     progress=lambda s: print(s, flush=True),
                 )
             )
@@ -1268,6 +1357,8 @@ def print_report(report: dict[str, Any]) -> None:
             print(f"  {label}: " + ", ".join(parts))
         for label, ratios in res["summary"]["ratios"].items():
             print(f"  {label}: " + ", ".join(f"{n} {_fmt(r, 2)}" for n, r in ratios.items()))
+        for mode, kept in res["summary"].get("variance_kept", {}).items():
+            print(f"  the share of a match's squared deviation the luck keeps ({mode}): {_fmt(kept, 3)}")
 
 
 if __name__ == "__main__":

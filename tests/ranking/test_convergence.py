@@ -167,6 +167,42 @@ def test_quick_form_with_informative_pairing(tmp_path):
     assert {"elo/plain-informative", "plain/plain-informative", "adjusted/adjusted-informative"} <= set(ratios)
 
 
+@pytest.mark.django_db
+def test_the_oracle_keeps_the_share_of_variance_it_says(tmp_path):
+    """--oracle (decision 302): each line-up's means are the truth's own;
+    an oracle keeping all of the variance is the plain ranking, run for run;
+    one keeping a quarter of it keeps a quarter of every match's squared
+    deviation; and the luck's kept share is reported with its interval."""
+    lc = _benchmark()
+    args = argparse.Namespace(
+        games="allegory", players="2", quick=True, repeats=2, cache=str(tmp_path / "m.jsonl"), sets_games="",
+        oracle="1,0.25",
+    )  # fmt: skip
+    report = lc.run_all(args, {2: 2}, {2: 6.0})
+    (result,) = report["results"]
+    store = lc.MatchStore(tmp_path / "m.jsonl")
+    centres = lc.lineup_means(store, "allegory", 2, lc.QUICK_FIELD, 2)
+    assert len(centres) == 6 * 2  # each bot of each pair
+    for a, b in (("greedy", "random"), ("greedy-e0.3", "greedy-e0.7")):
+        # a 2-player line-up's two means add up to one point a match
+        assert centres[lc.lineup_key((a, b), a)] + centres[lc.lineup_key((b, a), b)] == pytest.approx(1.0)
+    assert centres[lc.lineup_key(("greedy", "random"), "greedy")] > 0.5
+    kept = lc.with_oracle({"greedy": (1, 9, 1.0, 0.8, None), "random": (2, 3, 0.0, 0.2, None)},
+                          ("greedy", "random"), centres, (1.0, 0.25))  # fmt: skip
+    m = centres[lc.lineup_key(("greedy", "random"), "greedy")]
+    assert kept["greedy"][5] == pytest.approx(1.0)
+    assert (kept["greedy"][6] - m) ** 2 == pytest.approx(0.25 * (1.0 - m) ** 2)
+    rankings = result["summary"]["rankings"]
+    assert {"oracle-1", "oracle-0.25"} <= set(rankings)
+    oracle, plain = rankings["oracle-1"], rankings["plain"]
+    for name in ("tau_held_or_horizon", "top_held_or_horizon"):
+        assert oracle[name]["values"] == plain[name]["values"]
+    assert oracle["final_tau"] == plain["final_tau"]
+    assert {"elo/oracle-0.25", "plain/oracle-0.25"} <= set(result["summary"]["ratios"])
+    kept_share = result["summary"]["variance_kept"]["single"]
+    assert 0.0 < kept_share["low"] <= kept_share["estimate"] <= kept_share["high"]
+
+
 def test_paired_ratio_keeps_runs_together():
     lc = _benchmark()
     # run 2 not measured by the second ranking: left out of both means
