@@ -773,7 +773,9 @@ def ladder_run(
                 if oracle:
                     result = with_oracle(result, lineup, centres, oracle)
                     if match.duplicate_set_id is None:
-                        for kind, column in (("plain", 2), ("adjusted", 3)):
+                        for kind, column in kinds.items():
+                            if kind.startswith("oracle"):
+                                continue
                             run.deviations[kind] = run.deviations.get(kind, 0.0) + sum(
                                 (result[n][column] - centres[lineup_key(lineup, n)]) ** 2 for n in lineup
                             )
@@ -965,15 +967,18 @@ def summarise(runs: list[Run], true_order: list[str]) -> dict[str, Any]:
                     name: paired_ratio_interval(per[plain]["by_run"][name], per[label]["by_run"][name])
                     for name in MEASURES
                 }
-    kept = {}
-    for mode in dict.fromkeys(run.mode for run in runs if run.deviations):
-        of_mode = [run for run in runs if run.mode == mode and run.deviations]
-        kept[mode] = share_interval(
-            [run.deviations["adjusted"] for run in of_mode], [run.deviations["plain"] for run in of_mode]
-        )
     summary = {"rankings": out, "ratios": ratios}
-    if kept:  # the share of a single match's squared deviation the record keeps, by mode
-        summary["variance_kept"] = kept
+    # the share of a single match's squared deviation the luck keeps, by
+    # mode: the record's, and the other value function's (if any)
+    for kind, key in (("adjusted", "variance_kept"), ("adjusted-alt", "variance_kept_alt")):
+        kept = {}
+        for mode in dict.fromkeys(run.mode for run in runs if kind in run.deviations):
+            of_mode = [run for run in runs if run.mode == mode and kind in run.deviations]
+            kept[mode] = share_interval(
+                [run.deviations[kind] for run in of_mode], [run.deviations["plain"] for run in of_mode]
+            )
+        if kept:
+            summary[key] = kept
     return summary
 
 
@@ -1357,8 +1362,9 @@ def print_report(report: dict[str, Any]) -> None:
             print(f"  {label}: " + ", ".join(parts))
         for label, ratios in res["summary"]["ratios"].items():
             print(f"  {label}: " + ", ".join(f"{n} {_fmt(r, 2)}" for n, r in ratios.items()))
-        for mode, kept in res["summary"].get("variance_kept", {}).items():
-            print(f"  the share of a match's squared deviation the luck keeps ({mode}): {_fmt(kept, 3)}")
+        for key, which in (("variance_kept", "the record's"), ("variance_kept_alt", "the other value function's")):
+            for mode, kept in res["summary"].get(key, {}).items():
+                print(f"  the share of a match's squared deviation {which} luck keeps ({mode}): {_fmt(kept, 3)}")
 
 
 if __name__ == "__main__":
