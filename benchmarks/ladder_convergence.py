@@ -71,8 +71,10 @@ place, with a bootstrap interval over runs.
 ``oracle-S``, the same runs ranked on results keeping a share ``S`` of
 each match's squared deviation from its line-up's mean in the truth
 (``m + √S (p − m)``: what a luck estimator that took out the rest would
-give, a yardstick that reads the truth), and the share the record's luck
-keeps on the runs' single matches (``variance_kept``).
+give, a yardstick that reads the truth), and the share of that deviation
+the record's luck keeps on the runs' single matches (``variance_kept``;
+with ``--allegory-value``/``--allegra-value``, that one's too,
+``variance_kept_alt``).
 
 ``--quick``: a field of four cheap bots, a small round robin, two short
 runs: the shape of the report in a minute (tests/ranking runs it).
