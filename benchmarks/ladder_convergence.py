@@ -348,7 +348,7 @@ def lineup_key(lineup: tuple[str, ...], name: str) -> str:
 def lineup_means(store: MatchStore, game: str, k: int, names: list[str], deals: int) -> dict[str, float]:
     """Each bot's mean rank points in each line-up of the truth's round robin
     (played already by ``truth``), by ``lineup_key``: decision 302's ``m``."""
-    spec = EventSpec(game, "duplicate", len(names), k, deals=deals, seed=derive(SEED_BASE, "truth", game, k))
+    spec = truth_spec(game, k, names, deals)
     points: dict[str, list[float]] = {}
     for plan in event.batch_plans(spec, 0, []):
         seats = [names[e] for e in plan.seats]
@@ -400,6 +400,11 @@ def _unadjusted_row(match: tuple[str, list[str], int, bool]) -> tuple[dict[str, 
 # -- the truth -------------------------------------------------------------------
 
 
+def truth_spec(game: str, k: int, names: list[str], deals: int, seeds: str = "truth") -> EventSpec:
+    """The truth's round robin: every table of the field, every deal in every seat rotation."""
+    return EventSpec(game, "duplicate", len(names), k, deals=deals, seed=derive(SEED_BASE, seeds, game, k))
+
+
 def truth(
     store: MatchStore, game: str, k: int, names: list[str], deals: int, seeds: str = "truth", jobs: int = 1
 ) -> dict[str, Any]:
@@ -407,7 +412,7 @@ def truth(
     the seeds derive(SEED_BASE, ``seeds``, game, k): "truth" for the
     measurement's, "field-choice" for the round robins that choose a field
     (never played by the measurement); its matches played ``jobs`` at once."""
-    spec = EventSpec(game, "duplicate", len(names), k, deals=deals, seed=derive(SEED_BASE, seeds, game, k))
+    spec = truth_spec(game, k, names, deals, seeds)
     plans = list(event.batch_plans(spec, 0, []))
     matches = [([names[e] for e in p.seats], p.seed, p.keyed_chance) for p in plans]
     store.play_unadjusted(game, matches, jobs)
