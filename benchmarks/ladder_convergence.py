@@ -675,9 +675,9 @@ def ladder_run(
     own_deals = seed if fresh_deals else None  # the run's own deals, or those every run shares
     run = Run(mode)
     # the model's rankings, and the column of ladder_deal's results each ranks
-    kinds = {"plain": 2, "adjusted": 3} | ({"adjusted-alt": 4} if game in store.alt else {})
+    played_kinds = {"plain": 2, "adjusted": 3} | ({"adjusted-alt": 4} if game in store.alt else {})
     # the oracle's results: columns after ladder_deal's five
-    kinds |= {f"oracle-{share:g}": 5 + i for i, share in enumerate(oracle)}
+    kinds = played_kinds | {f"oracle-{share:g}": 5 + i for i, share in enumerate(oracle)}
     suffix = {
         "single": "", "sets": "-sets", "informative": "-informative", "balanced": "-balanced",
         "informative-balanced": "-informative-balanced",
@@ -780,9 +780,7 @@ def ladder_run(
                 if oracle:
                     result = with_oracle(result, lineup, centres, oracle)
                     if match.duplicate_set_id is None:
-                        for kind, column in kinds.items():
-                            if kind.startswith("oracle"):
-                                continue
+                        for kind, column in played_kinds.items():
                             run.deviations[kind] = run.deviations.get(kind, 0.0) + sum(
                                 (result[n][column] - centres[lineup_key(lineup, n)]) ** 2 for n in lineup
                             )
