@@ -452,8 +452,8 @@ def test_cpu_used_while_frozen_counts_against_the_clock(recording: RecordingLaun
     """Issue 25: a bot answered, then made one long system call; its cgroup
     stayed half-frozen (a freeze lands when a task returns to user space)
     and used 3-4 s of CPU a match on the others' time, which no clock
-    counted. freeze_dodge keeps a thread in system calls of 150 ms of CPU
-    each, its answers instant; while the opponents think (asleep, 60 ms
+    counted. freeze_dodge keeps a thread in system calls of at least 150 ms
+    of CPU each (resized after every call), its answers instant; while the opponents think (asleep, 60 ms
     each), its cgroup's CPU runs on. Counted against its clock, that spends
     its 100 ms bank within a few moves: it forfeits on time, saying why.
     (Before: no forfeit, or at most a plain timeout.) The calls are longer
@@ -461,7 +461,9 @@ def test_cpu_used_while_frozen_counts_against_the_clock(recording: RecordingLaun
     well above what a move may use: each move is allowed its wall time on
     the bot's cores, and on a loaded host a move's wall time grows (a run
     with 40 ms calls once ended without a forfeit beside the whole suite;
-    so did one with 25 ms of thinking: the frozen windows are 60 ms now)."""
+    so did one with 25 ms of thinking: the frozen windows are 60 ms now;
+    and so did runs whose calls, sized once on a slow first measure, were
+    10 ms: the bot resizes them now)."""
     if missing("cpuacct", "freezer"):
         pytest.skip(f"not in force here (weak mode): {missing('cpuacct', 'freezer')}")
     control = TimeControl(startup_ms=20_000, per_move_ms=300, overage_ms=100, total_ms=60_000, end_grace_ms=300)
