@@ -190,14 +190,10 @@ def make_player(name: str, game: str) -> Player:
         return InProcessPlayer("random", None)
     if name == "greedy":
         return InProcessPlayer("greedy", builtin_chooser("greedy", game))
-    if name.startswith("greedy-e"):
-        # the luck benchmark's weak greedy at another rate, under its own name
-        # (which seeds its random moves)
-        from luck_variance import WeakGreedy
+    if name.startswith("greedy-e"):  # the luck benchmark's weak greedy at another rate
+        from luck_variance import make
 
-        player = WeakGreedy(game, float(name[len("greedy-e") :]))
-        player.name, player.spec = name, f"builtin:{name}"
-        return player
+        return make(name, game)
     if name.startswith("ismcts-"):
         from bots.ismcts_bot import make_choose
 

@@ -13,6 +13,7 @@
     .venv/bin/python benchmarks/luck_variance.py net-speed [--game G] [--matches K] [--players 2,3,4]
     .venv/bin/python benchmarks/luck_variance.py deal-share [--game G] [--pairs P] [--sets S]
     .venv/bin/python benchmarks/luck_variance.py search-actions [--game G] [--sets S] [--samples K]
+    .venv/bin/python benchmarks/luck_variance.py kept [--game G] [--matches K] [--lineups NAME,...]
 
 * ``unbiased``: N matches of random bots (2 players) and M of greedy
   against search (builtin ismcts with a small fixed iteration budget, seats
@@ -70,6 +71,16 @@
   own, and ``E_π[V(after a)]`` is the mean of ``V`` after those K
   actions (still unbiased: they and the played action come from one
   distribution, independently; decision 299).
+* ``kept`` (decision 303): at 4 players, K matches of each line-up
+  (``LINEUPS``: four greedy bots; two greedy and two weak greedy; the
+  convergence field's best four and worst four), each a deal of its own,
+  the seats rotated from match to match. A bot's deviation ``d`` is its
+  rank points less its mean in its seat over the line-up's matches, its
+  luck ``L`` the record's (or the chosen value function's), centred the
+  same way. Per line-up: the share of the deviation the luck keeps,
+  ``Σ(d − L)² / Σd²``; the best multiple of the luck, ``β̂ = Σd·L /
+  ΣL²``; each with a bootstrap 95% interval over matches; and the share
+  kept at ``β̂`` (in-sample: a bound).
 * ``decompose`` (Allegra, greedy against greedy): where the adjusted
   payoff's variance comes from. Seat 0's adjusted payoff is exactly
   ``V(start) + Σ drift + Σ move``: at each chance step the *drift*
@@ -101,6 +112,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))  # (kept's line-ups: the convergence benchmark's fields)
 
 from bots import builtin_chooser, builtin_program  # noqa: E402
 from cardroom.luck import luck_of  # noqa: E402
@@ -267,6 +279,10 @@ def make(name: str, game: str) -> Player:
         return InProcessPlayer("greedy", builtin_chooser("greedy", game))
     if name == "weak-greedy":
         return WeakGreedy(game)
+    if name.startswith("greedy-e"):  # the weak greedy at another rate, under its own name (which seeds its moves)
+        player = WeakGreedy(game, float(name[len("greedy-e") :]))
+        player.name, player.spec = name, f"builtin:{name}"
+        return player
     if name.startswith("ismcts-"):
         from bots.ismcts_bot import make_choose
 
@@ -875,6 +891,81 @@ def decompose(matches: int) -> None:
     )
 
 
+# decision 303's line-ups at 4 players: the family the networks were fitted
+# on, and the convergence benchmark's 4-player fields (best four, worst four)
+LINEUPS = ("greedy×4", "greedy+weak", "field-top", "field-bottom")
+
+
+def lineup_names(game: str, lineup: str) -> list[str]:
+    if lineup == "greedy×4":
+        return ["greedy"] * 4
+    if lineup == "greedy+weak":
+        return ["greedy", "weak-greedy", "greedy", "weak-greedy"]
+    from ladder_convergence import FIELDS  # (only the names: no database)
+
+    field = FIELDS[(game, 4)]
+    if lineup == "field-top":
+        return field[:4]
+    if lineup == "field-bottom":
+        return field[4:]
+    raise ValueError(f"unknown line-up {lineup!r} (one of {', '.join(LINEUPS)})")
+
+
+def deviations_and_luck(rows: list[tuple[int, list[float], list[float]]]):
+    """Per match, each seat's (deviation, luck), both less their mean for
+    that bot in that seat: ``rows`` are (rotation, payoffs, lucks) by seat."""
+    cells: dict[tuple[int, int], list[tuple[float, float]]] = {}
+    for rotation, pay, luck in rows:
+        for seat, (p, lk) in enumerate(zip(pay, luck)):
+            cells.setdefault((rotation, seat), []).append((p, lk))
+    means = {key: (statistics.mean(p for p, _ in v), statistics.mean(lk for _, lk in v)) for key, v in cells.items()}
+    out = []
+    for rotation, pay, luck in rows:
+        out.append(
+            [(p - means[rotation, s][0], lk - means[rotation, s][1]) for s, (p, lk) in enumerate(zip(pay, luck))]
+        )
+    return out
+
+
+def kept(game: str, lineups: list[str], matches: int) -> None:
+    from cardroom.luck.games import adapter_for
+
+    for lineup in lineups:
+        names = lineup_names(game, lineup)
+        rows = []
+        for i in range(matches):
+            rotation = i % len(names)
+            seated = names[rotation:] + names[:rotation]
+            seed = derive(SEED_BASE, game, "kept", lineup, i)
+            record = run_match(game, [make(n, game) for n in seated], seed=seed)
+            report = luck_report(record.replay)
+            rows.append((rotation, [x.payoff for x in report.seats], [x.luck for x in report.seats]))
+        k = kept_shares(rows)
+        value = (chosen_value(game) or adapter_for(game).value).label
+        print(
+            f"{game} 4p {lineup} ({','.join(names)}), {matches} matches, luck by {value}: "
+            f"kept at 1 {k['kept']:.3f} (95% {k['kept_lo']:.3f}-{k['kept_hi']:.3f}); "
+            f"best multiple {k['beta']:.3f} (95% {k['beta_lo']:.3f}-{k['beta_hi']:.3f}), "
+            f"kept at it {k['kept_at_beta']:.3f} (in-sample); var(L)/var(d) {k['luck_over_deviation']:.3f}",
+            flush=True,
+        )
+
+
+def kept_shares(rows: list[tuple[int, list[float], list[float]]]) -> dict[str, float]:
+    """``kept``'s figures from (rotation, payoffs, lucks) by seat, one row a match."""
+    centred = deviations_and_luck(rows)
+    dd = [sum(d * d for d, _ in m) for m in centred]
+    left = [sum((d - lk) ** 2 for d, lk in m) for m in centred]
+    dl = [sum(d * lk for d, lk in m) for m in centred]
+    ll = [sum(lk * lk for _, lk in m) for m in centred]
+    share, lo, hi = share_interval(left, dd)
+    beta, blo, bhi = share_interval(dl, ll)
+    return {
+        "kept": share, "kept_lo": lo, "kept_hi": hi, "beta": beta, "beta_lo": blo, "beta_hi": bhi,
+        "kept_at_beta": 1 - sum(dl) ** 2 / (sum(ll) * sum(dd)), "luck_over_deviation": sum(ll) / sum(dd),
+    }  # fmt: skip
+
+
 def main() -> int:
     global AGAINST, ALLEGORY_VALUE, ALLEGRA_VALUE, SEED_BASE
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -890,6 +981,7 @@ def main() -> int:
             "net-speed",
             "deal-share",
             "search-actions",
+            "kept",
         ],  # fmt: skip
     )
     parser.add_argument("--game", action="append", help="allegory and/or allegra (default both)")
@@ -902,6 +994,7 @@ def main() -> int:
         help="greedy, search, chips (Allegory: greedy v greedy-chips); deal-share: also deterministic",
     )
     parser.add_argument("--matches", type=int, default=20)
+    parser.add_argument("--lineups", default=",".join(LINEUPS), help="kept: the 4-player line-ups, comma-separated")
     parser.add_argument(
         "--samples", type=int, default=4, help="search-actions: the searches run beside each played decision"
     )
@@ -960,6 +1053,8 @@ def main() -> int:
                 deal_share(game, pair, args.sets)
         elif args.what == "cost-sandboxed":
             cost_sandboxed(game, args.matches, [int(n) for n in args.players.split(",")])
+        elif args.what == "kept":
+            kept(game, args.lineups.split(","), args.matches)
         elif args.what == "net-speed":
             net_speed(game, args.matches, [int(n) for n in args.players.split(",")])
         else:
