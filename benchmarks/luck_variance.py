@@ -930,6 +930,8 @@ def deviations_and_luck(rows: list[tuple[int, list[float], list[float]]]):
 def kept(game: str, lineups: list[str], matches: int) -> None:
     from cardroom.luck.games import adapter_for
 
+    value = (chosen_value(game) or adapter_for(game).value).label
+    pooled: list = []
     for lineup in lineups:
         names = lineup_names(game, lineup)
         rows = []
@@ -940,20 +942,27 @@ def kept(game: str, lineups: list[str], matches: int) -> None:
             record = run_match(game, [make(n, game) for n in seated], seed=seed)
             report = luck_report(record.replay)
             rows.append((rotation, [x.payoff for x in report.seats], [x.luck for x in report.seats]))
-        k = kept_shares(rows)
-        value = (chosen_value(game) or adapter_for(game).value).label
+        centred = deviations_and_luck(rows)  # (each line-up about its own means)
+        pooled += centred
         print(
-            f"{game} 4p {lineup} ({','.join(names)}), {matches} matches, luck by {value}: "
-            f"kept at 1 {k['kept']:.3f} (95% {k['kept_lo']:.3f}-{k['kept_hi']:.3f}); "
-            f"best multiple {k['beta']:.3f} (95% {k['beta_lo']:.3f}-{k['beta_hi']:.3f}), "
-            f"kept at it {k['kept_at_beta']:.3f} (in-sample); var(L)/var(d) {k['luck_over_deviation']:.3f}",
+            f"{game} 4p {lineup} ({','.join(names)}), {matches} matches, luck by {value}: {kept_line(centred)}",
             flush=True,
         )
+    if len(lineups) > 1:
+        print(f"{game} 4p, the {len(lineups)} line-ups pooled, luck by {value}: {kept_line(pooled)}", flush=True)
 
 
-def kept_shares(rows: list[tuple[int, list[float], list[float]]]) -> dict[str, float]:
-    """``kept``'s figures from (rotation, payoffs, lucks) by seat, one row a match."""
-    centred = deviations_and_luck(rows)
+def kept_line(centred: list) -> str:
+    k = kept_shares(centred)
+    return (
+        f"kept at 1 {k['kept']:.3f} (95% {k['kept_lo']:.3f}-{k['kept_hi']:.3f}); "
+        f"best multiple {k['beta']:.3f} (95% {k['beta_lo']:.3f}-{k['beta_hi']:.3f}), "
+        f"kept at it {k['kept_at_beta']:.3f} (in-sample); var(L)/var(d) {k['luck_over_deviation']:.3f}"
+    )
+
+
+def kept_shares(centred: list[list[tuple[float, float]]]) -> dict[str, float]:
+    """``kept``'s figures from each match's (deviation, luck) by seat, centred (``deviations_and_luck``)."""
     dd = [sum(d * d for d, _ in m) for m in centred]
     left = [sum((d - lk) ** 2 for d, lk in m) for m in centred]
     dl = [sum(d * lk for d, lk in m) for m in centred]

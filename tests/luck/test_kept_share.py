@@ -27,6 +27,11 @@ def _rows(n: int, credited: float, seed: int = 1):
     return rows
 
 
+def _kept(rows):
+    lv = benchmark("luck_variance")
+    return lv.kept_shares(lv.deviations_and_luck(rows))
+
+
 def test_each_bot_s_seat_advantage_is_not_deviation():
     lv = benchmark("luck_variance")
     centred = lv.deviations_and_luck(_rows(400, 1.0))
@@ -39,7 +44,7 @@ def test_each_bot_s_seat_advantage_is_not_deviation():
 
 def test_luck_that_is_chance_s_part_keeps_the_players_part():
     """Chance is half the variance: luck equal to it keeps half, and 1 is the best multiple."""
-    k = benchmark("luck_variance").kept_shares(_rows(4000, 1.0))
+    k = _kept(_rows(4000, 1.0))
     assert k["kept"] == pytest.approx(0.5, abs=0.03)
     assert k["kept_lo"] < k["kept"] < k["kept_hi"]
     assert k["beta"] == pytest.approx(1.0, abs=0.05)
@@ -50,7 +55,7 @@ def test_luck_twice_too_large_is_found_so():
     """Credited twice over, the luck keeps everything (0.5 + 0.5 added back)
     and its best multiple is a half, at which it keeps a half again: decision
     302's finding, on a known case."""
-    k = benchmark("luck_variance").kept_shares(_rows(4000, 2.0))
+    k = _kept(_rows(4000, 2.0))
     assert k["kept"] == pytest.approx(1.0, abs=0.06)
     assert k["beta_lo"] < 0.5 < k["beta_hi"]
     assert k["beta_hi"] < 0.6
