@@ -121,6 +121,7 @@ from cardroom.luck.allegory import (  # noqa: E402
     AllegoryValue,
     LookaheadAllegoryValue,
     NetAllegoryValue,
+    ScaledNetAllegoryValue,
 )
 from cardroom.luck.allegra import (  # noqa: E402
     AllegraAdapter,
@@ -163,6 +164,7 @@ ALLEGRA_VALUES = {
 ALLEGRA_VALUE = None  # --allegra-value: another value function than the one of record
 ALLEGORY_VALUES = {
     "allegory-tales@1": AllegoryValue, "allegory-net@1": NetAllegoryValue, "allegory-look@1": LookaheadAllegoryValue,
+    "allegory-net@2": ScaledNetAllegoryValue,
 }  # fmt: skip
 ALLEGORY_VALUE = None  # --allegory-value: another value function than the one of record
 # --loops: by game, the chosen network again through its reference's loops over

@@ -87,6 +87,13 @@ class ValueFunction:
     def label(self) -> str:
         return f"{self.name}@{self.version}"
 
+    @property
+    def draws_label(self) -> str:
+        """What seeds the outcomes its sampled expectations draw (``step_rng``): its own label, unless it is
+        another value function scaled, which then draws that one's very outcomes (its luck that one's times the
+        factor)."""
+        return self.label
+
     def __call__(self, state: State, forfeited: frozenset[int]) -> list[float]:
         raise NotImplementedError
 
@@ -177,7 +184,7 @@ def expectation(
     if step.sample is None:
         raise ValueError(f"{value.label} draws its expectations, but the step at event {step.index} has no sampler")
     k = value.draws or SAMPLES
-    rng = step_rng(value.label, step.index, step.key)
+    rng = step_rng(value.draws_label, step.index, step.key)
     # a sampler may give the very state it gave before (the same outcome
     # drawn again): its V is the same, so it is evaluated once (each state
     # is held beside its V, so no identity is reused within the step)
