@@ -106,7 +106,10 @@ class ScaledNetAllegoryValue(NetAllegoryValue):
 
     version = 2
     SCALES = {4: 0.552}
-    draws_label = "allegory-net@1"  # (the record's very draws: its luck exactly the record's times the factor)
+
+    @property
+    def draws_label(self) -> str:
+        return f"{NetAllegoryValue.name}@{NetAllegoryValue.version}"  # (its luck exactly the record's times the factor)
 
     def __call__(self, state: AllegoryState, forfeited: frozenset[int]) -> list[float]:
         values = super().__call__(state, forfeited)
