@@ -14,6 +14,7 @@
     .venv/bin/python benchmarks/luck_variance.py deal-share [--game G] [--pairs P] [--sets S]
     .venv/bin/python benchmarks/luck_variance.py search-actions [--game G] [--sets S] [--samples K]
     .venv/bin/python benchmarks/luck_variance.py kept [--game G] [--matches K] [--lineups NAME,...]
+    .venv/bin/python benchmarks/luck_variance.py own-draws [--game G] [--matches K] [--lineups NAME,...]
 
 * ``unbiased``: N matches of random bots (2 players) and M of greedy
   against search (builtin ismcts with a small fixed iteration budget, seats
@@ -81,6 +82,22 @@
   ``Σ(d − L)² / Σd²``; the best multiple of the luck, ``β̂ = Σd·L /
   ΣL²``; each with a bootstrap 95% interval over matches; and the share
   kept at ``β̂`` (in-sample: a bound).
+* ``own-draws`` (decision 304): how much of a result the bots' own random
+  draws decide, which no correction for chance can take out. K draws of
+  each line-up's bots (``kept``'s 4-player line-ups, or the close pairs'
+  names: ``greedy``, ``search``, ``chips``), each played on two deals of
+  their own in the same seats (rotated from draw to draw), the bots'
+  generators seeded by the draw alone. The covariance of the two results
+  over the draws, within each seating, is the variance of the result's
+  expectation given the bots' draws, ``Var(E[Y | r])``; every chance
+  correction ``L`` (AIVAT's chance terms, whatever ``V``) is uncorrelated
+  with every function of ``r``, so ``Var(Y − L) ≥ Var(E[Y | r])``: its
+  share of ``Var(Y)`` is the least any value function keeps, and ``1 /
+  share`` the most it can save, in single games or duplicate sets
+  (decision 304 gives the argument). Beside it, on the same matches, the
+  share the record's luck keeps (never below the floor, but by noise);
+  at 4 players also both counted as decision 302 counts them (each bot
+  about its mean over all seats, the seat's advantage kept in).
 * ``decompose`` (Allegra, greedy against greedy): where the adjusted
   payoff's variance comes from. Seat 0's adjusted payoff is exactly
   ``V(start) + Σ drift + Σ move``: at each chance step the *drift*
@@ -311,6 +328,16 @@ class Salted(Player):
 
     def act(self, state, seat):
         return self._inner.act(state, seat)
+
+
+class OwnDraws(Salted):
+    """A built-in bot whose own generator is seeded by ``key`` and its seat
+    alone, not by the deal: two deals played with one key share the bot's
+    random stream and nothing else (``own-draws``)."""
+
+    def start(self, info) -> None:
+        self._inner.start(info)
+        self._inner._rng.seed(f"own-draws:{self._salt}:{info.seat}:{self.name}")
 
 
 def known_policies(game: str, names: list[str]) -> dict:
@@ -793,11 +820,19 @@ def deal_share_of(first: list[float], second: list[float], seating: list[int]) -
     the two plays are independent given the deal, so their covariance over
     the deals is the variance of the result's expectation given the deal;
     the seating's own mean is taken out (it is not the deal's)."""
+    cov, var = paired_moments(first, second, seating)
+    return cov / var
+
+
+def paired_moments(first: list[float], second: list[float], groups: list) -> tuple[float, float]:
+    """(covariance, variance) of paired plays ``first[i]``, ``second[i]``
+    (what they share: a deal, or the bots' draws), each about its group's
+    mean (``groups[i]``), pooled over the groups."""
     cov = var = 0.0
     dof = 0
-    for group in sorted(set(seating)):
-        a = [x for x, g in zip(first, seating) if g == group]
-        b = [x for x, g in zip(second, seating) if g == group]
+    for group in sorted(set(groups)):
+        a = [x for x, g in zip(first, groups) if g == group]
+        b = [x for x, g in zip(second, groups) if g == group]
         if len(a) < 2:
             continue
         ma, mb = statistics.mean(a), statistics.mean(b)
@@ -805,8 +840,8 @@ def deal_share_of(first: list[float], second: list[float], seating: list[int]) -
         var += sum((x - ma) ** 2 for x in a) + sum((y - mb) ** 2 for y in b)
         dof += len(a) - 1
     if not dof or not var:
-        raise ValueError("deal_share_of needs at least two deals in a seating, and some variance")
-    return cov / dof / (var / (2 * dof))
+        raise ValueError("paired plays need at least two in a group, and some variance")
+    return cov / dof, var / (2 * dof)
 
 
 def deal_share(game: str, pair: tuple[str, str], deals: int, rounds: int = 1000) -> None:
@@ -899,6 +934,10 @@ LINEUPS = ("greedy×4", "greedy+weak", "field-top", "field-bottom")
 
 
 def lineup_names(game: str, lineup: str) -> list[str]:
+    if lineup in PAIRS and lineup != "deterministic":  # own-draws: a close pair, at 2 players
+        if lineup == "chips" and game != "allegory":
+            raise ValueError("the chips pair is Allegory's")
+        return list(PAIRS[lineup])
     if lineup == "greedy×4":
         return ["greedy"] * 4
     if lineup == "greedy+weak":
@@ -910,7 +949,7 @@ def lineup_names(game: str, lineup: str) -> list[str]:
         return field[:4]
     if lineup == "field-bottom":
         return field[4:]
-    raise ValueError(f"unknown line-up {lineup!r} (one of {', '.join(LINEUPS)})")
+    raise ValueError(f"unknown line-up {lineup!r} (one of {', '.join(LINEUPS)}; own-draws also greedy, search, chips)")
 
 
 def deviations_and_luck(rows: list[tuple[int, list[float], list[float]]]):
@@ -954,6 +993,122 @@ def kept(game: str, lineups: list[str], matches: int) -> None:
         print(f"{game} 4p, the {len(lineups)} line-ups pooled, luck by {value}: {kept_line(pooled)}", flush=True)
 
 
+def own_draws(game: str, lineups: list[str], draws: int, rounds: int = 1000) -> None:
+    from cardroom.luck.games import adapter_for
+
+    value = (chosen_value(game) or adapter_for(game).value).label
+    for lineup in lineups:
+        names = lineup_names(game, lineup)
+        k = len(names)
+        plays = own_draws_plays(game, lineup, draws)
+        figures = own_draws_figures(plays)
+        rng = random.Random(13)
+        boots = []
+        for _ in range(rounds):
+            try:
+                boots.append(own_draws_figures([plays[int(rng.random() * draws)] for _ in range(draws)]))
+            except ValueError:
+                continue
+
+        print(
+            f"{game} {k}p {lineup} ({','.join(names)}), {draws} draws each on 2 deals: {own_draws_line(figures, boots, value)}",
+            flush=True,
+        )
+
+
+def own_draws_plays(game: str, lineup: str, draws: int) -> list:
+    """``own-draws``' matches: per draw of the bots' generators, (rotation,
+    [(payoffs, lucks) on its first deal, the same on its second]), each
+    list in the line-up's order."""
+    names = lineup_names(game, lineup)
+    k = len(names)
+    plays = []
+    for i in range(draws):
+        rotation = i % k
+        seated = names[rotation:] + names[:rotation]  # seat s holds names[(rotation + s) % k]
+        key = str(derive(SEED_BASE, game, "own-draws", lineup, i))
+        both = []
+        for deal in (0, 1):
+            seed = derive(SEED_BASE, game, "own-draws", lineup, i, "deal", deal)
+            players = [OwnDraws(make(n, game), key) for n in seated]
+            report = luck_report(run_match(game, players, seed=seed, chance=KeyedChance(seed)).replay)
+            pay, luck = [0.0] * k, [0.0] * k
+            for seat, x in enumerate(report.seats):
+                pay[(rotation + seat) % k], luck[(rotation + seat) % k] = x.payoff, x.luck
+            both.append((pay, luck))
+        plays.append((rotation, both))
+    return plays
+
+
+def own_draws_line(figures: dict[str, float], boots: list[dict[str, float]], value: str) -> str:
+    """``own-draws``' line: each figure with its bootstrap 95% interval."""
+
+    def line(name: str, form: str = ".3f", unit: str = "") -> str:
+        xs = sorted(b[name] for b in boots)
+        lo, hi = xs[int(0.025 * len(xs))], xs[int(0.975 * len(xs)) - 1]
+        return f"{figures[name]:{form}}{unit} (95% {lo:{form}}-{hi:{form}}{unit})"
+
+    return (
+        f"the bots' own draws decide {line('floor')} of a result's variance within a seating, "
+        f"{line('floor_seated')} seated at random; a chance correction saves at most "
+        f"{line('most', '.2f', '×')} against plain games in balanced seats (seats' means out of both), and against "
+        f"plain single games seated at random {line('most_singles', '.2f', '×')} in single games, "
+        f"{line('most_sets', '.2f', '×')} in sets of every rotation; "
+        f"luck by {value} keeps {line('kept')} within a seating, {line('kept_seated')} seated at random"
+    )
+
+
+def own_draws_figures(plays: list[tuple[int, list[tuple[list[float], list[float]]]]]) -> dict[str, float]:
+    """``own-draws``' figures (decision 304): ``plays`` are, per draw of the
+    bots' own generators, (rotation, [(payoffs, lucks) on the first deal,
+    the same on the second]), each list in the line-up's order.
+
+    - ``floor``: the share of a result's variance the draws decide, within
+      a seating (the covariance of a draw's two results over the draws,
+      about each bot's mean in each seating); ``floor_seated``: the same
+      about each bot's mean over every seat (a seat's advantage is shared
+      by a draw's two deals, and no chance correction moves it either).
+    - ``most`` = 1 / ``floor``: the most any chance correction saves in
+      games whose seats are balanced, each seat's mean taken out of both
+      the plain results and the adjusted ones (single games or sets).
+    - ``most_singles`` = 1 / ``floor_seated``: the most any chance
+      correction saves in single games seated at random; ``most_sets``:
+      in sets of every rotation (the seat's advantage leaves the set), both
+      against plain single games seated at random.
+    - ``kept`` and ``kept_seated``: the share the luck keeps, ``Σ(d −
+      L)² / Σd²``, deviations and luck about the same means."""
+    k = len(plays[0][1][0][0])
+    first, second, within, bot = [], [], [], []
+    for rotation, ((pay1, _), (pay2, _)) in plays:
+        for j in range(k):
+            first.append(pay1[j])
+            second.append(pay2[j])
+            within.append((rotation, j))
+            bot.append(j)
+    cov_within, var_within = paired_moments(first, second, within)
+    cov_seated, var_seated = paired_moments(first, second, bot)
+    out = {
+        "floor": cov_within / var_within, "floor_seated": cov_seated / var_seated,
+        "most": var_within / cov_within if cov_within > 0 else math.inf,
+        "most_singles": var_seated / cov_seated if cov_seated > 0 else math.inf,
+        "most_sets": var_seated / cov_within if cov_within > 0 else math.inf,
+    }  # fmt: skip
+    for name, group_of in (("kept", lambda rotation, j: (rotation, j)), ("kept_seated", lambda rotation, j: j)):
+        cells: dict = {}
+        for rotation, both in plays:
+            for pay, luck in both:
+                for j in range(k):
+                    cells.setdefault(group_of(rotation, j), []).append((pay[j], luck[j]))
+        dd = left = 0.0
+        for cell in cells.values():
+            mp = statistics.mean(p for p, _ in cell)
+            ml = statistics.mean(lk for _, lk in cell)
+            dd += sum((p - mp) ** 2 for p, _ in cell)
+            left += sum((p - mp - (lk - ml)) ** 2 for p, lk in cell)
+        out[name] = left / dd
+    return out
+
+
 def kept_line(centred: list) -> str:
     k = kept_shares(centred)
     return (
@@ -993,6 +1148,7 @@ def main() -> int:
             "deal-share",
             "search-actions",
             "kept",
+            "own-draws",
         ],  # fmt: skip
     )
     parser.add_argument("--game", action="append", help="allegory and/or allegra (default both)")
@@ -1005,7 +1161,10 @@ def main() -> int:
         help="greedy, search, chips (Allegory: greedy v greedy-chips); deal-share: also deterministic",
     )
     parser.add_argument("--matches", type=int, default=20)
-    parser.add_argument("--lineups", default=",".join(LINEUPS), help="kept: the 4-player line-ups, comma-separated")
+    parser.add_argument(
+        "--lineups", default=",".join(LINEUPS),
+        help="kept, own-draws: the 4-player line-ups, comma-separated (own-draws also the pairs greedy, search, chips)",
+    )  # fmt: skip
     parser.add_argument(
         "--samples", type=int, default=4, help="search-actions: the searches run beside each played decision"
     )
@@ -1066,6 +1225,8 @@ def main() -> int:
             cost_sandboxed(game, args.matches, [int(n) for n in args.players.split(",")])
         elif args.what == "kept":
             kept(game, args.lineups.split(","), args.matches)
+        elif args.what == "own-draws":
+            own_draws(game, [x for x in args.lineups.split(",") if x != "chips" or game == "allegory"], args.matches)
         elif args.what == "net-speed":
             net_speed(game, args.matches, [int(n) for n in args.players.split(",")])
         else:
