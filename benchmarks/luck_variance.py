@@ -94,10 +94,13 @@
   with every function of ``r``, so ``Var(Y − L) ≥ Var(E[Y | r])``: its
   share of ``Var(Y)`` is the least any value function keeps, and ``1 /
   share`` the most it can save, in single games or duplicate sets
-  (decision 304 gives the argument). Beside it, on the same matches, the
-  share the record's luck keeps (never below the floor, but by noise);
-  at 4 players also both counted as decision 302 counts them (each bot
-  about its mean over all seats, the seat's advantage kept in).
+  (decision 304 gives the argument). Each also seated at random (each
+  bot about its mean over every seat: the seat's advantage, which no
+  chance correction moves and a set of every rotation removes, is then in
+  the floor), with the most a correction saves against plain single games
+  seated at random, in single games and in sets. Beside them, on the same
+  matches, the share the record's luck keeps (never below the floor, but
+  by noise).
 * ``decompose`` (Allegra, greedy against greedy): where the adjusted
   payoff's variance comes from. Seat 0's adjusted payoff is exactly
   ``V(start) + Σ drift + Σ move``: at each chance step the *drift*
@@ -1009,7 +1012,6 @@ def own_draws(game: str, lineups: list[str], draws: int, rounds: int = 1000) -> 
                 boots.append(own_draws_figures([plays[int(rng.random() * draws)] for _ in range(draws)]))
             except ValueError:
                 continue
-
         print(
             f"{game} {k}p {lineup} ({','.join(names)}), {draws} draws each on 2 deals: {own_draws_line(figures, boots, value)}",
             flush=True,
