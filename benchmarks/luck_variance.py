@@ -1002,7 +1002,6 @@ def own_draws(game: str, lineups: list[str], draws: int, rounds: int = 1000) -> 
     value = (chosen_value(game) or adapter_for(game).value).label
     for lineup in lineups:
         names = lineup_names(game, lineup)
-        k = len(names)
         plays = own_draws_plays(game, lineup, draws)
         figures = own_draws_figures(plays)
         rng = random.Random(13)
@@ -1013,7 +1012,7 @@ def own_draws(game: str, lineups: list[str], draws: int, rounds: int = 1000) -> 
             except ValueError:
                 continue
         print(
-            f"{game} {k}p {lineup} ({','.join(names)}), {draws} draws each on 2 deals: {own_draws_line(figures, boots, value)}",
+            f"{game} {len(names)}p {lineup} ({','.join(names)}), {draws} draws each on 2 deals: {own_draws_line(figures, boots, value)}",
             flush=True,
         )
 
@@ -1095,19 +1094,13 @@ def own_draws_figures(plays: list[tuple[int, list[tuple[list[float], list[float]
         "most_singles": var_seated / cov_seated if cov_seated > 0 else math.inf,
         "most_sets": var_seated / cov_within if cov_within > 0 else math.inf,
     }  # fmt: skip
-    for name, group_of in (("kept", lambda rotation, j: (rotation, j)), ("kept_seated", lambda rotation, j: j)):
-        cells: dict = {}
-        for rotation, both in plays:
-            for pay, luck in both:
-                for j in range(k):
-                    cells.setdefault(group_of(rotation, j), []).append((pay[j], luck[j]))
-        dd = left = 0.0
-        for cell in cells.values():
-            mp = statistics.mean(p for p, _ in cell)
-            ml = statistics.mean(lk for _, lk in cell)
-            dd += sum((p - mp) ** 2 for p, _ in cell)
-            left += sum((p - mp - (lk - ml)) ** 2 for p, lk in cell)
-        out[name] = left / dd
+    # kept's centring (about each bot's mean in each seating); seated at random, one seating for all
+    for name, seating in (("kept", lambda rotation: rotation), ("kept_seated", lambda _rotation: 0)):
+        centred = deviations_and_luck(
+            [(seating(rotation), pay, luck) for rotation, both in plays for pay, luck in both]
+        )
+        dd = sum(d * d for m in centred for d, _ in m)
+        out[name] = sum((d - lk) ** 2 for m in centred for d, lk in m) / dd
     return out
 
 
