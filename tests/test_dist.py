@@ -4,14 +4,12 @@ is made, and the wheel holds the author's toolkit and nothing of the server."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import zipfile
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.worktree import copy_sources
 
 pytestmark = pytest.mark.slow
 
@@ -19,7 +17,7 @@ pytestmark = pytest.mark.slow
 def test_make_dist_builds_the_wheel_without_the_development_venv(tmp_path):
     clone = tmp_path / "clone"
     # The working tree as it is (committed or not): what `make dist` would see here.
-    shutil.copytree(ROOT, clone, ignore=shutil.ignore_patterns(".venv*", "var", "dist", "build", ".git", "*.so", "node_modules"))
+    copy_sources(clone)
     done = subprocess.run(["make", "-s", "dist"], cwd=clone, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert not (clone / ".venv").exists(), "make dist made the development venv"

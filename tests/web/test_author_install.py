@@ -20,6 +20,7 @@ from rest_framework.authtoken.models import Token
 
 from ladder.models import Bot
 from tests.web.conftest import ROOT
+from tests.worktree import copy_sources
 
 pytestmark = pytest.mark.slow
 
@@ -46,8 +47,7 @@ def author_wheel() -> Path:
     # build in the checkout writes build/ there, where the research checks'
     # run (scripts/test.sh starts it beside the rest of the suite) builds too
     source = out / "source"
-    not_sources = shutil.ignore_patterns(".venv*", "var", "dist", "build", ".git", "*.so", "*.egg-info", "node_modules")
-    shutil.copytree(ROOT, source, ignore=not_sources)
+    copy_sources(source)
     done = _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", out, source])
     shutil.rmtree(source)
     assert done.returncode == 0, done.stderr
