@@ -69,7 +69,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from luck_variance import SEED_BASE, chosen_value, lineup_names, luck_report, make  # noqa: E402
+from luck_variance import SEED_BASE, chosen_value, lineup_names, luck_report, make, with_interval  # noqa: E402
 
 from cardroom.luck.estimator import terminal_points  # noqa: E402
 from cardroom.players import Player, StartInfo, TimeControl  # noqa: E402
@@ -281,9 +281,7 @@ def bootstrap(rows: list[dict], rounds: int = 1000) -> list[dict[str, float]]:
 
 def line(fig: dict[str, float], boots: list[dict[str, float]], value: str) -> str:
     def one(name: str, form: str = ".3f", unit: str = "") -> str:
-        xs = sorted(b[name] for b in boots)
-        lo, hi = xs[int(0.025 * len(xs))], xs[int(0.975 * len(xs)) - 1]
-        return f"{fig[name]:{form}}{unit} (95% {lo:{form}}-{hi:{form}}{unit})"
+        return with_interval(fig, boots, name, form, unit)
 
     return (
         f"the decisions add {one('floor')} of a result's variance within a seating, {one('floor_seated')} "

@@ -1041,13 +1041,18 @@ def own_draws_plays(game: str, lineup: str, draws: int) -> list:
     return plays
 
 
+def with_interval(figures: dict[str, float], boots: list[dict[str, float]], name: str, form=".3f", unit="") -> str:
+    """A figure and its bootstrap 95% interval (the middle 95% of ``boots``' values of it)."""
+    xs = sorted(b[name] for b in boots)
+    lo, hi = xs[int(0.025 * len(xs))], xs[int(0.975 * len(xs)) - 1]
+    return f"{figures[name]:{form}}{unit} (95% {lo:{form}}-{hi:{form}}{unit})"
+
+
 def own_draws_line(figures: dict[str, float], boots: list[dict[str, float]], value: str) -> str:
     """``own-draws``' line: each figure with its bootstrap 95% interval."""
 
     def line(name: str, form: str = ".3f", unit: str = "") -> str:
-        xs = sorted(b[name] for b in boots)
-        lo, hi = xs[int(0.025 * len(xs))], xs[int(0.975 * len(xs)) - 1]
-        return f"{figures[name]:{form}}{unit} (95% {lo:{form}}-{hi:{form}}{unit})"
+        return with_interval(figures, boots, name, form, unit)
 
     return (
         f"the bots' own draws decide {line('floor')} of a result's variance within a seating, "
