@@ -126,20 +126,44 @@ def _first_state(doc: dict):
     return get_game_class(doc["game"])(doc["num_players"], doc["options"]).new_initial_state()
 
 
-def decisions(doc: dict) -> list[tuple[object, int, list[list[dict]]]]:
+def decisions(doc: dict) -> list[tuple[object, int, list[list[dict]], bool]]:
     """Every decision of a replay: (the state before it, the seat to act,
-    each seat's observations at its earlier decisions)."""
+    each seat's observations at its earlier decisions, whether Allegra's
+    round has had its first reshuffle: its unseen cards then lie in two
+    piles)."""
     n = doc["num_players"]
     histories: list[list[dict]] = [[] for _ in range(n)]
     out = []
     before = _first_state(doc)
+    reshuffled = False
     for _index, event, state in iter_states(doc):
-        if event["by"] != CHANCE:
+        if event["by"] == CHANCE:
+            reshuffled = event["action"].get("type") == "reshuffle"
+        else:
             seat = event["by"]
-            out.append((before, seat, [list(h) for h in histories]))
+            out.append((before, seat, [list(h) for h in histories], reshuffled))
             histories[seat].append(before.observation(seat))
         before = state.clone()
     return out
+
+
+def unseen_dealt_anew(game: str, state, reshuffled: bool, rng: random.Random):
+    """``state`` with the cards nobody has seen dealt anew among their
+    places, as the luck estimator's chance model has them (the engine's
+    state holds the deck's order; the estimator takes the next card known
+    from a pile as uniform over the pile): Allegory's deck (the setup
+    showed the Pool and each Moral); Allegra's face-down slots and deck,
+    one pile until the round's first reshuffle and two after it
+    (cardroom/luck/allegra.py)."""
+    alt = state.clone()
+    if game == "allegory":
+        rng.shuffle(alt.deck)
+        return alt
+    from cardroom.luck.allegra import _resample, _same
+    from cardroom.luck.kernel import deck_locations, face_down_locations
+
+    face_down, deck = face_down_locations(alt), deck_locations(len(alt.deck))
+    return _resample(alt, [face_down, deck] if reshuffled else [face_down + deck], rng, _same)
 
 
 def play_out(game: str, names: list[str], state, histories: list[list[dict]], seed: int) -> list[float]:
@@ -159,7 +183,14 @@ def play_out(game: str, names: list[str], state, histories: list[list[dict]], se
 
 
 def decision_term(
-    game: str, names: list[str], state, seat: int, histories: list[list[dict]], seed: int, plays: int
+    game: str,
+    names: list[str],
+    state,
+    seat: int,
+    histories: list[list[dict]],
+    reshuffled: bool,
+    seed: int,
+    plays: int,
 ) -> tuple[list[float], int]:
     """An unbiased estimate, by seat, of ``Var_a V*(h·a)`` at one decision
     (the module's formula), and the play-outs it took (0 or 2 ``plays``)."""
@@ -175,10 +206,12 @@ def decision_term(
     after[seat] = [*histories[seat], state.observation(seat)]  # what the seat's bot keeps after deciding
     gaps: list[list[float]] = []  # by play-out, by seat: y1 − y2
     for j in range(plays):
-        # the two actions' j-th play-outs share their seeds (common random numbers: less noise in the gap)
+        # the two actions' j-th play-outs share their seeds (common random numbers: less noise in the gap);
+        # the unseen cards are dealt anew before the action, which may itself turn one up
+        dealt = unseen_dealt_anew(game, state, reshuffled, random.Random(derive(seed, "play-out", j, "cards")))
         ys = []
         for action in actions:
-            child = state.clone()
+            child = dealt.clone()
             child.apply(seat, action)
             ys.append(play_out(game, names, child, after, derive(seed, "play-out", j)))
         gaps.append([a - b for a, b in zip(*ys)])
@@ -211,8 +244,8 @@ def match_row(game: str, lineup: str, i: int, nodes: int, plays: int) -> dict:
     weight = len(every) / len(drawn)
     terms, play_outs = [0.0] * k, 0
     for node in drawn:
-        state, seat, histories = every[node]
-        got, n = decision_term(game, seated, state, seat, histories, derive(seed, "node", node), plays)
+        state, seat, histories, reshuffled = every[node]
+        got, n = decision_term(game, seated, state, seat, histories, reshuffled, derive(seed, "node", node), plays)
         play_outs += n
         for s in range(k):
             terms[s] += weight * got[s]

@@ -59,7 +59,7 @@ def test_a_search_bot_copied_mid_match_knows_what_the_match_s_bot_knew():
             return super().act(state, seat)
 
     run_match("allegory", [Recording("ismcts-3", []), lv.make("greedy", "allegory")], seed=77)
-    rebuilt = [histories[0] for _state, seat, histories in floor.decisions(doc) if seat == 0]
+    rebuilt = [histories[0] for _state, seat, histories, _reshuffled in floor.decisions(doc) if seat == 0]
     assert len(rebuilt) == len(seen) > 5
     assert rebuilt == seen
 
@@ -73,3 +73,24 @@ def test_on_real_matches_the_decisions_of_a_random_bot_add_variance():
     figures = floor.figures(rows)
     assert set(figures) >= {"floor", "floor_seated", "kept", "kept_seated", "most", "most_seated"}
     assert 0.3 < figures["kept"] < 2.0
+
+
+@pytest.mark.parametrize("game", ["allegory", "allegra"])
+def test_play_outs_deal_anew_only_the_cards_nobody_has_seen(game):
+    floor = benchmark("luck_decision_floor")
+    lv = benchmark("luck_variance")
+    doc = run_match(game, [lv.make("greedy", game), lv.make("weak-greedy", game)], seed=31).replay
+    every = floor.decisions(doc)
+    assert game == "allegra" or not any(r for *_, r in every)  # Allegory's deck is never reshuffled
+    changed = 0
+    for state, _seat, _histories, reshuffled in every[:: max(1, len(every) // 12)]:
+        dealt = floor.unseen_dealt_anew(game, state, reshuffled, random.Random(changed + 3))
+        for seat in range(2):  # no seat can tell the difference
+            assert dealt.observation(seat) == state.observation(seat)
+        if game == "allegory":
+            assert sorted(dealt.deck) == sorted(state.deck)
+        else:  # the face-down slots and the deck are one pile until a reshuffle: the cards move between them
+            cards = lambda st: sorted([*st.deck, *(v for v in st.val if v is not None)])  # noqa: E731
+            assert cards(dealt) == cards(state)
+        changed += dealt.deck != state.deck or (game == "allegra" and dealt.val != state.val)
+    assert changed >= 6
