@@ -69,14 +69,23 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from luck_variance import SEED_BASE, chosen_value, lineup_names, luck_report, make, with_interval  # noqa: E402
+from luck_variance import (  # noqa: E402
+    SEED_BASE,
+    bootstrap,
+    chosen_value,
+    kept_share,
+    lineup_names,
+    luck_report,
+    make,
+    with_interval,
+)
 
 from cardroom.luck.estimator import terminal_points  # noqa: E402
 from cardroom.players import Player, StartInfo, TimeControl  # noqa: E402
 from cardroom.runner import run_match  # noqa: E402
 from cardroom.tournament.seeds import derive  # noqa: E402
 from engine.core import CHANCE  # noqa: E402
-from engine.replay import iter_states  # noqa: E402
+from engine.replay import iter_states, state_after  # noqa: E402
 
 DEFAULT_LINEUPS = "greedy,search,field-top,field-bottom"
 
@@ -120,12 +129,6 @@ def started(players: list[Player], game: str, seed: int) -> list[Player]:
     return players
 
 
-def _first_state(doc: dict):
-    from engine import get_game_class
-
-    return get_game_class(doc["game"])(doc["num_players"], doc["options"]).new_initial_state()
-
-
 def decisions(doc: dict) -> list[tuple[object, int, list[list[dict]], bool]]:
     """Every decision of a replay: (the state before it, the seat to act,
     each seat's observations at its earlier decisions, whether Allegra's
@@ -134,7 +137,7 @@ def decisions(doc: dict) -> list[tuple[object, int, list[list[dict]], bool]]:
     n = doc["num_players"]
     histories: list[list[dict]] = [[] for _ in range(n)]
     out = []
-    before = _first_state(doc)
+    before = state_after(doc["game"], doc["num_players"], doc["options"], [])  # the initial state
     reshuffled = False
     for _index, event, state in iter_states(doc):
         if event["by"] == CHANCE:
@@ -258,12 +261,17 @@ def match_row(game: str, lineup: str, i: int, nodes: int, plays: int) -> dict:
 
 
 def _cells(rows: list[dict], seating) -> tuple[dict, dict]:
-    cells: dict[tuple, list[tuple[float, float]]] = {}
+    """Each (seating, bot)'s payoffs and their mean."""
+    cells: dict[tuple, list[float]] = {}
     for row in rows:
-        for j, (p, lk) in enumerate(zip(row["payoffs"], row["lucks"])):
-            cells.setdefault((seating(row["rotation"]), j), []).append((p, lk))
-    means = {c: (statistics.mean(p for p, _ in v), statistics.mean(lk for _, lk in v)) for c, v in cells.items()}
-    return cells, means
+        for j, p in enumerate(row["payoffs"]):
+            cells.setdefault((seating(row["rotation"]), j), []).append(p)
+    return cells, {c: statistics.mean(v) for c, v in cells.items()}
+
+
+def _unbiased_ss(cells: dict, means: dict) -> float:
+    """The cells' sums of squares about their means, each times n/(n − 1)."""
+    return sum(sum((p - means[c]) ** 2 for p in v) * len(v) / (len(v) - 1) for c, v in cells.items() if len(v) > 1)
 
 
 def figures(rows: list[dict]) -> dict[str, float]:
@@ -272,44 +280,27 @@ def figures(rows: list[dict]) -> dict[str, float]:
     terms = sum(sum(row["terms"]) for row in rows)
     out: dict[str, float] = {}
     cells, means = _cells(rows, lambda rotation: rotation)
-    # within a seating: each cell's unbiased variance, summed over its matches
-    var_within = sum(
-        sum((p - means[c][0]) ** 2 for p, _ in v) * len(v) / (len(v) - 1) for c, v in cells.items() if len(v) > 1
-    )
+    var_within = _unbiased_ss(cells, means)  # within a seating
     out["floor"] = terms / var_within if var_within > 0 else math.nan
-    left = sum(((p - means[c][0]) - (lk - means[c][1])) ** 2 for c, v in cells.items() for p, lk in v)
-    out["kept"] = left / sum((p - means[c][0]) ** 2 for c, v in cells.items() for p, _ in v)
     # seated at random: each bot about its mean over every seat; the seats' part
     # of that (between the seatings, less what the cells' own noise adds to it)
     # stays in whatever a chance correction does
     bot_cells, bot_means = _cells(rows, lambda _rotation: 0)
-    var_bot = sum(sum((p - bot_means[c][0]) ** 2 for p, _ in v) * len(v) / (len(v) - 1) for c, v in bot_cells.items())
     seats_part = 0.0
     for j in range(k):
         mine = [(c, v) for c, v in cells.items() if c[1] == j]
-        between = sum(len(v) * (means[c][0] - bot_means[(0, j)][0]) ** 2 for c, v in mine)
-        within = sum(sum((p - means[c][0]) ** 2 for p, _ in v) for c, v in mine)
+        between = sum(len(v) * (means[c] - bot_means[(0, j)]) ** 2 for c, v in mine)
+        within = sum(sum((p - means[c]) ** 2 for p in v) for c, v in mine)
         n_j = sum(len(v) for _, v in mine)
         noise = (len(mine) - 1) * within / (n_j - len(mine)) if n_j > len(mine) else 0.0
         seats_part += max(0.0, between - noise)
-    out["floor_seated"] = (terms + seats_part) / var_bot
-    left = sum(((p - bot_means[c][0]) - (lk - bot_means[c][1])) ** 2 for c, v in bot_cells.items() for p, lk in v)
-    out["kept_seated"] = left / sum((p - bot_means[c][0]) ** 2 for c, v in bot_cells.items() for p, _ in v)
+    out["floor_seated"] = (terms + seats_part) / _unbiased_ss(bot_cells, bot_means)
+    lucks = [(row["rotation"], row["payoffs"], row["lucks"]) for row in rows]
+    out["kept"] = kept_share(lucks)
+    out["kept_seated"] = kept_share([(0, pay, luck) for _rotation, pay, luck in lucks])
     out["most"] = 1 / out["floor"] if out["floor"] > 0 else math.inf
     out["most_seated"] = 1 / out["floor_seated"] if out["floor_seated"] > 0 else math.inf
     return out
-
-
-def bootstrap(rows: list[dict], rounds: int = 1000) -> list[dict[str, float]]:
-    rng = random.Random(13)
-    boots = []
-    for _ in range(rounds):
-        sample = [rows[int(rng.random() * len(rows))] for _ in rows]
-        try:
-            boots.append(figures(sample))
-        except (ZeroDivisionError, statistics.StatisticsError):
-            continue
-    return boots
 
 
 def line(fig: dict[str, float], boots: list[dict[str, float]], value: str) -> str:
@@ -372,7 +363,7 @@ def main() -> int:
             print(
                 f"{game} {len(names)}p {lineup} ({','.join(names)}), {len(rows)} matches, {every} "
                 f"(of {statistics.mean(r['decisions'] for r in rows):.0f} a match), {args.plays} play-outs an action "
-                f"({sum(r['play_outs'] for r in rows)} in all): {line(fig, bootstrap(rows), value)} "
+                f"({sum(r['play_outs'] for r in rows)} in all): {line(fig, bootstrap(rows, figures), value)} "
                 f"[{time.monotonic() - t0:.0f} s]",
                 flush=True,
             )

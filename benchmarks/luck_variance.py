@@ -1004,13 +1004,7 @@ def own_draws(game: str, lineups: list[str], draws: int, rounds: int = 1000) -> 
         names = lineup_names(game, lineup)
         plays = own_draws_plays(game, lineup, draws)
         figures = own_draws_figures(plays)
-        rng = random.Random(13)
-        boots = []
-        for _ in range(rounds):
-            try:
-                boots.append(own_draws_figures([plays[int(rng.random() * draws)] for _ in range(draws)]))
-            except ValueError:
-                continue
+        boots = bootstrap(plays, own_draws_figures, rounds)
         print(
             f"{game} {len(names)}p {lineup} ({','.join(names)}), {draws} draws each on 2 deals: {own_draws_line(figures, boots, value)}",
             flush=True,
@@ -1100,13 +1094,32 @@ def own_draws_figures(plays: list[tuple[int, list[tuple[list[float], list[float]
         "most_sets": var_seated / cov_within if cov_within > 0 else math.inf,
     }  # fmt: skip
     # kept's centring (about each bot's mean in each seating); seated at random, one seating for all
-    for name, seating in (("kept", lambda rotation: rotation), ("kept_seated", lambda _rotation: 0)):
-        centred = deviations_and_luck(
-            [(seating(rotation), pay, luck) for rotation, both in plays for pay, luck in both]
-        )
-        dd = sum(d * d for m in centred for d, _ in m)
-        out[name] = sum((d - lk) ** 2 for m in centred for d, lk in m) / dd
+    rows = [(rotation, pay, luck) for rotation, both in plays for pay, luck in both]
+    out["kept"] = kept_share(rows)
+    out["kept_seated"] = kept_share([(0, pay, luck) for _rotation, pay, luck in rows])
     return out
+
+
+def kept_share(rows: list[tuple[int, list[float], list[float]]]) -> float:
+    """The share of the results' variance the luck keeps, ``Σ(d − L)² / Σd²``,
+    deviations and luck about each bot's means in each rotation: ``rows``
+    are (rotation, payoffs, lucks) by seat, as ``deviations_and_luck``'s."""
+    centred = deviations_and_luck(rows)
+    return sum((d - lk) ** 2 for m in centred for d, lk in m) / sum(d * d for m in centred for d, _ in m)
+
+
+def bootstrap(items: list, figures_of, rounds: int = 1000) -> list[dict[str, float]]:
+    """``figures_of`` on ``rounds`` resamples of ``items`` with replacement
+    (a fixed generator: the intervals are the same run to run), less those
+    it cannot be computed on (a resample with a seating left empty)."""
+    rng = random.Random(13)
+    boots = []
+    for _ in range(rounds):
+        try:
+            boots.append(figures_of([items[int(rng.random() * len(items))] for _ in items]))
+        except (ValueError, ZeroDivisionError):
+            continue
+    return boots
 
 
 def kept_line(centred: list) -> str:
